@@ -1,0 +1,14 @@
+"""gke-ai-batch: load the stack config, derive the plan, register the components."""
+
+import pulumi
+
+from components.config import ConfigError, load_from_pulumi
+from components.plan import build_plan
+from components.platform import deploy
+
+config = load_from_pulumi(source=f"stacks/Pulumi.{pulumi.get_stack()}.yaml")
+project = pulumi.Config("gcp").get("project")
+if not project:
+    raise ConfigError([("gcp:project", "required: the Google Cloud project to deploy into")])
+for name, value in deploy(build_plan(config, project)).items():
+    pulumi.export(name, value)

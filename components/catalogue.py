@@ -1,0 +1,259 @@
+"""The accelerator catalogue: what GKE offers per TPU generation and GPU type.
+
+One place for every number that a node pool, a ResourceFlavor, a quota or a policy rule
+derives from (chips per VM, VMs per slice, node labels). Pure data and pure functions; no
+Pulumi, no pydantic, so the policy pack can import it too.
+
+Sources: GKE "Plan TPUs in GKE" (cloud.google.com/kubernetes-engine/docs/concepts/plan-tpus),
+"TPU Ironwood" (.../concepts/tpu-ironwood), "About GPUs" (.../concepts/gpus), and xpk's
+system_characteristics.py (AI-Hypercomputer/xpk), which maps the same shapes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import prod
+
+TPU_ACCELERATOR_LABEL = "cloud.google.com/gke-tpu-accelerator"
+TPU_TOPOLOGY_LABEL = "cloud.google.com/gke-tpu-topology"
+GPU_ACCELERATOR_LABEL = "cloud.google.com/gke-accelerator"
+NODEPOOL_LABEL = "cloud.google.com/gke-nodepool"
+
+TPU_RESOURCE = "google.com/tpu"
+GPU_RESOURCE = "nvidia.com/gpu"
+
+# GKE taints every TPU and GPU node with these (the extended-resource toleration admission
+# controller adds the matching tolerations to pods that request the resource).
+TPU_TAINT = {"key": TPU_RESOURCE, "value": "present", "effect": "NoSchedule"}
+GPU_TAINT = {"key": GPU_RESOURCE, "value": "present", "effect": "NoSchedule"}
+
+
+@dataclass(frozen=True)
+class TpuGeneration:
+    version: str  # the config value: v4, v5e, v5p, v6e, tpu7x
+    accelerator: str  # value of cloud.google.com/gke-tpu-accelerator
+    dims: int  # 2 for AxB, 3 for AxBxC
+    machine_types: dict[str, int]  # machine type -> chips per VM
+    default_machine_type: str  # the 4-chip type
+    topologies: tuple[str, ...]  # every slice shape GKE accepts, smallest first
+    single_chip_machine_type: str | None = None  # for 1x1
+    workload_policy: bool = False  # multi-host placement via a HIGH_THROUGHPUT workload policy
+    min_gke_version: str | None = None
+
+
+def _t(*shapes: str) -> tuple[str, ...]:
+    return shapes
+
+
+TPU_GENERATIONS: dict[str, TpuGeneration] = {
+    "v4": TpuGeneration(
+        version="v4",
+        accelerator="tpu-v4-podslice",
+        dims=3,
+        machine_types={"ct4p-hightpu-4t": 4},
+        default_machine_type="ct4p-hightpu-4t",
+        topologies=_t(
+            "2x2x1", "2x2x2", "2x2x4", "2x4x4", "4x4x4", "4x4x8", "4x8x8", "8x8x8",
+            "8x8x12", "8x8x16", "8x16x16",
+        ),
+    ),
+    "v5e": TpuGeneration(
+        version="v5e",
+        accelerator="tpu-v5-lite-podslice",
+        dims=2,
+        machine_types={"ct5lp-hightpu-1t": 1, "ct5lp-hightpu-4t": 4, "ct5lp-hightpu-8t": 8},
+        default_machine_type="ct5lp-hightpu-4t",
+        single_chip_machine_type="ct5lp-hightpu-1t",
+        topologies=_t("1x1", "2x2", "2x4", "4x4", "4x8", "8x8", "8x16", "16x16"),
+    ),
+    "v5p": TpuGeneration(
+        version="v5p",
+        accelerator="tpu-v5p-slice",
+        dims=3,
+        machine_types={"ct5p-hightpu-4t": 4},
+        default_machine_type="ct5p-hightpu-4t",
+        topologies=_t(
+            "2x2x1", "2x2x2", "2x2x4", "2x4x4", "4x4x4", "4x4x8", "4x4x12", "4x4x16",
+            "4x8x8", "4x8x12", "4x8x16", "4x12x12", "4x12x16", "4x16x16", "8x8x8",
+            "8x8x12", "8x8x16", "8x12x12", "8x12x16", "8x16x16", "12x12x12", "12x12x16",
+            "12x16x16", "16x16x16", "16x16x20", "16x16x24",
+        ),
+    ),
+    "v6e": TpuGeneration(
+        version="v6e",
+        accelerator="tpu-v6e-slice",
+        dims=2,
+        machine_types={"ct6e-standard-1t": 1, "ct6e-standard-4t": 4, "ct6e-standard-8t": 8},
+        default_machine_type="ct6e-standard-4t",
+        single_chip_machine_type="ct6e-standard-1t",
+        topologies=_t("1x1", "2x2", "2x4", "4x4", "4x8", "8x8", "8x16", "16x16"),
+    ),
+    "tpu7x": TpuGeneration(
+        version="tpu7x",
+        accelerator="tpu7x",
+        dims=3,
+        machine_types={"tpu7x-standard-4t": 4},
+        default_machine_type="tpu7x-standard-4t",
+        topologies=_t(
+            "2x2x1", "2x2x2", "2x2x4", "2x4x4", "4x4x4", "4x4x8", "4x8x8", "8x8x8",
+            "8x8x16", "8x16x16", "16x16x16",
+        ),
+        workload_policy=True,
+        min_gke_version="1.34.0-gke.2201000",
+    ),
+}
+
+TPU_VERSIONS = tuple(TPU_GENERATIONS)
+
+
+@dataclass(frozen=True)
+class TpuSlice:
+    """One slice of a TPU generation at a topology, on a machine type."""
+
+    generation: TpuGeneration
+    topology: str
+    machine_type: str
+    chips: int
+    chips_per_vm: int
+
+    @property
+    def vms(self) -> int:
+        return self.chips // self.chips_per_vm
+
+    @property
+    def multi_host(self) -> bool:
+        return self.vms > 1
+
+    @property
+    def accelerator(self) -> str:
+        return self.generation.accelerator
+
+    @property
+    def node_labels(self) -> dict[str, str]:
+        return {TPU_ACCELERATOR_LABEL: self.accelerator, TPU_TOPOLOGY_LABEL: self.topology}
+
+
+class CatalogueError(ValueError):
+    """A shape the catalogue does not offer; the message says what is allowed."""
+
+
+def topology_chips(topology: str) -> int:
+    return prod(int(d) for d in topology.split("x"))
+
+
+def tpu_slice(version: str, topology: str, machine_type: str | None = None) -> TpuSlice:
+    """The slice GKE builds for this generation, topology and (optional) machine type."""
+    gen = TPU_GENERATIONS.get(version)
+    if gen is None:
+        raise CatalogueError(f"unknown TPU version {version!r}; allowed: {', '.join(TPU_VERSIONS)}")
+    if topology not in gen.topologies:
+        raise CatalogueError(
+            f"{topology!r} is not a {version} topology; allowed: {', '.join(gen.topologies)}"
+        )
+    chips = topology_chips(topology)
+    if machine_type is None:
+        machine_type = default_tpu_machine_type(gen, topology)
+    per_vm = gen.machine_types.get(machine_type)
+    if per_vm is None:
+        raise CatalogueError(
+            f"{machine_type!r} is not a {version} machine type; "
+            f"allowed: {', '.join(gen.machine_types)}"
+        )
+    allowed = tpu_topologies_for_machine(gen, machine_type)
+    if topology not in allowed:
+        raise CatalogueError(
+            f"topology {topology!r} ({chips} chips) does not fit machine type {machine_type!r} "
+            f"({per_vm} chips per VM); allowed with it: {', '.join(allowed)}"
+        )
+    return TpuSlice(gen, topology, machine_type, chips, per_vm)
+
+
+def default_tpu_machine_type(gen: TpuGeneration, topology: str) -> str:
+    if topology_chips(topology) == 1 and gen.single_chip_machine_type:
+        return gen.single_chip_machine_type
+    return gen.default_machine_type
+
+
+def tpu_topologies_for_machine(gen: TpuGeneration, machine_type: str) -> tuple[str, ...]:
+    """Topologies a machine type can build: the 4-chip type any shape of 4 chips or more
+    (one VM per 4 chips), the 1- and 8-chip types only the single-host shape of their size."""
+    per_vm = gen.machine_types[machine_type]
+    if machine_type == gen.default_machine_type:
+        return tuple(t for t in gen.topologies if topology_chips(t) >= per_vm)
+    return tuple(t for t in gen.topologies if topology_chips(t) == per_vm)
+
+
+@dataclass(frozen=True)
+class GpuType:
+    type: str  # the guest accelerator type and the cloud.google.com/gke-accelerator value
+    machine_types: dict[str, int]  # machine type -> GPUs per VM; {} means any n1 shape
+
+
+GPU_TYPES: dict[str, GpuType] = {
+    g.type: g
+    for g in (
+        # T4 attaches to N1 machine types in counts of 1, 2 or 4.
+        GpuType("nvidia-tesla-t4", {}),
+        GpuType(
+            "nvidia-l4",
+            {
+                "g2-standard-4": 1, "g2-standard-8": 1, "g2-standard-12": 1,
+                "g2-standard-16": 1, "g2-standard-32": 1, "g2-standard-24": 2,
+                "g2-standard-48": 4, "g2-standard-96": 8,
+            },
+        ),
+        GpuType(
+            "nvidia-tesla-a100",
+            {
+                "a2-highgpu-1g": 1, "a2-highgpu-2g": 2, "a2-highgpu-4g": 4,
+                "a2-highgpu-8g": 8, "a2-megagpu-16g": 16,
+            },
+        ),
+        GpuType(
+            "nvidia-a100-80gb",
+            {"a2-ultragpu-1g": 1, "a2-ultragpu-2g": 2, "a2-ultragpu-4g": 4, "a2-ultragpu-8g": 8},
+        ),
+        GpuType(
+            "nvidia-h100-80gb",
+            {"a3-highgpu-1g": 1, "a3-highgpu-2g": 2, "a3-highgpu-4g": 4, "a3-highgpu-8g": 8},
+        ),
+        GpuType("nvidia-h100-mega-80gb", {"a3-megagpu-8g": 8}),
+        GpuType("nvidia-h200-141gb", {"a3-ultragpu-8g": 8}),
+        GpuType("nvidia-b200", {"a4-highgpu-8g": 8}),
+    )
+}
+
+T4_COUNTS = (1, 2, 4)
+
+
+def check_gpu(gpu_type: str, count: int, machine_type: str) -> None:
+    """Raise CatalogueError unless GKE can attach `count` GPUs of `gpu_type` to `machine_type`."""
+    gpu = GPU_TYPES.get(gpu_type)
+    if gpu is None:
+        raise CatalogueError(f"unknown GPU type {gpu_type!r}; allowed: {', '.join(GPU_TYPES)}")
+    if not gpu.machine_types:
+        if not machine_type.startswith("n1-"):
+            raise CatalogueError(f"{gpu_type} attaches to n1 machine types only, not {machine_type!r}")
+        if count not in T4_COUNTS:
+            raise CatalogueError(
+                f"{gpu_type} comes in counts of {', '.join(map(str, T4_COUNTS))} per VM, not {count}"
+            )
+        return
+    per_vm = gpu.machine_types.get(machine_type)
+    if per_vm is None:
+        raise CatalogueError(
+            f"{machine_type!r} does not carry {gpu_type}; allowed: {', '.join(gpu.machine_types)}"
+        )
+    if count != per_vm:
+        raise CatalogueError(f"{machine_type} carries exactly {per_vm} x {gpu_type}, not {count}")
+
+
+def default_gpu_machine_type(gpu_type: str, count: int) -> str | None:
+    """The machine type that carries exactly `count` GPUs of this type, if there is one."""
+    gpu = GPU_TYPES.get(gpu_type)
+    if gpu is None:
+        return None
+    for machine, per_vm in gpu.machine_types.items():
+        if per_vm == count:
+            return machine
+    return None

@@ -1,0 +1,129 @@
+"""GkeCluster: the cluster, its node service account, the system pool, and a Kubernetes
+provider for the layers above."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_gcp as gcp
+import pulumi_kubernetes as k8s
+
+from .plan import Plan
+from .plan.cluster import NODE_SA_ROLE, node_service_account_id
+
+
+def kubeconfig(name: str, endpoint: str, ca_certificate: str) -> str:
+    """A kubeconfig that authenticates through gke-gcloud-auth-plugin (the machine running
+    `pulumi up` needs it, as kubectl does): no long-lived credential is stored in state."""
+    return f"""apiVersion: v1
+kind: Config
+clusters:
+- name: {name}
+  cluster:
+    server: https://{endpoint}
+    certificate-authority-data: {ca_certificate}
+contexts:
+- name: {name}
+  context:
+    cluster: {name}
+    user: {name}
+current-context: {name}
+users:
+- name: {name}
+  user:
+    exec:
+      apiVersion: client.authentication.k8s.io/v1beta1
+      command: gke-gcloud-auth-plugin
+      installHint: Install gke-gcloud-auth-plugin (gcloud components install gke-gcloud-auth-plugin)
+      provideClusterInfo: true
+"""
+
+
+class GkeCluster(pulumi.ComponentResource):
+    """Standard (default pool removed, a system pool, a dedicated least-privilege node
+    service account, Workload Identity, shielded nodes with secure boot) or Autopilot."""
+
+    name: pulumi.Output[str]
+    endpoint: pulumi.Output[str]
+    kubeconfig: pulumi.Output[str]
+    node_service_account: pulumi.Output[str]
+
+    def __init__(self, resource_name: str, plan: Plan, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gke-ai-batch:cluster:GkeCluster", resource_name, None, opts)
+        cfg = plan.config
+        protect = cfg.production
+        child = pulumi.ResourceOptions(parent=self)
+
+        self.service_account = gcp.serviceaccount.Account(
+            "nodes",
+            account_id=node_service_account_id(cfg.cluster.name),
+            display_name=f"GKE nodes of {cfg.cluster.name}",
+            project=plan.project,
+            opts=pulumi.ResourceOptions(parent=self, protect=protect),
+        )
+        self.node_role = gcp.projects.IAMMember(
+            "nodes-role",
+            project=plan.project,
+            role=NODE_SA_ROLE,
+            member=self.service_account.email.apply(lambda e: f"serviceAccount:{e}"),
+            opts=child,
+        )
+        args = dict(plan.cluster_args)
+        if not cfg.cluster.standard:
+            # Autopilot takes the node service account through auto-provisioning defaults.
+            args["cluster_autoscaling"] = {
+                "auto_provisioning_defaults": {
+                    "service_account": self.service_account.email,
+                    "oauth_scopes": ["https://www.googleapis.com/auth/cloud-platform"],
+                }
+            }
+        elif "cluster_autoscaling" in args:
+            ap = dict(args["cluster_autoscaling"])
+            ap["auto_provisioning_defaults"] = {
+                **ap["auto_provisioning_defaults"],
+                "service_account": self.service_account.email,
+            }
+            args["cluster_autoscaling"] = ap
+        if cfg.cluster.standard:
+            # The default pool lives for minutes; give it the dedicated account all the same.
+            args["node_config"] = {"service_account": self.service_account.email}
+        self.cluster = gcp.container.Cluster(
+            "cluster",
+            project=plan.project,
+            **args,
+            opts=pulumi.ResourceOptions(parent=self, protect=protect, depends_on=[self.node_role]),
+        )
+        self.system_pool = None
+        if plan.system_pool is not None:
+            sys_args = dict(plan.system_pool)
+            sys_args["node_config"] = {**sys_args["node_config"], "service_account": self.service_account.email}
+            self.system_pool = gcp.container.NodePool(
+                "system",
+                cluster=self.cluster.name,
+                location=self.cluster.location,
+                project=plan.project,
+                **sys_args,
+                opts=pulumi.ResourceOptions(parent=self, ignore_changes=["initialNodeCount"]),
+            )
+
+        self.name = self.cluster.name
+        self.endpoint = self.cluster.endpoint
+        self.node_service_account = self.service_account.email
+        self.kubeconfig = pulumi.Output.secret(
+            pulumi.Output.all(self.cluster.name, self.cluster.endpoint, self.cluster.master_auth.cluster_ca_certificate)
+            .apply(lambda a: kubeconfig(a[0], a[1], a[2]))
+        )
+        # Kubernetes resources wait for a node to run on (Standard) as well as for the API.
+        ready = [self.system_pool] if self.system_pool is not None else [self.cluster]
+        self.provider = k8s.Provider(
+            "k8s",
+            kubeconfig=self.kubeconfig,
+            opts=pulumi.ResourceOptions(parent=self, depends_on=ready),
+        )
+        self.register_outputs(
+            {
+                "name": self.name,
+                "endpoint": self.endpoint,
+                "kubeconfig": self.kubeconfig,
+                "nodeServiceAccount": self.node_service_account,
+            }
+        )

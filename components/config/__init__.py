@@ -1,0 +1,66 @@
+"""Typed stack config: pydantic models over the `gke-ai-batch:*` keys of a Pulumi stack.
+
+`load()` validates a whole stack before anything is registered and raises one ConfigError
+that lists every problem with its key path."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Mapping
+
+from pydantic import ValidationError
+
+from .errors import NAMESPACE, ConfigError, format_path, from_validation_error
+from .stack import StackConfig
+
+__all__ = ["NAMESPACE", "ConfigError", "StackConfig", "decode", "load", "load_from_pulumi", "format_path", "split_namespace"]
+
+
+def load(values: Mapping[str, Any], *, region: str | None = None, source: str | None = None) -> StackConfig:
+    """Validate the `gke-ai-batch:*` values (keys without the namespace). `region` is gcp:region,
+    the default for cluster.location."""
+    data = dict(values)
+    cluster = data.get("cluster")
+    if isinstance(cluster, dict) and "location" not in cluster and region:
+        data["cluster"] = {**cluster, "location": region}
+    try:
+        return StackConfig.model_validate(data)
+    except ValidationError as exc:
+        err = from_validation_error(exc, StackConfig)
+        err.source = source
+        raise ConfigError(err.problems, source) from None
+
+
+def split_namespace(config: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:
+    """From a flat Pulumi config map ('ns:key' -> value) to our keys and gcp:region."""
+    ours: dict[str, Any] = {}
+    region = None
+    for full_key, value in config.items():
+        namespace, _, key = full_key.partition(":")
+        key = key.removeprefix("config:")  # the legacy 'project:config:key' form
+        if namespace == NAMESPACE:
+            ours[key] = value
+        elif full_key in ("gcp:region", "gcp:config:region"):
+            region = value
+    return ours, region
+
+
+def decode(value: Any) -> Any:
+    # The engine hands structured config over as JSON text and scalars as plain text.
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
+
+
+def load_from_pulumi(source: str | None = None) -> StackConfig:
+    """Read every key of this project's namespace from the running program's config, so that a
+    misspelt top-level key is an error rather than a silently empty list."""
+    from pulumi.runtime import config as runtime_config
+
+    merged: dict[str, Any] = dict(runtime_config.get_config_env())
+    merged.update(runtime_config.CONFIG.get())
+    ours, region = split_namespace(merged)
+    return load({k: decode(v) for k, v in ours.items()}, region=decode(region), source=source)

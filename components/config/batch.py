@@ -1,0 +1,265 @@
+"""The batch layer's keys: kueue, jobset, flavors, clusterQueues, teams, priorities."""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from .base import Duration, K8sName, Labels, Model, Quantity, RuleError
+
+KUEUE_MIN_VERSION = (0, 15, 0)  # first release whose storage API is v1beta2
+_SEMVER_RX = re.compile(r"(\d+)\.(\d+)\.(\d+)")
+
+# Kueue's integration framework names (Configuration v1beta2, integrations.frameworks).
+KUEUE_FRAMEWORKS = (
+    "batch/job",
+    "jobset.x-k8s.io/jobset",
+    "kubeflow.org/mpijob",
+    "kubeflow.org/paddlejob",
+    "kubeflow.org/pytorchjob",
+    "kubeflow.org/tfjob",
+    "kubeflow.org/xgboostjob",
+    "kubeflow.org/jaxjob",
+    "trainer.kubeflow.org/trainjob",
+    "ray.io/rayjob",
+    "ray.io/rayservice",
+    "ray.io/raycluster",
+    "workload.codeflare.dev/appwrapper",
+    "sparkoperator.k8s.io/sparkapplication",
+    "pod",
+    "deployment",
+    "statefulset",
+    "leaderworkerset.x-k8s.io/leaderworkerset",
+)
+
+
+def check_chart_version(value: str, what: str) -> str:
+    """Chart versions are pinned to an exact release: 0.19.2, not ^0.19 or v0.19.2."""
+    if not _SEMVER_RX.fullmatch(value):
+        raise ValueError(
+            f"{value!r} is not a pinned {what} chart version; write an exact release such as "
+            "0.19.2 (no 'v', no ranges)"
+        )
+    return value
+
+
+def semver(value: str) -> tuple[int, int, int]:
+    return tuple(int(p) for p in _SEMVER_RX.fullmatch(value).groups())  # type: ignore[return-value]
+
+
+class FairSharing(Model):
+    preemption_strategies: list[Literal["LessThanOrEqualToFinalShare", "LessThanInitialShare"]] = [
+        "LessThanOrEqualToFinalShare",
+        "LessThanInitialShare",
+    ]
+
+
+class WaitForPodsReady(Model):
+    timeout: Duration = "30m"
+    """How long an admitted workload may take to get all pods ready before Kueue evicts it."""
+    block_admission: bool = False
+    recovery_timeout: Duration | None = None
+
+
+class KueueConfig(Model):
+    version: str = "0.19.2"
+    integrations: list[Literal[KUEUE_FRAMEWORKS]] = ["batch/job", "jobset.x-k8s.io/jobset"]  # type: ignore[valid-type]
+    """Every listed framework gets Kueue's fail-closed webhook; list only what you run."""
+    fair_sharing: FairSharing | None = None
+    """true (or an object) turns on fair sharing between cluster queues of a cohort."""
+    wait_for_pods_ready: WaitForPodsReady | Literal[False] = WaitForPodsReady()
+    """On by default since Kueue 0.19 (30m); false turns it off."""
+    manage_jobs_without_queue_name: bool = False
+    webhook_gate: bool = True
+    """Wait, after install, until Kueue's webhooks answer a server-side dry run (kueue#13036)."""
+    probe_image: str = "registry.k8s.io/kubectl:v1.33.0"
+    provisioning_admission_check: K8sName = "dws-prov"
+    """Name of the AdmissionCheck for queued-provisioning flavors."""
+    provisioning_request_config: K8sName = "dws-config"
+
+    @field_validator("fair_sharing", mode="before")
+    @classmethod
+    def _fair_sharing_bool(cls, v: Any) -> Any:
+        if v is True:
+            return {}
+        if v is False:
+            return None
+        return v
+
+    @field_validator("version")
+    @classmethod
+    def _version(cls, v: str) -> str:
+        check_chart_version(v, "Kueue")
+        if semver(v) < KUEUE_MIN_VERSION:
+            raise ValueError(
+                f"Kueue {v} is too old: the project emits kueue.x-k8s.io/v1beta2, served from 0.15.0 on"
+            )
+        return v
+
+    @field_validator("integrations")
+    @classmethod
+    def _unique(cls, v: list[str]) -> list[str]:
+        if len(set(v)) != len(v):
+            raise ValueError("frameworks are listed more than once")
+        return v
+
+
+class JobSetConfig(Model):
+    version: str = "0.12.0"
+
+    @field_validator("version")
+    @classmethod
+    def _version(cls, v: str) -> str:
+        return check_chart_version(v, "JobSet")
+
+
+class Toleration(Model):
+    key: str | None = None
+    operator: Literal["Equal", "Exists"] = "Equal"
+    value: str | None = None
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] | None = None
+
+    @model_validator(mode="after")
+    def _rules(self):
+        if self.operator == "Exists" and self.value:
+            raise RuleError("value", "operator Exists takes no value")
+        if not self.key and self.operator != "Exists":
+            raise RuleError("operator", "a toleration without a key must use operator Exists")
+        return self
+
+
+class FlavorConfig(Model):
+    name: K8sName
+    pools: list[str] = []
+    """Node pool entries whose nodes this flavor stands for; labels, tolerations and default
+    quotas derive from them."""
+    node_labels: Labels | None = None
+    """Explicit labels (Autopilot, or a subset of the pools' labels)."""
+    tolerations: list[Toleration] | None = None
+    queued_provisioning: bool = False
+    """For flavors without pools (Autopilot or auto-provisioned nodes): admit through the
+    ProvisioningRequest admission check, as queued pools do."""
+
+    @field_validator("pools")
+    @classmethod
+    def _unique(cls, v: list[str]) -> list[str]:
+        if len(set(v)) != len(v):
+            raise ValueError("pools are listed more than once")
+        return v
+
+
+class QuotaLimits(Model):
+    nominal: Quantity
+    borrowing_limit: Quantity | None = None
+    """How much more than nominal this queue may borrow from its cohort."""
+    lending_limit: Quantity | None = None
+    """How much of nominal the cohort may borrow."""
+
+
+class QueueFlavor(Model):
+    name: str
+    quotas: dict[str, Quantity | QuotaLimits] = {}
+    """Per resource (google.com/tpu, nvidia.com/gpu, cpu, memory, ...): a quantity or
+    {nominal, borrowingLimit, lendingLimit}. Accelerators default to what the flavor's pools
+    provide."""
+
+
+class BorrowWithinCohort(Model):
+    policy: Literal["Never", "LowerPriority"] = "Never"
+    max_priority_threshold: int | None = None
+
+
+class Preemption(Model):
+    reclaim_within_cohort: Literal["Never", "LowerPriority", "Any"] = "Never"
+    within_cluster_queue: Literal["Never", "LowerPriority", "LowerOrNewerEqualPriority"] = "Never"
+    borrow_within_cohort: BorrowWithinCohort | None = None
+
+    @model_validator(mode="after")
+    def _borrow(self):
+        bwc = self.borrow_within_cohort
+        if bwc and bwc.policy != "Never" and self.reclaim_within_cohort == "Never":
+            raise RuleError(
+                ("borrowWithinCohort", "policy"),
+                "borrowWithinCohort needs reclaimWithinCohort other than Never (Kueue rejects it)",
+            )
+        return self
+
+
+class LabelSelectorRequirement(Model):
+    key: str
+    operator: Literal["In", "NotIn", "Exists", "DoesNotExist"]
+    values: list[str] = []
+
+    @model_validator(mode="after")
+    def _values(self):
+        if self.operator in ("In", "NotIn") and not self.values:
+            raise RuleError("values", f"operator {self.operator} needs values")
+        if self.operator in ("Exists", "DoesNotExist") and self.values:
+            raise RuleError("values", f"operator {self.operator} takes no values")
+        return self
+
+
+class LabelSelector(Model):
+    match_labels: Labels = {}
+    match_expressions: list[LabelSelectorRequirement] = []
+
+
+class ClusterQueueConfig(Model):
+    name: K8sName
+    cohort: K8sName | None = None
+    queueing_strategy: Literal["BestEffortFIFO", "StrictFIFO"] = "BestEffortFIFO"
+    namespace_selector: LabelSelector | None = None
+    """Defaults to the namespaces of the teams that use this queue; {} admits every namespace."""
+    flavors: list[QueueFlavor] = []
+    """In order of preference. Empty: every flavor of the stack."""
+    preemption: Preemption | None = None
+    fair_sharing_weight: Quantity | None = None
+    stop_policy: Literal["None", "Hold", "HoldAndDrain"] | None = None
+
+    @field_validator("flavors", mode="before")
+    @classmethod
+    def _shorthand(cls, v: Any) -> Any:
+        # "- tpu-v6e-slice-4x4" is short for "- name: tpu-v6e-slice-4x4".
+        if isinstance(v, list):
+            return [{"name": f} if isinstance(f, str) else f for f in v]
+        return v
+
+    @model_validator(mode="after")
+    def _rules(self):
+        names = [f.name for f in self.flavors]
+        for i, name in enumerate(names):
+            if name in names[:i]:
+                raise RuleError(("flavors", i, "name"), f"flavor {name!r} is listed twice")
+        if self.cohort is None:
+            for i, flavor in enumerate(self.flavors):
+                for res, q in flavor.quotas.items():
+                    if isinstance(q, QuotaLimits) and (q.borrowing_limit is not None or q.lending_limit is not None):
+                        raise RuleError(
+                            ("flavors", i, "quotas", res),
+                            "borrowingLimit and lendingLimit need a cohort to borrow from or lend to",
+                        )
+        return self
+
+
+class TeamConfig(Model):
+    namespace: K8sName
+    local_queue: K8sName
+    cluster_queue: K8sName
+    labels: Labels = {}
+    """Extra labels on the Namespace."""
+
+
+class PriorityConfig(Model):
+    name: K8sName
+    value: int = Field(ge=-2_147_483_648, le=1_000_000_000)
+    """PriorityClass value; above 1,000,000,000 is reserved for system classes."""
+    description: str = ""
+
+    @field_validator("description")
+    @classmethod
+    def _len(cls, v: str) -> str:
+        if len(v) > 2048:
+            raise ValueError("at most 2048 characters (WorkloadPriorityClass limit)")
+        return v

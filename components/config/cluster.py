@@ -1,0 +1,176 @@
+"""`gke-ai-batch:cluster`: the GKE cluster a person decides on."""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from ..catalogue import GPU_TYPES, TPU_GENERATIONS
+from .base import GkeName, Labels, Model, RuleError, parse_gke_version
+
+_REGION_RX = re.compile(r"[a-z]+-[a-z]+\d+")
+_ZONE_RX = re.compile(r"([a-z]+-[a-z]+\d+)-[a-z]")
+
+
+def region_of(location: str) -> str:
+    m = _ZONE_RX.fullmatch(location)
+    return m.group(1) if m else location
+
+
+def check_location(value: str) -> str:
+    if not (_REGION_RX.fullmatch(value) or _ZONE_RX.fullmatch(value)):
+        raise ValueError(f"{value!r} is not a region (us-central1) or a zone (us-central1-a)")
+    return value
+
+
+def check_zone(value: str) -> str:
+    if not _ZONE_RX.fullmatch(value):
+        raise ValueError(f"{value!r} is not a zone (example: us-central1-a)")
+    return value
+
+
+class SystemPool(Model):
+    """The CPU pool that runs system pods, Kueue and JobSet (Standard clusters)."""
+
+    machine_type: str = "e2-standard-4"
+    min_nodes: int = Field(1, ge=0)
+    max_nodes: int = Field(3, ge=1)
+
+    @model_validator(mode="after")
+    def _bounds(self):
+        if self.min_nodes > self.max_nodes:
+            raise RuleError("minNodes", f"minNodes ({self.min_nodes}) exceeds maxNodes ({self.max_nodes})")
+        return self
+
+
+class AuthorizedNetwork(Model):
+    cidr: str
+    """A CIDR block allowed to reach the control plane, e.g. 203.0.113.0/24."""
+    name: str | None = None
+
+    @field_validator("cidr")
+    @classmethod
+    def _cidr(cls, v: str) -> str:
+        try:
+            ipaddress.ip_network(v, strict=True)
+        except ValueError as e:
+            raise ValueError(f"{v!r} is not a CIDR block: {e}") from None
+        return v
+
+
+class Limit(Model):
+    min: int = Field(0, ge=0)
+    max: int = Field(ge=1)
+
+    @model_validator(mode="after")
+    def _bounds(self):
+        if self.min > self.max:
+            raise RuleError("min", f"min ({self.min}) exceeds max ({self.max})")
+        return self
+
+
+class AutoProvisioning(Model):
+    """Node auto-provisioning (Standard only): GKE creates node pools for pending pods, e.g.
+    for queued-provisioning workloads that name an accelerator no pool offers (seed 003)."""
+
+    cpu: Limit
+    """vCPUs across the cluster."""
+    memory_gb: Limit
+    """GB of memory across the cluster."""
+    accelerators: dict[str, Limit] = {}
+    """Per accelerator type (a GPU type or a TPU accelerator such as tpu-v6e-slice)."""
+    locations: list[str] = []
+    """Zones for auto-provisioned pools; defaults to the cluster's node locations."""
+
+    @field_validator("accelerators")
+    @classmethod
+    def _known_accelerators(cls, v: dict[str, Limit]) -> dict[str, Limit]:
+        known = list(GPU_TYPES) + [g.accelerator for g in TPU_GENERATIONS.values()]
+        for name in v:
+            if name not in known:
+                raise RuleError(name, f"unknown accelerator {name!r}; allowed: {', '.join(known)}")
+        return v
+
+    @field_validator("locations")
+    @classmethod
+    def _zones(cls, v: list[str]) -> list[str]:
+        for i, zone in enumerate(v):
+            try:
+                check_zone(zone)
+            except ValueError as e:
+                raise RuleError(i, str(e)) from None
+        return v
+
+
+class ClusterConfig(Model):
+    name: GkeName
+    mode: Literal["standard", "autopilot"] = "standard"
+    location: str | None = None
+    """Region (regional cluster) or zone; defaults to gcp:region."""
+    node_locations: list[str] = []
+    """Zones for nodes, within the cluster's region."""
+    release_channel: Literal["RAPID", "REGULAR", "STABLE"] = "REGULAR"
+    min_master_version: str | None = None
+    deletion_protection: bool = True
+    private_nodes: bool = False
+    master_authorized_networks: list[AuthorizedNetwork] | None = None
+    """None leaves the control plane reachable from anywhere (with credentials)."""
+    network: str = "default"
+    subnetwork: str | None = None
+    system_pool: SystemPool | None = None
+    """Standard only; defaults to e2-standard-4, 1 to 3 nodes."""
+    labels: Labels = {}
+    auto_provisioning: AutoProvisioning | None = None
+
+    @field_validator("location")
+    @classmethod
+    def _location(cls, v: str | None) -> str | None:
+        return None if v is None else check_location(v)
+
+    @field_validator("min_master_version")
+    @classmethod
+    def _version(cls, v: str | None) -> str | None:
+        if v is not None:
+            parse_gke_version(v)
+        return v
+
+    @field_validator("node_locations")
+    @classmethod
+    def _node_zones(cls, v: list[str]) -> list[str]:
+        for i, zone in enumerate(v):
+            try:
+                check_zone(zone)
+            except ValueError as e:
+                raise RuleError(i, str(e)) from None
+        if len(set(v)) != len(v):
+            raise ValueError("zones are listed more than once")
+        return v
+
+    @model_validator(mode="after")
+    def _mode_rules(self):
+        if self.mode == "autopilot":
+            if self.system_pool is not None:
+                raise RuleError("systemPool", "Autopilot clusters have no system pool; GKE manages nodes")
+            if self.auto_provisioning is not None:
+                raise RuleError(
+                    "autoProvisioning", "Autopilot provisions nodes itself; autoProvisioning is Standard only"
+                )
+        if self.location is None:
+            raise RuleError("location", "required: a region or zone (or set gcp:region in the stack)")
+        region = region_of(self.location)
+        for i, zone in enumerate(self.node_locations):
+            if region_of(zone) != region:
+                raise RuleError(("nodeLocations", i), f"{zone} is not in the cluster's region {region}")
+        for i, zone in enumerate(self.auto_provisioning.locations if self.auto_provisioning else []):
+            if region_of(zone) != region:
+                raise RuleError(
+                    ("autoProvisioning", "locations", i), f"{zone} is not in the cluster's region {region}"
+                )
+        return self
+
+    @property
+    def standard(self) -> bool:
+        return self.mode == "standard"

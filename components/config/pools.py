@@ -1,0 +1,222 @@
+"""`gke-ai-batch:nodePools`: accelerator and CPU node pools, one entry per intent."""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from .. import catalogue
+from .base import SEVEN_DAYS, Duration, GkeName, GKE_NAME_MAX, Labels, Model, RuleError
+from .cluster import check_zone
+
+Capacity = Literal["onDemand", "spot", "reservation", "flexStart", "queued"]
+# Capacity types whose nodes are created on demand by GKE and must start from zero.
+PROVISIONED_ON_DEMAND = ("flexStart", "queued")
+
+_TOPOLOGY_RX = re.compile(r"\d+x\d+(x\d+)?")
+# "name-<i>" for a TPU entry's slices: leave room for "-" and up to three digits.
+SLICE_SUFFIX_ROOM = 4
+
+
+class TpuSpec(Model):
+    version: Literal["v4", "v5e", "v5p", "v6e", "tpu7x"]
+    topology: str
+    """AxB for v5e and v6e, AxBxC for v4, v5p and tpu7x."""
+    machine_type: str | None = None
+    """Overrides the default: the 4-chip type, or the 1-chip type for 1x1."""
+
+    @field_validator("topology")
+    @classmethod
+    def _shape(cls, v: str) -> str:
+        if not _TOPOLOGY_RX.fullmatch(v):
+            raise ValueError(f"{v!r} is not a topology; write it as AxB or AxBxC (e.g. 2x4, 4x4x4)")
+        return v
+
+    @model_validator(mode="after")
+    def _in_catalogue(self):
+        gen = catalogue.TPU_GENERATIONS[self.version]
+        if self.topology not in gen.topologies:
+            raise RuleError(
+                "topology",
+                f"{self.topology!r} is not a {self.version} topology; allowed: {', '.join(gen.topologies)}",
+            )
+        if self.machine_type is not None:
+            try:
+                catalogue.tpu_slice(self.version, self.topology, self.machine_type)
+            except catalogue.CatalogueError as e:
+                raise RuleError("machineType", str(e)) from None
+        return self
+
+    @property
+    def slice(self) -> catalogue.TpuSlice:
+        return catalogue.tpu_slice(self.version, self.topology, self.machine_type)
+
+
+class GpuSpec(Model):
+    type: str
+    """GKE accelerator type, e.g. nvidia-h100-80gb, nvidia-l4, nvidia-tesla-t4."""
+    count: int = Field(1, ge=1)
+    """GPUs per VM."""
+    driver_version: Literal["default", "latest"] = "default"
+
+    @field_validator("type")
+    @classmethod
+    def _known(cls, v: str) -> str:
+        if v not in catalogue.GPU_TYPES:
+            raise ValueError(f"unknown GPU type {v!r}; allowed: {', '.join(catalogue.GPU_TYPES)}")
+        return v
+
+
+class Taint(Model):
+    key: str
+    value: str = ""
+    effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] = "NoSchedule"
+
+
+class NodePoolConfig(Model):
+    name: GkeName
+    tpu: TpuSpec | None = None
+    gpu: GpuSpec | None = None
+    machine_type: str | None = None
+    """CPU and GPU pools; TPU pools take tpu.machineType."""
+    slices: int | None = Field(None, ge=1)
+    """TPU only: one node pool per slice, named <name>-<i>. Default 1."""
+    capacity: Capacity = "onDemand"
+    reservation: str | None = None
+    """Reservation name (or projects/P/reservations/R for a shared one); capacity reservation only."""
+    min_nodes: int | None = Field(None, ge=0)
+    """GPU and CPU pools; TPU node counts derive from the topology."""
+    max_nodes: int | None = Field(None, ge=1)
+    zones: list[str] = []
+    max_run_duration: Duration | None = None
+    """flexStart and queued only: how long a node may live, at most 7 days (e.g. '24h')."""
+    gvnic: bool = False
+    labels: Labels = {}
+    taints: list[Taint] = []
+
+    @field_validator("zones")
+    @classmethod
+    def _zones(cls, v: list[str]) -> list[str]:
+        for i, zone in enumerate(v):
+            try:
+                check_zone(zone)
+            except ValueError as e:
+                raise RuleError(i, str(e)) from None
+        if len(set(v)) != len(v):
+            raise ValueError("zones are listed more than once")
+        return v
+
+    @model_validator(mode="after")
+    def _rules(self):
+        kinds = [k for k in ("tpu", "gpu") if getattr(self, k) is not None]
+        if len(kinds) > 1:
+            raise RuleError((), "a pool is either tpu or gpu (or a plain machineType for CPU), not both")
+        if self.tpu is not None:
+            self._tpu_rules()
+        else:
+            self._node_count_rules()
+        if self.gpu is not None:
+            self._gpu_rules()
+        elif self.tpu is None and self.machine_type is None:
+            raise RuleError((), "say what the pool runs: tpu, gpu (with machineType) or a machineType")
+        self._capacity_rules()
+        return self
+
+    def _tpu_rules(self) -> None:
+        if self.machine_type is not None:
+            raise RuleError("machineType", "TPU pools take their machine type from tpu.machineType")
+        for key in ("min_nodes", "max_nodes"):
+            if getattr(self, key) is not None:
+                raise RuleError(
+                    _camel(key),
+                    "TPU node counts derive from tpu.topology (VMs per slice); remove this key",
+                )
+        if len(f"{self.name}-{self.slice_count - 1}") > GKE_NAME_MAX:
+            raise RuleError(
+                "name",
+                f"{self.name!r} is too long: slice pools are named {self.name}-<i> and GKE allows "
+                f"{GKE_NAME_MAX} characters",
+            )
+
+    def _gpu_rules(self) -> None:
+        gpu = self.gpu
+        if self.machine_type is None:
+            choices = catalogue.GPU_TYPES[gpu.type].machine_types
+            options = [m for m, n in choices.items() if n == gpu.count]
+            if len(options) != 1:
+                raise RuleError(
+                    "machineType",
+                    f"required for {gpu.count} x {gpu.type}; choose one of: "
+                    f"{', '.join(options or ['an n1-* machine type'])}",
+                )
+        try:
+            catalogue.check_gpu(gpu.type, gpu.count, self.node_machine_type)
+        except catalogue.CatalogueError as e:
+            raise RuleError("machineType", str(e)) from None
+
+    def _node_count_rules(self) -> None:
+        if self.slices is not None:
+            raise RuleError("slices", "slices applies to TPU pools only; use minNodes/maxNodes")
+        if self.max_nodes is None:
+            raise RuleError("maxNodes", "required for GPU and CPU pools (the autoscaling ceiling)")
+        if self.min_nodes is not None and self.min_nodes > self.max_nodes:
+            raise RuleError("minNodes", f"minNodes ({self.min_nodes}) exceeds maxNodes ({self.max_nodes})")
+        if self.capacity in PROVISIONED_ON_DEMAND and self.min_nodes:
+            raise RuleError(
+                "minNodes", f"{self.capacity} pools scale from 0: GKE creates their nodes on request"
+            )
+
+    def _capacity_rules(self) -> None:
+        cap = self.capacity
+        if cap == "reservation" and not self.reservation:
+            raise RuleError("reservation", "required with capacity reservation: the reservation's name")
+        if self.reservation and cap in PROVISIONED_ON_DEMAND:
+            raise RuleError(
+                "reservation",
+                f"{cap} pools cannot consume a reservation (GKE requires reservation affinity NO_RESERVATION)",
+            )
+        if self.reservation and cap != "reservation":
+            raise RuleError("reservation", f"only with capacity reservation, not {cap}")
+        if self.max_run_duration is not None:
+            if cap not in PROVISIONED_ON_DEMAND:
+                raise RuleError("maxRunDuration", f"only flexStart and queued pools take maxRunDuration, not {cap}")
+            if self.max_run_duration > SEVEN_DAYS:
+                raise RuleError(
+                    "maxRunDuration",
+                    f"{self.max_run_duration}s exceeds GKE's limit of 7 days ({SEVEN_DAYS}s)",
+                )
+        if cap == "queued" and self.tpu is None and self.gpu is None:
+            raise RuleError("capacity", "queued provisioning is for GPU and TPU pools")
+        if cap == "flexStart" and self.tpu is None and self.gpu is None:
+            raise RuleError("capacity", "flexStart is for GPU and TPU pools")
+
+    @property
+    def node_machine_type(self) -> str:
+        """The machine type GKE creates: stated, or the only one the catalogue offers."""
+        if self.tpu is not None:
+            return self.tpu.slice.machine_type
+        if self.machine_type is not None:
+            return self.machine_type
+        return catalogue.default_gpu_machine_type(self.gpu.type, self.gpu.count)
+
+    @property
+    def slice_count(self) -> int:
+        return self.slices or 1
+
+    @property
+    def kind(self) -> Literal["tpu", "gpu", "cpu"]:
+        return "tpu" if self.tpu else "gpu" if self.gpu else "cpu"
+
+    @property
+    def pool_names(self) -> list[str]:
+        """The GKE node pools this entry becomes."""
+        if self.tpu is not None:
+            return [f"{self.name}-{i}" for i in range(self.slice_count)]
+        return [self.name]
+
+
+def _camel(snake: str) -> str:
+    head, *rest = snake.split("_")
+    return head + "".join(p.title() for p in rest)

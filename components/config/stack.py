@@ -1,0 +1,324 @@
+"""StackConfig: every `gke-ai-batch:*` key of a stack, and the rules that span keys."""
+
+from __future__ import annotations
+
+from pydantic import model_validator
+
+from .. import naming
+from .base import Model, RuleError, version_at_least
+from .batch import ClusterQueueConfig, FlavorConfig, JobSetConfig, KueueConfig, PriorityConfig, TeamConfig
+from .cluster import ClusterConfig, region_of
+from .pools import NodePoolConfig
+from .workloads import JobSetWorkload, JobWorkload, ProvisioningRequestWorkload, Workload
+
+# Minimum control-plane versions (GKE docs: concepts/provisioning-model, concepts/tpu-ironwood).
+FLEX_START_MIN = {"tpu": "1.33.0-gke.1712000", "gpu": "1.32.2-gke.1652000"}
+TPU7X_MIN = "1.34.0-gke.2201000"
+RESOURCE_POLICY_NAME_MAX = 63
+# Namespaces every cluster has; teams may use them but the program must not create them.
+BUILTIN_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+
+
+class StackConfig(Model):
+    production: bool = False
+    """Production stacks protect the cluster and accelerator pools from deletion."""
+    cluster: ClusterConfig
+    node_pools: list[NodePoolConfig] = []
+    kueue: KueueConfig = KueueConfig()
+    jobset: JobSetConfig = JobSetConfig()
+    flavors: list[FlavorConfig] | None = None
+    """Omit to derive one flavor per accelerator shape and capacity from the node pools."""
+    cluster_queues: list[ClusterQueueConfig] = []
+    teams: list[TeamConfig] = []
+    priorities: list[PriorityConfig] = []
+    workloads: list[Workload] = []
+
+    @model_validator(mode="after")
+    def _cross_references(self):
+        self._check_pools()
+        self._check_flavors()
+        self._check_queues()
+        self._check_teams()
+        self._check_priorities()
+        self._check_workloads()
+        return self
+
+    # -- node pools -------------------------------------------------------------------------
+
+    def _check_pools(self) -> None:
+        cluster = self.cluster
+        if not cluster.standard and self.node_pools:
+            raise RuleError(
+                ("nodePools", 0),
+                "Autopilot clusters have no node pools: GKE creates nodes for each workload's "
+                "nodeSelector; remove nodePools or use mode standard",
+            )
+        seen: dict[str, int] = {naming.SYSTEM_POOL: -1}
+        for i, pool in enumerate(self.node_pools):
+            for gke_name in pool.pool_names:
+                if gke_name in seen:
+                    other = "the system pool" if seen[gke_name] < 0 else f"nodePools[{seen[gke_name]}]"
+                    raise RuleError(("nodePools", i, "name"), f"node pool {gke_name!r} is also made by {other}")
+                seen[gke_name] = i
+            self._check_pool_location(i, pool)
+            self._check_pool_versions(i, pool)
+
+    def _check_pool_location(self, i: int, pool: NodePoolConfig) -> None:
+        region = region_of(self.cluster.location)
+        for j, zone in enumerate(pool.zones):
+            if region_of(zone) != region:
+                raise RuleError(("nodePools", i, "zones", j), f"{zone} is not in the cluster's region {region}")
+        if pool.tpu is not None and len(self.pool_zones(pool)) != 1:
+            raise RuleError(
+                ("nodePools", i, "zones"),
+                "a TPU slice lives in exactly one zone: list one zone here (or give the cluster a "
+                "single node location)",
+            )
+
+    def _check_pool_versions(self, i: int, pool: NodePoolConfig) -> None:
+        version = self.cluster.min_master_version
+        if pool.capacity == "flexStart" and version is not None:
+            minimum = FLEX_START_MIN[pool.kind]
+            if not version_at_least(version, minimum):
+                raise RuleError(
+                    ("nodePools", i, "capacity"),
+                    f"flexStart {pool.kind.upper()} pools need GKE {minimum} or later; "
+                    f"cluster.minMasterVersion is {version}",
+                )
+        if pool.tpu is not None and pool.tpu.version == "tpu7x":
+            if version is not None and not version_at_least(version, TPU7X_MIN):
+                raise RuleError(
+                    ("nodePools", i, "tpu", "version"),
+                    f"tpu7x needs GKE {TPU7X_MIN} or later; cluster.minMasterVersion is {version}",
+                )
+            name = naming.workload_policy_name(self.cluster.name, pool.name)
+            if pool.tpu.slice.multi_host and len(name) > RESOURCE_POLICY_NAME_MAX:
+                raise RuleError(
+                    ("nodePools", i, "name"),
+                    f"the tpu7x workload policy {name!r} would exceed {RESOURCE_POLICY_NAME_MAX} "
+                    "characters; shorten the cluster or pool name",
+                )
+
+    def pool_zones(self, pool: NodePoolConfig) -> list[str]:
+        """Zones a pool's nodes go to, where the stack says; [] means GKE's default."""
+        if pool.zones:
+            return list(pool.zones)
+        if self.cluster.node_locations:
+            return list(self.cluster.node_locations)
+        if region_of(self.cluster.location) != self.cluster.location:
+            return [self.cluster.location]
+        return []
+
+    # -- flavors ----------------------------------------------------------------------------
+
+    def _check_flavors(self) -> None:
+        if self.flavors is None:
+            if not self.cluster.standard and self.cluster_queues:
+                raise RuleError(
+                    "flavors",
+                    "Autopilot stacks declare their flavors (there are no node pools to derive them from)",
+                )
+            return
+        pools = {p.name: p for p in self.node_pools}
+        owner: dict[str, int] = {}
+        names: set[str] = set()
+        for i, flavor in enumerate(self.flavors):
+            if flavor.name in names:
+                raise RuleError(("flavors", i, "name"), f"flavor {flavor.name!r} is declared twice")
+            names.add(flavor.name)
+            for j, pool_name in enumerate(flavor.pools):
+                if pool_name not in pools:
+                    raise RuleError(
+                        ("flavors", i, "pools", j),
+                        f"unknown node pool {pool_name!r}; known: {_known(pools)}",
+                    )
+                if pool_name in owner:
+                    raise RuleError(
+                        ("flavors", i, "pools", j),
+                        f"pool {pool_name!r} already belongs to flavors[{owner[pool_name]}]",
+                    )
+                owner[pool_name] = i
+            members = [pools[p] for p in flavor.pools]
+            if len({p.kind for p in members}) > 1:
+                raise RuleError(("flavors", i, "pools"), "a flavor's pools must all be TPU, all GPU or all CPU")
+            if len({p.capacity == "queued" for p in members}) > 1:
+                raise RuleError(
+                    ("flavors", i, "pools"),
+                    "queued and non-queued pools cannot share a flavor: the admission check applies per flavor",
+                )
+            if flavor.queued_provisioning and members and not all(p.capacity == "queued" for p in members):
+                raise RuleError(("flavors", i, "queuedProvisioning"), "set only for flavors without pools")
+            if flavor.node_labels is not None:
+                for pool in members:
+                    carried = {**naming.pool_node_labels(pool), **pool.labels}
+                    for key, value in flavor.node_labels.items():
+                        if carried.get(key) != value:
+                            raise RuleError(
+                                ("flavors", i, "nodeLabels", key),
+                                f"pool {pool.name!r} nodes do not carry {key}={value}; they carry "
+                                f"{', '.join(f'{k}={v}' for k, v in sorted(carried.items())) or 'no such labels'}",
+                            )
+
+    def flavor_names(self) -> list[str]:
+        """Every flavor the stack has: declared, or derived from the node pools."""
+        if self.flavors is not None:
+            return [f.name for f in self.flavors]
+        names: list[str] = []
+        for pool in self.node_pools:
+            name = naming.derived_flavor_name(pool)
+            if name is not None and name not in names:
+                names.append(name)
+        return names
+
+    # -- queues -----------------------------------------------------------------------------
+
+    def _check_queues(self) -> None:
+        known = self.flavor_names()
+        names: set[str] = set()
+        pooled = self._flavors_with_pools()
+        for i, cq in enumerate(self.cluster_queues):
+            if cq.name in names:
+                raise RuleError(("clusterQueues", i, "name"), f"cluster queue {cq.name!r} is declared twice")
+            names.add(cq.name)
+            if not cq.flavors and not known:
+                raise RuleError(("clusterQueues", i, "flavors"), "the stack has no flavors for this queue")
+            for j, flavor in enumerate(cq.flavors):
+                if flavor.name not in known:
+                    raise RuleError(
+                        ("clusterQueues", i, "flavors", j, "name"),
+                        f"unknown flavor {flavor.name!r}; known: {', '.join(known) or 'none'}",
+                    )
+                if flavor.name not in pooled and not flavor.quotas:
+                    raise RuleError(
+                        ("clusterQueues", i, "flavors", j, "quotas"),
+                        f"flavor {flavor.name!r} has no node pools to derive capacity from; give its quotas",
+                    )
+
+    def _flavors_with_pools(self) -> set[str]:
+        if self.flavors is None:
+            return set(self.flavor_names())
+        return {f.name for f in self.flavors if f.pools}
+
+    # -- teams and priorities ----------------------------------------------------------------
+
+    def _check_teams(self) -> None:
+        queues = [cq.name for cq in self.cluster_queues]
+        seen: set[tuple[str, str]] = set()
+        for i, team in enumerate(self.teams):
+            key = (team.namespace, team.local_queue)
+            if key in seen:
+                raise RuleError(
+                    ("teams", i, "localQueue"),
+                    f"namespace {team.namespace!r} already has a local queue {team.local_queue!r}",
+                )
+            seen.add(key)
+            if team.cluster_queue not in queues:
+                raise RuleError(
+                    ("teams", i, "clusterQueue"),
+                    f"unknown cluster queue {team.cluster_queue!r}; known: {', '.join(queues) or 'none'}",
+                )
+            if team.labels and team.namespace in BUILTIN_NAMESPACES:
+                raise RuleError(
+                    ("teams", i, "labels"),
+                    f"namespace {team.namespace!r} exists in every cluster and is not managed here",
+                )
+
+    def _check_priorities(self) -> None:
+        seen: set[str] = set()
+        for i, prio in enumerate(self.priorities):
+            if prio.name in seen:
+                raise RuleError(("priorities", i, "name"), f"priority {prio.name!r} is declared twice")
+            seen.add(prio.name)
+
+    # -- workloads --------------------------------------------------------------------------
+
+    def _check_workloads(self) -> None:
+        pools = {p.name: p for p in self.node_pools}
+        priorities = [p.name for p in self.priorities]
+        seen: set[str] = set()
+        for i, wl in enumerate(self.workloads):
+            at = ("workloads", i)
+            if wl.name in seen:
+                raise RuleError((*at, "name"), f"workload {wl.name!r} is declared twice")
+            seen.add(wl.name)
+            self._check_workload_team(at, wl)
+            if wl.pool is not None and wl.pool not in pools:
+                raise RuleError((*at, "pool"), f"unknown node pool {wl.pool!r}; known: {_known(pools)}")
+            if wl.pool is None and wl.tpu is None and wl.gpu is None and self.cluster.standard and isinstance(
+                wl, JobSetWorkload
+            ):
+                raise RuleError((*at, "pool"), "a JobSet needs a pool (or a tpu or gpu shape) to run on")
+            if wl.priority is not None and wl.priority not in priorities:
+                raise RuleError(
+                    (*at, "priority"),
+                    f"unknown priority {wl.priority!r}; known: {', '.join(priorities) or 'none'}",
+                )
+            pool = pools.get(wl.pool) if wl.pool else None
+            if isinstance(wl, JobSetWorkload):
+                self._check_jobset(at, wl, pool)
+            elif isinstance(wl, JobWorkload):
+                self._check_job(at, wl, pool)
+            elif isinstance(wl, ProvisioningRequestWorkload):
+                if pool is not None and pool.capacity != "queued":
+                    raise RuleError(
+                        (*at, "pool"),
+                        f"a ProvisioningRequest needs a queued pool; {pool.name!r} is {pool.capacity}",
+                    )
+                if pool is None and wl.gpu is None and wl.tpu is None:
+                    raise RuleError((*at, "pool"), "a ProvisioningRequest needs a queued pool (or a gpu or tpu shape)")
+
+    def _check_workload_team(self, at: tuple, wl) -> None:
+        teams = [t for t in self.teams if t.namespace == wl.team]
+        if not teams:
+            known = sorted({t.namespace for t in self.teams})
+            raise RuleError((*at, "team"), f"unknown team {wl.team!r}; known: {', '.join(known) or 'none'}")
+        if isinstance(wl, ProvisioningRequestWorkload):
+            return
+        if wl.local_queue is not None:
+            if wl.local_queue not in [t.local_queue for t in teams]:
+                raise RuleError(
+                    (*at, "localQueue"),
+                    f"team {wl.team!r} has no local queue {wl.local_queue!r}; it has "
+                    f"{', '.join(t.local_queue for t in teams)}",
+                )
+        elif len(teams) > 1:
+            raise RuleError(
+                (*at, "localQueue"),
+                f"team {wl.team!r} has several local queues ({', '.join(t.local_queue for t in teams)}); name one",
+            )
+        framework = "jobset.x-k8s.io/jobset" if isinstance(wl, JobSetWorkload) else "batch/job"
+        if framework not in self.kueue.integrations:
+            raise RuleError(
+                (*at, "kind"),
+                f"Kueue manages this workload only with the {framework!r} integration; add it to kueue.integrations",
+            )
+
+    def _check_jobset(self, at: tuple, wl: JobSetWorkload, pool: NodePoolConfig | None) -> None:
+        if pool is not None and pool.tpu is not None and wl.slices > pool.slice_count:
+            raise RuleError(
+                (*at, "slices"),
+                f"{wl.slices} slices never fit pool {pool.name!r}, which has {pool.slice_count}",
+            )
+
+    def _check_job(self, at: tuple, wl: JobWorkload, pool: NodePoolConfig | None) -> None:
+        if wl.max_run_duration_seconds is not None and (pool is None or pool.capacity != "queued"):
+            raise RuleError(
+                (*at, "maxRunDurationSeconds"),
+                "only for workloads on a queued pool (it becomes a ProvisioningRequest parameter)",
+            )
+        if wl.completions is not None and wl.parallelism is not None and wl.parallelism > wl.completions:
+            raise RuleError((*at, "parallelism"), "parallelism exceeds completions")
+
+    # -- lookups used by the plan -------------------------------------------------------------
+
+    def pool(self, name: str) -> NodePoolConfig:
+        return next(p for p in self.node_pools if p.name == name)
+
+    def team_queue(self, wl) -> TeamConfig:
+        return next(
+            t for t in self.teams if t.namespace == wl.team and (wl.local_queue in (None, t.local_queue))
+        )
+
+
+def _known(items) -> str:
+    return ", ".join(items) or "none"

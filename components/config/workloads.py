@@ -1,0 +1,90 @@
+"""`gke-ai-batch:workloads`: sample workloads, off unless listed.
+
+Each targets either a node pool entry (Standard: shape, capacity and placement derive from
+it) or a bare accelerator shape (Autopilot, where GKE makes the nodes)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, Union
+
+from pydantic import Field, model_validator
+
+from .base import SEVEN_DAYS, K8sName, Labels, Model, Quantity, RuleError
+from .pools import GpuSpec, TpuSpec
+
+
+class FailurePolicy(Model):
+    max_restarts: int = Field(0, ge=0)
+    restart_strategy: Literal["Recreate", "BlockingRecreate"] = "Recreate"
+
+
+class WorkloadBase(Model):
+    name: K8sName
+    team: K8sName
+    """The team's namespace; the workload joins the team's LocalQueue."""
+    local_queue: K8sName | None = None
+    """Only when the team has more than one LocalQueue."""
+    pool: str | None = None
+    """Node pool entry to run on (Standard)."""
+    tpu: TpuSpec | None = None
+    """TPU shape to run on (Autopilot)."""
+    gpu: GpuSpec | None = None
+    """GPU type and count per pod (Autopilot)."""
+    image: str
+    command: list[str] = []
+    args: list[str] = []
+    priority: K8sName | None = None
+    resources: dict[str, Quantity] = {}
+    """Requests (= limits) besides the accelerator, e.g. cpu, memory, ephemeral-storage."""
+    ports: list[int] = []
+    privileged: bool = False
+    """Needed only for TPUs on GKE before 1.28; the policy pack allows it on Standard TPU pools only."""
+    labels: Labels = {}
+
+    @model_validator(mode="after")
+    def _target(self):
+        given = [k for k in ("pool", "tpu", "gpu") if getattr(self, k) is not None]
+        if len(given) > 1:
+            raise RuleError(given[1], f"give one of pool, tpu or gpu, not {' and '.join(given)}")
+        for i, port in enumerate(self.ports):
+            if not 1 <= port <= 65535:
+                raise RuleError(("ports", i), f"{port} is not a port number")
+        return self
+
+
+class JobSetWorkload(WorkloadBase):
+    kind: Literal["jobset"]
+    slices: int = Field(1, ge=1)
+    """Replicas of the slice job: one per TPU slice."""
+    failure_policy: FailurePolicy = FailurePolicy()
+    exclusive_placement: bool = True
+    """One slice job per node pool (annotation alpha.jobset.sigs.k8s.io/exclusive-topology)."""
+
+
+class JobWorkload(WorkloadBase):
+    kind: Literal["job"]
+    parallelism: int | None = Field(None, ge=1)
+    """Defaults to the VMs of a TPU slice, else 1."""
+    completions: int | None = Field(None, ge=1)
+    indexed: bool | None = None
+    """Defaults to true for multi-host TPU slices."""
+    backoff_limit: int | None = Field(None, ge=0)
+    ttl_seconds_after_finished: int | None = Field(None, ge=0)
+    max_run_duration_seconds: int | None = Field(None, ge=1, le=SEVEN_DAYS)
+    """Queued capacity only: passed to the ProvisioningRequest Kueue creates."""
+
+
+class ProvisioningRequestWorkload(WorkloadBase):
+    """Seed 003's path without Kueue: a PodTemplate, a ProvisioningRequest for it, and a Job
+    whose pods consume the provisioned nodes."""
+
+    kind: Literal["provisioningRequest"]
+    count: int = Field(1, ge=1)
+    """Pods (and so nodes' worth of capacity) to provision at once."""
+    max_run_duration_seconds: int | None = Field(None, ge=1, le=SEVEN_DAYS)
+
+
+Workload = Annotated[
+    Union[JobSetWorkload, JobWorkload, ProvisioningRequestWorkload], Field(discriminator="kind")
+]
+WORKLOAD_KINDS = ("jobset", "job", "provisioningRequest")

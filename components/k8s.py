@@ -1,0 +1,57 @@
+"""Register a planned Kubernetes manifest as a Pulumi resource.
+
+Core kinds go through pulumi-kubernetes' typed classes. Custom resources go through one
+generic class: `apiextensions.CustomResource` takes only `spec`, and Kueue's
+WorkloadPriorityClass keeps `value` and `description` at the top level. Either way the
+engine receives the manifest exactly as planned (camelCase, current API versions)."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+from pulumi_kubernetes import _utilities as k8s_utilities
+
+_TYPED = {
+    ("v1", "Namespace"): lambda: k8s.core.v1.Namespace,
+    ("v1", "ServiceAccount"): lambda: k8s.core.v1.ServiceAccount,
+    ("v1", "ConfigMap"): lambda: k8s.core.v1.ConfigMap,
+    ("v1", "Pod"): lambda: k8s.core.v1.Pod,
+    ("v1", "Service"): lambda: k8s.core.v1.Service,
+    ("v1", "PodTemplate"): lambda: k8s.core.v1.PodTemplate,
+    ("batch/v1", "Job"): lambda: k8s.batch.v1.Job,
+    ("scheduling.k8s.io/v1", "PriorityClass"): lambda: k8s.scheduling.v1.PriorityClass,
+    ("rbac.authorization.k8s.io/v1", "ClusterRole"): lambda: k8s.rbac.v1.ClusterRole,
+    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): lambda: k8s.rbac.v1.ClusterRoleBinding,
+}
+
+
+def _snake(key: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", key).lower()
+
+
+class KubernetesObject(pulumi.CustomResource):
+    """A custom resource registered under its own type token (kubernetes:<apiVersion>:<kind>),
+    with every top-level field of the manifest as input."""
+
+    def __init__(self, resource_name: str, manifest: dict[str, Any], opts: pulumi.ResourceOptions | None = None):
+        opts = pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(version=k8s_utilities.get_version()))
+        super().__init__(f"kubernetes:{manifest['apiVersion']}:{manifest['kind']}", resource_name, dict(manifest), opts)
+
+
+def resource_name(manifest: dict[str, Any]) -> str:
+    """Logical names are the object's own name, namespace-qualified, so URNs never collide
+    across namespaces and a rename shows up as the replacement it is."""
+    meta = manifest["metadata"]
+    return f"{meta['namespace']}/{meta['name']}" if meta.get("namespace") else meta["name"]
+
+
+def apply(manifest: dict[str, Any], opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
+    name = resource_name(manifest)
+    typed = _TYPED.get((manifest["apiVersion"], manifest["kind"]))
+    if typed is None:
+        return KubernetesObject(name, manifest, opts)
+    fields = {_snake(k): v for k, v in manifest.items() if k not in ("apiVersion", "kind")}
+    return typed()(name, opts=opts, **fields)

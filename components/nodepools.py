@@ -1,0 +1,61 @@
+"""NodePoolGroup: one stack-file pool entry. A TPU entry with N slices becomes N node pools
+(<name>-0 .. <name>-N-1), each one slice; other entries become one pool."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_gcp as gcp
+
+from .cluster import GkeCluster
+from .config.cluster import region_of
+from .plan import Plan, PoolPlan
+from .plan.pools import workload_policy_args
+
+
+class NodePoolGroup(pulumi.ComponentResource):
+    pool_names: pulumi.Output[list[str]]
+
+    def __init__(
+        self,
+        resource_name: str,
+        plan: Plan,
+        pools: list[PoolPlan],
+        cluster: GkeCluster,
+        opts: pulumi.ResourceOptions | None = None,
+    ):
+        super().__init__("gke-ai-batch:nodepools:NodePoolGroup", resource_name, None, opts)
+        cfg = plan.config
+        self.workload_policy = None
+        if pools and pools[0].workload_policy is not None:
+            self.workload_policy = gcp.compute.ResourcePolicy(
+                pools[0].workload_policy,
+                project=plan.project,
+                **workload_policy_args(pools[0], region_of(cfg.cluster.location)),
+                opts=pulumi.ResourceOptions(parent=self),
+            )
+        self.node_pools: list[gcp.container.NodePool] = []
+        for pool in pools:
+            args = dict(pool.args)
+            args["node_config"] = {**args["node_config"], "service_account": cluster.node_service_account}
+            if self.workload_policy is not None:
+                # Same name as planned; the Output makes the pool wait for the policy.
+                args["placement_policy"] = {**args["placement_policy"], "policy_name": self.workload_policy.name}
+            self.node_pools.append(
+                gcp.container.NodePool(
+                    pool.name,
+                    cluster=cluster.name,
+                    location=cluster.cluster.location,
+                    project=plan.project,
+                    **args,
+                    opts=pulumi.ResourceOptions(
+                        parent=self,
+                        protect=cfg.production,
+                        # The autoscaler owns the node count; initialNodeCount only matters at
+                        # creation and would otherwise force a replacement if GKE reports it back
+                        # differently.
+                        ignore_changes=["initialNodeCount", "nodeCount"] if pool.autoscaled else None,
+                    ),
+                )
+            )
+        self.pool_names = pulumi.Output.all(*[p.name for p in self.node_pools])
+        self.register_outputs({"poolNames": self.pool_names})

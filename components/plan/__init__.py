@@ -1,0 +1,106 @@
+"""The derived plan: everything the stack file implies, computed once, without Pulumi.
+
+Components register what the plan says; synth's report and the policy rules read the same
+numbers (VMs and chips per slice, flavors, quotas), so they cannot disagree."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..config.stack import StackConfig
+from .cluster import cluster_args
+from .flavors import FlavorPlan, plan_flavors
+from .kueue import (
+    QueuePlan,
+    kueue_values,
+    local_queue_manifest,
+    namespace_manifests,
+    plan_cluster_queues,
+    priority_manifests,
+    provisioning_manifests,
+    webhook_probe_manifests,
+)
+from .pools import PoolPlan, plan_pools, system_pool_args
+from .workloads import WorkloadPlan, plan_workloads
+
+__all__ = ["Plan", "build_plan", "PoolPlan", "FlavorPlan", "QueuePlan", "WorkloadPlan"]
+
+
+@dataclass(frozen=True)
+class TeamPlan:
+    namespace: str
+    local_queue: str
+    cluster_queue: str
+    manifest: dict[str, Any]  # the LocalQueue
+
+
+@dataclass(frozen=True)
+class PriorityPlan:
+    name: str
+    value: int
+    priority_class: dict[str, Any]
+    workload_priority_class: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Plan:
+    config: StackConfig
+    project: str
+    pools: list[PoolPlan]
+    system_pool: dict[str, Any] | None
+    flavors: list[FlavorPlan]
+    queues: list[QueuePlan]
+    provisioning: list[dict[str, Any]]  # ProvisioningRequestConfig + AdmissionCheck, or []
+    namespaces: list[dict[str, Any]]
+    teams: list[TeamPlan]
+    priorities: list[PriorityPlan]
+    workloads: list[WorkloadPlan]
+    kueue_values: dict[str, Any]
+    webhook_probe: list[dict[str, Any]]
+
+    @property
+    def cluster_args(self) -> dict[str, Any]:
+        return cluster_args(self.config, self.project)
+
+    @property
+    def slices(self) -> int:
+        return sum(1 for p in self.pools if p.tpu is not None)
+
+    @property
+    def vms(self) -> int:
+        return sum(p.nodes for p in self.pools)
+
+    @property
+    def tpu_chips(self) -> int:
+        return sum(p.chips for p in self.pools if p.tpu is not None)
+
+    @property
+    def gpus(self) -> int:
+        return sum(p.chips for p in self.pools if p.kind == "gpu")
+
+
+def build_plan(cfg: StackConfig, project: str = "my-project") -> Plan:
+    pools = plan_pools(cfg)
+    flavors = plan_flavors(cfg, pools)
+    queues = plan_cluster_queues(cfg, flavors)
+    teams = [
+        TeamPlan(t.namespace, t.local_queue, t.cluster_queue, local_queue_manifest(t.namespace, t.local_queue, t.cluster_queue))
+        for t in cfg.teams
+    ]
+    priorities = [PriorityPlan(p.name, p.value, *priority_manifests(p.name, p.value, p.description)) for p in cfg.priorities]
+    return Plan(
+        config=cfg,
+        project=project,
+        pools=pools,
+        system_pool=system_pool_args(cfg),
+        flavors=flavors,
+        queues=queues,
+        provisioning=provisioning_manifests(cfg, flavors, queues),
+        namespaces=namespace_manifests(cfg),
+        teams=teams,
+        priorities=priorities,
+        workloads=plan_workloads(cfg),
+        kueue_values=kueue_values(cfg),
+        webhook_probe=webhook_probe_manifests(cfg) if cfg.kueue.webhook_gate else [],
+    )

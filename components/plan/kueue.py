@@ -1,0 +1,364 @@
+"""Kueue and scheduling objects as plain manifests (camelCase dicts, current APIs only):
+ClusterQueues, LocalQueues, team Namespaces, PriorityClasses, WorkloadPriorityClasses, the
+ProvisioningRequest admission check, and the Helm values of both installs."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import yaml
+
+from ..config.batch import ClusterQueueConfig, QuotaLimits
+from ..config.stack import BUILTIN_NAMESPACES, StackConfig
+from .flavors import FlavorPlan
+
+KUEUE_API = "kueue.x-k8s.io/v1beta2"
+PROVISIONING_CLASS = "queued-provisioning.gke.io"
+PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
+KUEUE_CHART = "oci://registry.k8s.io/kueue/charts/kueue"
+JOBSET_CHART = "oci://registry.k8s.io/jobset/charts/jobset"
+KUEUE_NAMESPACE = "kueue-system"
+JOBSET_NAMESPACE = "jobset-system"
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+
+
+@dataclass(frozen=True)
+class QueuePlan:
+    name: str
+    manifest: dict[str, Any]
+    flavors: tuple[str, ...]
+    cohort: str | None
+    admission_checks: tuple[str, ...]
+    quotas: dict[str, dict[str, Any]]  # flavor -> resource -> nominal quota
+
+
+def plan_cluster_queues(cfg: StackConfig, flavors: list[FlavorPlan]) -> list[QueuePlan]:
+    by_name = {f.name: f for f in flavors}
+    plans = []
+    for cq in cfg.cluster_queues:
+        entries = cq.flavors or [_bare(f.name) for f in flavors]
+        resources = {e.name: _flavor_resources(e, by_name[e.name]) for e in entries}
+        spec: dict[str, Any] = {}
+        selector = _namespace_selector(cfg, cq)
+        if selector is not None:
+            spec["namespaceSelector"] = selector
+        spec["queueingStrategy"] = cq.queueing_strategy
+        if cq.cohort:
+            spec["cohortName"] = cq.cohort
+        spec["resourceGroups"] = _resource_groups([e.name for e in entries], resources)
+        if cq.preemption is not None:
+            spec["preemption"] = cq.preemption.model_dump(by_alias=True, exclude_none=True)
+        if cq.fair_sharing_weight is not None:
+            spec["fairSharing"] = {"weight": cq.fair_sharing_weight}
+        if cq.stop_policy is not None:
+            spec["stopPolicy"] = cq.stop_policy
+        queued = [e.name for e in entries if by_name[e.name].queued]
+        if queued:
+            # Only the queued flavors wait for a ProvisioningRequest; other flavors of the same
+            # queue admit at once.
+            spec["admissionChecksStrategy"] = {
+                "admissionChecks": [{"name": cfg.kueue.provisioning_admission_check, "onFlavors": queued}]
+            }
+        plans.append(
+            QueuePlan(
+                name=cq.name,
+                manifest={"apiVersion": KUEUE_API, "kind": "ClusterQueue", "metadata": {"name": cq.name}, "spec": spec},
+                flavors=tuple(e.name for e in entries),
+                cohort=cq.cohort,
+                admission_checks=(cfg.kueue.provisioning_admission_check,) if queued else (),
+                quotas={name: {r: q["nominalQuota"] for r, q in res.items()} for name, res in resources.items()},
+            )
+        )
+    return plans
+
+
+def _bare(name: str):
+    from ..config.batch import QueueFlavor
+
+    return QueueFlavor.model_validate({"name": name})
+
+
+def _flavor_resources(entry, flavor: FlavorPlan) -> dict[str, dict[str, Any]]:
+    """resource -> {nominalQuota, borrowingLimit?, lendingLimit?}; the accelerator defaults to
+    what the flavor's pools provide."""
+    out: dict[str, dict[str, Any]] = {}
+    for resource, amount in flavor.capacity.items():
+        if resource not in entry.quotas:
+            out[resource] = {"nominalQuota": amount}
+    for resource, quota in entry.quotas.items():
+        if isinstance(quota, QuotaLimits):
+            item = {"nominalQuota": quota.nominal}
+            if quota.borrowing_limit is not None:
+                item["borrowingLimit"] = quota.borrowing_limit
+            if quota.lending_limit is not None:
+                item["lendingLimit"] = quota.lending_limit
+        else:
+            item = {"nominalQuota": quota}
+        out[resource] = item
+    return out
+
+
+def _resource_groups(order: list[str], resources: dict[str, dict[str, dict]]) -> list[dict[str, Any]]:
+    """Kueue wants every resource in exactly one group and every flavor of a group to list the
+    group's resources in the same order. Flavors whose resources overlap share a group; a
+    resource a flavor does not offer gets quota 0 there."""
+    groups: list[dict[str, Any]] = []  # {"flavors": [...], "resources": [...]}
+    for name in order:
+        mine = list(resources[name])
+        joined = [g for g in groups if set(g["resources"]) & set(mine)]
+        merged = {"flavors": [], "resources": []}
+        for g in joined:
+            merged["flavors"] += g["flavors"]
+            merged["resources"] += [r for r in g["resources"] if r not in merged["resources"]]
+            groups.remove(g)
+        merged["flavors"].append(name)
+        merged["resources"] += [r for r in mine if r not in merged["resources"]]
+        groups.append(merged)
+    groups.sort(key=lambda g: order.index(g["flavors"][0]))
+    out = []
+    for g in groups:
+        flavors = sorted(g["flavors"], key=order.index)
+        out.append(
+            {
+                "coveredResources": list(g["resources"]),
+                "flavors": [
+                    {
+                        "name": f,
+                        "resources": [
+                            {"name": r, **resources[f].get(r, {"nominalQuota": 0})} for r in g["resources"]
+                        ],
+                    }
+                    for f in flavors
+                ],
+            }
+        )
+    return out
+
+
+def _namespace_selector(cfg: StackConfig, cq: ClusterQueueConfig) -> dict[str, Any] | None:
+    if cq.namespace_selector is not None:
+        return cq.namespace_selector.model_dump(by_alias=True, exclude_defaults=True)
+    namespaces = sorted({t.namespace for t in cfg.teams if t.cluster_queue == cq.name})
+    if not namespaces:
+        return None  # Kueue reads a missing selector as "no namespace": nobody can submit
+    return {"matchExpressions": [{"key": NAMESPACE_NAME_LABEL, "operator": "In", "values": namespaces}]}
+
+
+def namespace_manifests(cfg: StackConfig) -> list[dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for team in cfg.teams:
+        if team.namespace in BUILTIN_NAMESPACES:
+            continue
+        ns = out.setdefault(
+            team.namespace, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": team.namespace}}
+        )
+        if team.labels:
+            ns["metadata"].setdefault("labels", {}).update(team.labels)
+    return list(out.values())
+
+
+def local_queue_manifest(namespace: str, name: str, cluster_queue: str) -> dict[str, Any]:
+    return {
+        "apiVersion": KUEUE_API,
+        "kind": "LocalQueue",
+        "metadata": {"name": name, "namespace": namespace},
+        "spec": {"clusterQueue": cluster_queue},
+    }
+
+
+def priority_manifests(name: str, value: int, description: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The same priority twice: for kube-scheduler (pod preemption, e.g. hotswap) and for Kueue
+    (admission order and queue preemption)."""
+    pc = {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": name},
+        "value": value,
+        "globalDefault": False,
+    }
+    wpc = {"apiVersion": KUEUE_API, "kind": "WorkloadPriorityClass", "metadata": {"name": name}, "value": value}
+    if description:
+        pc["description"] = description
+        wpc["description"] = description
+    return pc, wpc
+
+
+def provisioning_manifests(cfg: StackConfig, flavors: list[FlavorPlan], queues: list[QueuePlan]) -> list[dict[str, Any]]:
+    """One ProvisioningRequestConfig and one AdmissionCheck, when some queue uses a queued flavor."""
+    used = {f for q in queues if q.admission_checks for f in q.flavors}
+    queued = [f for f in flavors if f.queued and f.name in used]
+    if not queued:
+        return []
+    managed = sorted({f.accelerator_resource for f in queued if f.accelerator_resource}) or ["nvidia.com/gpu"]
+    config_name = cfg.kueue.provisioning_request_config
+    return [
+        {
+            "apiVersion": KUEUE_API,
+            "kind": "ProvisioningRequestConfig",
+            "metadata": {"name": config_name},
+            "spec": {"provisioningClassName": PROVISIONING_CLASS, "managedResources": managed},
+        },
+        {
+            "apiVersion": KUEUE_API,
+            "kind": "AdmissionCheck",
+            "metadata": {"name": cfg.kueue.provisioning_admission_check},
+            "spec": {
+                "controllerName": PROVISIONING_CONTROLLER,
+                "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "ProvisioningRequestConfig", "name": config_name},
+            },
+        },
+    ]
+
+
+def go_duration(seconds: int) -> str:
+    for unit, size in (("h", 3600), ("m", 60)):
+        if seconds % size == 0:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+def kueue_manager_config(cfg: StackConfig) -> dict[str, Any]:
+    """The whole Configuration: the chart takes it as one string and does not merge it with its
+    default, so the defaults that matter (probes, metrics, leader election) are restated."""
+    k = cfg.kueue
+    conf: dict[str, Any] = {
+        "apiVersion": "config.kueue.x-k8s.io/v1beta2",
+        "kind": "Configuration",
+        "health": {"healthProbeBindAddress": ":8081"},
+        "metrics": {"bindAddress": ":8443"},
+        "webhook": {"port": 9443},
+        "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
+        "controller": {
+            "groupKindConcurrency": {
+                "Job.batch": 5,
+                "Pod": 5,
+                "Workload.kueue.x-k8s.io": 10,
+                "LocalQueue.kueue.x-k8s.io": 5,
+                "ClusterQueue.kueue.x-k8s.io": 5,
+                "ResourceFlavor.kueue.x-k8s.io": 1,
+            }
+        },
+        "clientConnection": {"qps": 300, "burst": 500},
+        "manageJobsWithoutQueueName": k.manage_jobs_without_queue_name,
+        "integrations": {"frameworks": list(k.integrations)},
+    }
+    if k.wait_for_pods_ready:
+        wfpr: dict[str, Any] = {"timeout": go_duration(k.wait_for_pods_ready.timeout)}
+        wfpr["blockAdmission"] = k.wait_for_pods_ready.block_admission
+        if k.wait_for_pods_ready.recovery_timeout is not None:
+            wfpr["recoveryTimeout"] = go_duration(k.wait_for_pods_ready.recovery_timeout)
+        conf["waitForPodsReady"] = wfpr
+    if k.fair_sharing is not None:
+        conf["fairSharing"] = {"preemptionStrategies": list(k.fair_sharing.preemption_strategies)}
+    return conf
+
+
+def kueue_values(cfg: StackConfig) -> dict[str, Any]:
+    values: dict[str, Any] = {
+        "managerConfig": {
+            "controllerManagerConfigYaml": yaml.safe_dump(kueue_manager_config(cfg), sort_keys=False)
+        }
+    }
+    if cfg.kueue.wait_for_pods_ready is False:
+        # Kueue 0.19 turns waitForPodsReady on even when the Configuration omits it (#11855).
+        values["controllerManager"] = {"featureGates": [{"name": "DisableWaitForPodsReady", "enabled": True}]}
+    return values
+
+
+def webhook_probe_manifests(cfg: StackConfig) -> list[dict[str, Any]]:
+    """A Pod that server-side dry-runs a ResourceFlavor and a JobSet until Kueue's and
+    JobSet's webhooks answer. A ready Deployment still leaves seconds to a minute in which
+    creates fail with 'connection refused' or 502 (kueue#13036, #12008); a retried dry run is
+    what Kueue's own CI adopted (#12016). Kueue objects and workloads wait for this Pod.
+
+    A Pod, not a Job: Kueue's Job webhook covers every namespace and fails closed, so a probe
+    Job could not be created while the webhook is down; the Pod webhook skips Kueue's own
+    namespace. The kubectl image has no shell: the kubelet's restart backoff is the retry loop,
+    and pulumi-kubernetes counts a Succeeded Pod as done (pulumi-kubernetes#106)."""
+    name = "webhook-probe"
+    ns = KUEUE_NAMESPACE
+    probe_flavor = {"apiVersion": KUEUE_API, "kind": "ResourceFlavor", "metadata": {"name": name}}
+    probe_jobset = {
+        "apiVersion": "jobset.x-k8s.io/v1alpha2",
+        "kind": "JobSet",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {
+            "replicatedJobs": [
+                {
+                    "name": "probe",
+                    "template": {
+                        "spec": {
+                            "template": {
+                                "spec": {
+                                    "restartPolicy": "Never",
+                                    "containers": [{"name": "probe", "image": cfg.kueue.probe_image}],
+                                }
+                            }
+                        }
+                    },
+                }
+            ]
+        },
+    }
+    labels = {"app.kubernetes.io/name": name, "app.kubernetes.io/part-of": "gke-ai-batch"}
+    role = f"gke-ai-batch-{name}"
+    return [
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name, "namespace": ns, "labels": labels}},
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRole",
+            "metadata": {"name": role, "labels": labels},
+            "rules": [
+                {"apiGroups": ["kueue.x-k8s.io"], "resources": ["resourceflavors"], "verbs": ["create"]},
+                {"apiGroups": ["jobset.x-k8s.io"], "resources": ["jobsets"], "verbs": ["create"]},
+            ],
+        },
+        {
+            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "kind": "ClusterRoleBinding",
+            "metadata": {"name": role, "labels": labels},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
+            "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": ns}],
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "ConfigMap",
+            "metadata": {"name": name, "namespace": ns, "labels": labels},
+            "data": {
+                "flavor.yaml": yaml.safe_dump(probe_flavor, sort_keys=False),
+                "jobset.yaml": yaml.safe_dump(probe_jobset, sort_keys=False),
+            },
+        },
+        {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "metadata": {"name": name, "namespace": ns, "labels": labels},
+            "spec": {
+                "serviceAccountName": name,
+                "restartPolicy": "OnFailure",
+                "activeDeadlineSeconds": 900,
+                "containers": [
+                    {
+                        "name": "dry-run",
+                        "image": cfg.kueue.probe_image,
+                        "args": ["create", "--dry-run=server", "-f", "/probe/"],
+                        "env": [{"name": "HOME", "value": "/tmp"}],
+                        "volumeMounts": [
+                            {"name": "probe", "mountPath": "/probe", "readOnly": True},
+                            {"name": "tmp", "mountPath": "/tmp"},
+                        ],
+                        "resources": {"requests": {"cpu": "10m", "memory": "64Mi"}, "limits": {"memory": "128Mi"}},
+                        "securityContext": {
+                            "allowPrivilegeEscalation": False,
+                            "readOnlyRootFilesystem": True,
+                            "runAsNonRoot": True,
+                            "runAsUser": 65532,
+                            "capabilities": {"drop": ["ALL"]},
+                        },
+                    }
+                ],
+                "volumes": [{"name": "probe", "configMap": {"name": name}}, {"name": "tmp", "emptyDir": {}}],
+            },
+        },
+    ]

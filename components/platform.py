@@ -1,0 +1,62 @@
+"""Wire the components together in dependency order: cluster, node pools, JobSet, Kueue,
+queues, teams, priorities, workloads."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pulumi
+
+from .batch import JobSetInstall, KueueInstall
+from .cluster import GkeCluster
+from .nodepools import NodePoolGroup
+from .plan import Plan
+from .queues import KueueQueues, Priorities, Team
+from .workloads import SampleWorkload
+
+
+def deploy(plan: Plan) -> dict[str, Any]:
+    """Register every resource of the plan; return the stack outputs."""
+    cfg = plan.config
+    cluster = GkeCluster(cfg.cluster.name, plan)
+    groups = [
+        NodePoolGroup(entry.name, plan, [p for p in plan.pools if p.entry == entry.name], cluster)
+        for entry in cfg.node_pools
+    ]
+    provider = cluster.provider
+    jobset = JobSetInstall("jobset", plan, provider)
+    kueue = KueueInstall("kueue", plan, provider, after=[jobset.release])
+    queues = KueueQueues("queues", plan, provider, kueue.ready)
+
+    namespaces = {m["metadata"]["name"]: m for m in plan.namespaces}
+    teams: dict[str, Team] = {}
+    for team in plan.teams:
+        if team.namespace not in teams:
+            members = [t for t in plan.teams if t.namespace == team.namespace]
+            teams[team.namespace] = Team(
+                team.namespace, namespaces.get(team.namespace), members, provider, queues, kueue.ready
+            )
+    priorities = Priorities("priorities", plan.priorities, provider, kueue.ready)
+
+    for wl in plan.workloads:
+        team = teams[wl.namespace]
+        needs: list[pulumi.Resource] = [*kueue.ready, jobset.release]
+        if team.namespace is not None:
+            needs.append(team.namespace)
+        if wl.queue is not None:
+            needs.append(team.local_queues[wl.queue])
+        if wl.priority is not None:
+            needs.extend(priorities.classes[wl.priority])
+        SampleWorkload(wl.name, wl, provider, needs)
+
+    return {
+        "clusterName": cluster.name,
+        "endpoint": cluster.endpoint,
+        "kubeconfig": cluster.kubeconfig,
+        "nodePools": pulumi.Output.all(*[g.pool_names for g in groups]).apply(
+            lambda names: [n for group in names for n in group]
+        ),
+        "flavors": [f.name for f in plan.flavors],
+        "clusterQueues": [q.name for q in plan.queues],
+        "capacity": {"slices": plan.slices, "vms": plan.vms, "tpuChips": plan.tpu_chips, "gpus": plan.gpus},
+    }

@@ -1,0 +1,97 @@
+"""Kueue's objects: ResourceFlavors, the ProvisioningRequest admission check, ClusterQueues,
+team namespaces with their LocalQueues, and priorities. Every Kueue object waits for the Kueue
+install (and its webhook probe); namespaces come before what lives in them."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from . import k8s as k8s_objects
+from .plan import Plan, PriorityPlan, TeamPlan
+
+
+def _opts(parent: pulumi.Resource, provider: k8s.Provider, depends_on: list[pulumi.Resource]) -> pulumi.ResourceOptions:
+    return pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=depends_on)
+
+
+class KueueQueues(pulumi.ComponentResource):
+    """ResourceFlavors, the admission check for queued flavors, and ClusterQueues."""
+
+    flavors: dict[str, pulumi.Resource]
+    cluster_queues: dict[str, pulumi.Resource]
+
+    def __init__(
+        self,
+        resource_name: str,
+        plan: Plan,
+        provider: k8s.Provider,
+        kueue_ready: list[pulumi.Resource],
+        opts: pulumi.ResourceOptions | None = None,
+    ):
+        super().__init__("gke-ai-batch:queues:Queues", resource_name, None, opts)
+        self.flavors = {
+            f.name: k8s_objects.apply(f.manifest(), _opts(self, provider, kueue_ready)) for f in plan.flavors
+        }
+        checks: list[pulumi.Resource] = []
+        for manifest in plan.provisioning:
+            # The AdmissionCheck names its ProvisioningRequestConfig: create that first.
+            checks.append(k8s_objects.apply(manifest, _opts(self, provider, [*kueue_ready, *checks])))
+        self.cluster_queues = {}
+        for queue in plan.queues:
+            needs = [self.flavors[f] for f in queue.flavors] + (checks if queue.admission_checks else [])
+            self.cluster_queues[queue.name] = k8s_objects.apply(queue.manifest, _opts(self, provider, [*kueue_ready, *needs]))
+        self.register_outputs(
+            {"flavors": sorted(self.flavors), "clusterQueues": sorted(self.cluster_queues)}
+        )
+
+
+class Team(pulumi.ComponentResource):
+    """A team's namespace (unless it is one every cluster has) and its LocalQueues."""
+
+    namespace: pulumi.Resource | None
+    local_queues: dict[str, pulumi.Resource]
+
+    def __init__(
+        self,
+        resource_name: str,
+        namespace_manifest: dict | None,
+        teams: list[TeamPlan],
+        provider: k8s.Provider,
+        queues: KueueQueues,
+        kueue_ready: list[pulumi.Resource],
+        opts: pulumi.ResourceOptions | None = None,
+    ):
+        super().__init__("gke-ai-batch:queues:Team", resource_name, None, opts)
+        self.namespace = None
+        if namespace_manifest is not None:
+            self.namespace = k8s_objects.apply(namespace_manifest, pulumi.ResourceOptions(parent=self, provider=provider))
+        ns = [self.namespace] if self.namespace is not None else []
+        self.local_queues = {
+            t.local_queue: k8s_objects.apply(
+                t.manifest, _opts(self, provider, [*kueue_ready, *ns, queues.cluster_queues[t.cluster_queue]])
+            )
+            for t in teams
+        }
+        self.register_outputs({"namespace": resource_name, "localQueues": sorted(self.local_queues)})
+
+
+class Priorities(pulumi.ComponentResource):
+    """Each priority twice, same name and value: a PriorityClass for kube-scheduler and a
+    WorkloadPriorityClass for Kueue."""
+
+    def __init__(
+        self,
+        resource_name: str,
+        priorities: list[PriorityPlan],
+        provider: k8s.Provider,
+        kueue_ready: list[pulumi.Resource],
+        opts: pulumi.ResourceOptions | None = None,
+    ):
+        super().__init__("gke-ai-batch:priorities:Priorities", resource_name, None, opts)
+        self.classes: dict[str, list[pulumi.Resource]] = {}
+        for p in priorities:
+            pc = k8s_objects.apply(p.priority_class, pulumi.ResourceOptions(parent=self, provider=provider))
+            wpc = k8s_objects.apply(p.workload_priority_class, _opts(self, provider, kueue_ready))
+            self.classes[p.name] = [pc, wpc]
+        self.register_outputs({"priorities": {p.name: p.value for p in priorities}})

@@ -1,0 +1,181 @@
+"""A recording engine: Pulumi's mock monitor, plus a record of every registration as the
+engine would receive it (type, name, parent, dependencies, camelCase inputs, options).
+
+Registrations run inline on the event loop rather than on the SDK's thread pool, so their
+order depends only on the program: two runs of the same stack record the same sequence."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import runpy
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import pulumi
+from google.protobuf import json_format, struct_pb2
+from pulumi.runtime import mocks
+from pulumi.runtime.proto import resource_pb2
+from pulumi.runtime.stack import run_pulumi_func
+from pulumi.runtime.sync_await import _sync_await
+
+_SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
+_RESOURCE_SIG = "5cf8f73096256a8f31e491e813e4eb8e"
+_SIG_KEY = "4dabf18193072939515e22adb298388d"
+_UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+
+
+@dataclass
+class Registration:
+    urn: str
+    type: str
+    name: str
+    parent: str | None
+    dependencies: list[str]
+    inputs: dict[str, Any]
+    options: dict[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        out = {
+            "urn": self.urn,
+            "type": self.type,
+            "name": self.name,
+            "parent": self.parent,
+            "dependencies": self.dependencies,
+            "inputs": self.inputs,
+        }
+        if self.options:
+            out["options"] = self.options
+        return out
+
+
+@dataclass
+class Recording:
+    resources: list[Registration] = field(default_factory=list)
+    outputs: dict[str, Any] = field(default_factory=dict)
+
+
+def plain(value: Any) -> Any:
+    """protobuf Struct JSON -> plain JSON: whole floats become ints, secrets are masked,
+    resource references become their URN."""
+    if isinstance(value, dict):
+        sig = value.get(_SIG_KEY)
+        if sig == _SECRET_SIG:
+            return "[secret]"
+        if sig == _RESOURCE_SIG:
+            return value.get("urn")
+        return {k: plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if value == _UNKNOWN:
+        return "[unknown]"
+    return value
+
+
+def _struct_to_plain(struct: struct_pb2.Struct) -> dict[str, Any]:
+    return plain(json_format.MessageToDict(struct))
+
+
+class RecordingMonitor(mocks.MockMonitor):
+    def __init__(self, outputs_for: Callable[[str, str, dict[str, Any]], dict[str, Any]]):
+        super().__init__(_NoMocks())
+        self.recording = Recording()
+        self._outputs_for = outputs_for
+
+    def RegisterResource(self, request):
+        urn = self.make_urn(request.parent, request.type, request.name)
+        inputs = _struct_to_plain(request.object)
+        options: dict[str, Any] = {}
+        if request.protect:
+            options["protect"] = True
+        if list(request.ignoreChanges):
+            options["ignoreChanges"] = sorted(request.ignoreChanges)
+        if request.provider:
+            options["provider"] = request.provider.rsplit("::", 1)[0]  # "<urn>::<id>"
+        self.recording.resources.append(
+            Registration(
+                urn=urn,
+                type=request.type,
+                name=request.name,
+                parent=request.parent or None,
+                dependencies=sorted(set(request.dependencies)),
+                inputs=inputs,
+                options=options,
+            )
+        )
+        if request.type == "pulumi:pulumi:Stack":
+            return resource_pb2.RegisterResourceResponse(urn=urn)
+        state = struct_pb2.Struct()
+        state.CopyFrom(request.object)
+        extra = self._outputs_for(request.type, request.name, inputs)
+        if extra:
+            state.update(extra)
+        resource_id = f"{request.name}-id" if request.custom else ""
+        self.resources[urn] = mocks.MockMonitor.ResourceRegistration(urn, resource_id, inputs)
+        return resource_pb2.RegisterResourceResponse(urn=urn, id=resource_id, object=state)
+
+    def RegisterResourceOutputs(self, request):
+        if request.urn.split("::")[2] == "pulumi:pulumi:Stack":
+            self.recording.outputs = _struct_to_plain(request.outputs)
+        return super().RegisterResourceOutputs(request)
+
+
+class _NoMocks(pulumi.runtime.Mocks):
+    def new_resource(self, args):  # pragma: no cover - RegisterResource above answers instead
+        return f"{args.name}-id", args.inputs
+
+    def call(self, args):
+        return {}
+
+
+class _InlineExecutor(concurrent.futures.ThreadPoolExecutor):
+    """Runs each RPC at once on the calling (event loop) thread: a deterministic order."""
+
+    def submit(self, fn, /, *args, **kwargs):
+        future: concurrent.futures.Future = concurrent.futures.Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except BaseException as exc:  # noqa: BLE001 - handed to the awaiting coroutine
+            future.set_exception(exc)
+        return future
+
+
+def run(
+    program: Path,
+    *,
+    project: str,
+    stack: str,
+    config: dict[str, str],
+    outputs_for: Callable[[str, str, dict[str, Any]], dict[str, Any]],
+) -> Recording:
+    """Run a Pulumi program under the recording engine and return what it registered."""
+    monitor = RecordingMonitor(outputs_for)
+    pulumi.runtime.set_mocks(_NoMocks(), project=project, stack=stack, preview=False, monitor=monitor)
+    pulumi.runtime.set_all_config(config, [])
+
+    def main():
+        asyncio.get_running_loop().set_default_executor(_InlineExecutor())
+        root = str(program.parent)
+        if root not in sys.path:
+            sys.path.insert(0, root)
+        runpy.run_path(str(program), run_name="__main__")
+
+    _sync_await(run_pulumi_func(main))
+    _sync_await(_finish_stack())
+    return monitor.recording
+
+
+async def _finish_stack() -> None:
+    # Stack outputs are registered when the root stack finishes; under mocks, do it here.
+    from pulumi.runtime.settings import get_root_resource
+
+    stack = get_root_resource()
+    if stack is not None and hasattr(stack, "outputs"):
+        stack.register_outputs(stack.outputs)
+        from pulumi.runtime.stack import wait_for_rpcs
+
+        await wait_for_rpcs()
