@@ -14,6 +14,7 @@ from . import engine
 
 EXIT_OK = 0
 EXIT_INVALID_CONFIG = 2
+EXIT_POLICY_VIOLATION = 3
 MOCK_ENDPOINT = "203.0.113.10"  # TEST-NET-3: no real control plane
 MOCK_CA = "bW9jay1jYQ=="  # base64("mock-ca")
 # Kinds synth lists in manifests.yaml: objects the program declares itself, not the
@@ -50,6 +51,7 @@ class Result:
     plan: Any = None
     error: str | None = None
     exit_code: int = EXIT_OK
+    violations: list[dict[str, Any]] = field(default_factory=list)
     extra_files: dict[str, str] = field(default_factory=dict)
 
     @property
@@ -115,6 +117,14 @@ def synthesize(root: Path, stack_file: StackFile) -> Result:
     ours, region = split_namespace(config)
     cfg = load({k: decode(v) for k, v in ours.items()}, region=region)
     result.plan = build_plan(cfg, gcp_project)
+
+    from . import policy, report
+
+    result.violations = policy.evaluate(result)
+    if any(v["enforcement"] == "mandatory" for v in result.violations):
+        result.exit_code = EXIT_POLICY_VIOLATION
+    result.extra_files["policy.json"] = json.dumps(result.violations, indent=2, sort_keys=True) + "\n"
+    result.extra_files["report.md"] = report.render(result, result.violations)
     return result
 
 

@@ -2,7 +2,8 @@
 
 Runs the program (__main__.py) for a stack under the recording engine and writes what it
 would create: resources.json, manifests.yaml, and a summary on stdout. Exit codes: 0 success,
-2 invalid stack config (one message on stderr, nothing written)."""
+2 invalid stack config (one message on stderr, nothing written), 3 a mandatory policy violated
+(files written, violations on stderr)."""
 
 from __future__ import annotations
 
@@ -36,6 +37,9 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out or ROOT / "build" / stack_file.stack
     write_outputs(result, out)
     print(result.summary)
+    for v in result.violations:
+        stream = sys.stderr if v["enforcement"] == "mandatory" else sys.stdout
+        print(f"policy {v['enforcement']}: {v['policy']}: {v['urn'].split('::')[-1]}: {v['message']}", file=stream)
     print(f"wrote {out}")
     return result.exit_code
 

@@ -1,0 +1,65 @@
+"""Shared fixtures: run synth in-process on a stack file or on a config written on the fly."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+SHARED = ROOT.parent / "shared"
+STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (ROOT / "stacks").glob("Pulumi.*.yaml"))
+
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+import synth  # noqa: E402
+
+
+@functools.lru_cache(maxsize=None)
+def synth_stack(stack: str) -> synth.Result:
+    """Synthesize a committed stack once per test session."""
+    return synth.synthesize(ROOT, synth.StackFile.locate(ROOT, stack, None))
+
+
+def synth_config(tmp_path: Path, config: dict[str, Any], stack: str = "test") -> synth.Result:
+    """Synthesize a stack file written from `config` (the stack file's `config:` mapping)."""
+    path = tmp_path / f"Pulumi.{stack}.yaml"
+    path.write_text(yaml.safe_dump({"config": config}, sort_keys=False))
+    return synth.synthesize(ROOT, synth.StackFile.locate(ROOT, None, path))
+
+
+def by_name(result: synth.Result, type_: str, name: str) -> dict[str, Any]:
+    """The recorded registration of one resource."""
+    matches = [r for r in result.recording.resources if r.type == type_ and r.name == name]
+    assert len(matches) == 1, f"{type_} {name}: {len(matches)} registrations"
+    return matches[0].to_json()
+
+
+def base_config(**overrides: Any) -> dict[str, Any]:
+    """A minimal valid Standard stack; keyword arguments replace gke-ai-batch:<key> values."""
+    config: dict[str, Any] = {
+        "gcp:project": "test-project",
+        "gcp:region": "us-central1",
+        "gke-ai-batch:cluster": {"name": "test", "nodeLocations": ["us-central1-b"]},
+    }
+    for key, value in overrides.items():
+        config[f"gke-ai-batch:{key}"] = value
+    return config
+
+
+def load_json(path: Path) -> Any:
+    return json.loads(path.read_text())
+
+
+@pytest.fixture(scope="session")
+def shared_schemas() -> Path:
+    schemas = SHARED / "schemas"
+    if not schemas.is_dir():
+        pytest.skip(f"the CRD schemas are not beside the repository ({schemas} is missing)")
+    return schemas
