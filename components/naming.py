@@ -27,6 +27,12 @@ _FLAVOR_SUFFIX = {
     "queued": "-queued",
 }
 
+# Labels GKE itself puts on nodes of these capacity types.
+GKE_CAPACITY_LABELS = {
+    "spot": ("cloud.google.com/gke-spot", "true"),
+    "flexStart": ("cloud.google.com/gke-flex-start", "true"),
+    "queued": ("cloud.google.com/gke-queued", "true"),
+}
 QUEUED_TAINT = {"key": "cloud.google.com/gke-queued", "value": "true", "effect": "NoSchedule"}
 SYSTEM_POOL = "system"
 

@@ -7,7 +7,7 @@ def summary(stack: str, plan) -> str:
     if plan is None:
         return f"{stack}: nothing synthesized"
     lines = [
-        f"{stack}: {len(plan.pools)} accelerator/CPU node pools, {plan.slices} TPU slices, "
+        f"{stack}: {len(plan.pools)} node pools, {plan.slices} TPU slices, "
         f"{plan.vms} VMs at most, {plan.tpu_chips} TPU chips, {plan.gpus} GPUs"
     ]
     if plan.pools:

@@ -67,7 +67,7 @@ class KueueConfig(Model):
     version: str = "0.19.2"
     integrations: list[Literal[KUEUE_FRAMEWORKS]] = ["batch/job", "jobset.x-k8s.io/jobset"]  # type: ignore[valid-type]
     """Every listed framework gets Kueue's fail-closed webhook; list only what you run."""
-    fair_sharing: FairSharing | None = None
+    fair_sharing: FairSharing | bool | None = None
     """true (or an object) turns on fair sharing between cluster queues of a cohort."""
     wait_for_pods_ready: WaitForPodsReady | Literal[False] = WaitForPodsReady()
     """On by default since Kueue 0.19 (30m); false turns it off."""
@@ -79,14 +79,12 @@ class KueueConfig(Model):
     """Name of the AdmissionCheck for queued-provisioning flavors."""
     provisioning_request_config: K8sName = "dws-config"
 
-    @field_validator("fair_sharing", mode="before")
+    @field_validator("fair_sharing")
     @classmethod
-    def _fair_sharing_bool(cls, v: Any) -> Any:
+    def _fair_sharing_bool(cls, v: Any) -> FairSharing | None:
         if v is True:
-            return {}
-        if v is False:
-            return None
-        return v
+            return FairSharing()
+        return None if v is False else v
 
     @field_validator("version")
     @classmethod
@@ -212,19 +210,18 @@ class ClusterQueueConfig(Model):
     queueing_strategy: Literal["BestEffortFIFO", "StrictFIFO"] = "BestEffortFIFO"
     namespace_selector: LabelSelector | None = None
     """Defaults to the namespaces of the teams that use this queue; {} admits every namespace."""
-    flavors: list[QueueFlavor] = []
-    """In order of preference. Empty: every flavor of the stack."""
+    flavors: list[QueueFlavor | K8sName] = []
+    """In order of preference; a bare name takes the flavor's derived quotas. Empty: every
+    flavor of the stack."""
     preemption: Preemption | None = None
     fair_sharing_weight: Quantity | None = None
     stop_policy: Literal["None", "Hold", "HoldAndDrain"] | None = None
 
-    @field_validator("flavors", mode="before")
+    @field_validator("flavors")
     @classmethod
-    def _shorthand(cls, v: Any) -> Any:
+    def _shorthand(cls, v: list) -> list[QueueFlavor]:
         # "- tpu-v6e-slice-4x4" is short for "- name: tpu-v6e-slice-4x4".
-        if isinstance(v, list):
-            return [{"name": f} if isinstance(f, str) else f for f in v]
-        return v
+        return [QueueFlavor.model_validate({"name": f}) if isinstance(f, str) else f for f in v]
 
     @model_validator(mode="after")
     def _rules(self):

@@ -31,11 +31,14 @@ class WorkloadBase(Model):
     gpu: GpuSpec | None = None
     """GPU type and count per pod (Autopilot)."""
     image: str
+    container_name: K8sName | None = None
+    """Defaults to the workload's name."""
     command: list[str] = []
     args: list[str] = []
     priority: K8sName | None = None
     resources: dict[str, Quantity] = {}
-    """Requests (= limits) besides the accelerator, e.g. cpu, memory, ephemeral-storage."""
+    """Requests (= limits), e.g. cpu, memory, ephemeral-storage; the accelerator (google.com/tpu,
+    nvidia.com/gpu) defaults to what one node of the target offers."""
     ports: list[int] = []
     privileged: bool = False
     """Needed only for TPUs on GKE before 1.28; the policy pack allows it on Standard TPU pools only."""
@@ -70,6 +73,7 @@ class JobWorkload(WorkloadBase):
     """Defaults to true for multi-host TPU slices."""
     backoff_limit: int | None = Field(None, ge=0)
     ttl_seconds_after_finished: int | None = Field(None, ge=0)
+    restart_policy: Literal["Never", "OnFailure"] = "Never"
     max_run_duration_seconds: int | None = Field(None, ge=1, le=SEVEN_DAYS)
     """Queued capacity only: passed to the ProvisioningRequest Kueue creates."""
 

@@ -48,7 +48,7 @@ def plan_cluster_queues(cfg: StackConfig, flavors: list[FlavorPlan]) -> list[Que
             spec["cohortName"] = cq.cohort
         spec["resourceGroups"] = _resource_groups([e.name for e in entries], resources)
         if cq.preemption is not None:
-            spec["preemption"] = cq.preemption.model_dump(by_alias=True, exclude_none=True)
+            spec["preemption"] = cq.preemption.model_dump(by_alias=True, exclude_unset=True)
         if cq.fair_sharing_weight is not None:
             spec["fairSharing"] = {"weight": cq.fair_sharing_weight}
         if cq.stop_policy is not None:

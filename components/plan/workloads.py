@@ -57,8 +57,13 @@ def resolve_target(cfg: StackConfig, wl) -> Target:
         tolerations = [_toleration(t) for t in taints]
         if entry.tpu is not None:
             tslice = entry.tpu.slice
+            selector = dict(tslice.node_labels)
+            if entry.capacity in naming.GKE_CAPACITY_LABELS:
+                # Same shape may exist on other capacity; GKE's own label pins this one.
+                key, value = naming.GKE_CAPACITY_LABELS[entry.capacity]
+                selector[key] = value
             return Target(
-                node_selector=dict(tslice.node_labels),
+                node_selector=selector,
                 accelerator={catalogue.TPU_RESOURCE: tslice.chips_per_vm},
                 tolerations=tolerations,
                 vms=tslice.vms,
@@ -94,8 +99,8 @@ def _toleration(taint: dict[str, str]) -> dict[str, str]:
 
 
 def _pod_spec(wl, target: Target, restart_policy: str = "Never") -> dict[str, Any]:
-    resources = {**{k: v for k, v in wl.resources.items()}, **target.accelerator}
-    container: dict[str, Any] = {"name": wl.name, "image": wl.image}
+    resources = {**target.accelerator, **wl.resources}
+    container: dict[str, Any] = {"name": wl.container_name or wl.name, "image": wl.image}
     if wl.command:
         container["command"] = list(wl.command)
     if wl.args:
@@ -195,7 +200,7 @@ def _job(cfg: StackConfig, wl: JobWorkload, target: Target) -> list[dict[str, An
     # Kueue's webhook suspends a queued Job anyway; saying so keeps it suspended if the
     # webhook were ever bypassed.
     spec["suspend"] = True
-    pod = _pod_spec(wl, target)
+    pod = _pod_spec(wl, target, wl.restart_policy)
     manifests = []
     if target.multi_host:
         service = f"{wl.name}-hosts"
