@@ -17,6 +17,7 @@ from typing import Any, Callable
 import pulumi
 from google.protobuf import json_format, struct_pb2
 from pulumi.runtime import mocks
+from pulumi.runtime import settings
 from pulumi.runtime.proto import resource_pb2
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
@@ -86,6 +87,17 @@ class RecordingMonitor(mocks.MockMonitor):
         self.recording = Recording()
         self._outputs_for = outputs_for
 
+    def make_urn(self, parent: str, type_: str, name: str) -> str:
+        # As the engine builds URNs: the parent's whole qualified type chain, without the root
+        # stack. (The SDK's mock keeps only the parent's last type and includes the stack, so
+        # its URNs would not match a real deployment's, and neither would a committed URN list.)
+        qualified = type_
+        if parent:
+            parent_type = parent.split("::")[2]
+            if parent_type != "pulumi:pulumi:Stack":
+                qualified = f"{parent_type}${type_}"
+        return "urn:pulumi:" + "::".join([pulumi.get_stack(), pulumi.get_project(), qualified, name])
+
     def RegisterResource(self, request):
         urn = self.make_urn(request.parent, request.type, request.name)
         inputs = _struct_to_plain(request.object)
@@ -154,6 +166,9 @@ def run(
 ) -> Recording:
     """Run a Pulumi program under the recording engine and return what it registered."""
     monitor = RecordingMonitor(outputs_for)
+    # set_mocks keeps an existing root stack; each run gets its own (one process may synth
+    # several stacks, as the tests do).
+    settings.ROOT.set(None)
     pulumi.runtime.set_mocks(_NoMocks(), project=project, stack=stack, preview=False, monitor=monitor)
     pulumi.runtime.set_all_config(config, [])
 

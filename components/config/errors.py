@@ -55,7 +55,7 @@ def format_path(loc: tuple[str | int, ...]) -> str:
 
 def from_validation_error(exc: ValidationError, root: type[BaseModel]) -> ConfigError:
     problems: list[tuple[str, str]] = []
-    by_path: dict[tuple, list[dict]] = {}
+    located: list[tuple[tuple, dict]] = []
     for err in exc.errors(include_url=False):
         loc = _clean_loc(root, tuple(err["loc"]))
         rule = (err.get("ctx") or {}).get("error")
@@ -63,6 +63,13 @@ def from_validation_error(exc: ValidationError, root: type[BaseModel]) -> Config
             loc = loc + rule.path
         if err["type"] in ("union_tag_invalid", "union_tag_not_found"):
             loc = loc + ("kind",)
+        located.append((loc, err))
+    by_path: dict[tuple, list[dict]] = {}
+    for loc, err in located:
+        # A value tried against a union (a name or a mapping, say) fails the members it does
+        # not resemble at once; if another member got further, that is the real error.
+        if err["type"] in _TYPE_WORDS and any(len(other) > len(loc) and other[: len(loc)] == loc for other, _ in located):
+            continue
         by_path.setdefault(loc, []).append(err)
     for loc, errs in by_path.items():
         problems.append((format_path(loc), _message(root, loc, errs)))

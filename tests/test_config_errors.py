@@ -1,0 +1,148 @@
+"""Bad stack config: one message naming the file and key path, exit 2, nothing registered
+or written."""
+
+from __future__ import annotations
+
+import copy
+import subprocess
+import sys
+
+import pulumi
+import pytest
+import yaml
+
+from components.config import ConfigError, load
+from conftest import ROOT, base_config, synth_config
+
+TPU = {"name": "v6e", "tpu": {"version": "v6e", "topology": "4x4"}, "slices": 2}
+GPU = {"name": "h100", "gpu": {"type": "nvidia-h100-80gb", "count": 8}, "capacity": "queued", "maxNodes": 2}
+
+
+def valid() -> dict:
+    return base_config(
+        nodePools=[copy.deepcopy(TPU), copy.deepcopy(GPU)],
+        clusterQueues=[{"name": "cq"}],
+        teams=[{"namespace": "team-a", "localQueue": "lq", "clusterQueue": "cq"}],
+        priorities=[{"name": "high", "value": 1000}],
+        workloads=[
+            {"kind": "jobset", "name": "train", "team": "team-a", "pool": "v6e", "slices": 2, "image": "i", "priority": "high"}
+        ],
+    )
+
+
+def pools(config):
+    return config["gke-ai-batch:nodePools"]
+
+
+CASES = [
+    # (id, mutate(config), key path, words the message must contain)
+    ("unknown top-level key", lambda c: c.update({"gke-ai-batch:nodepools": []}), "gke-ai-batch:nodepools", "did you mean 'nodePools'"),
+    ("unknown pool key", lambda c: pools(c)[0].update(slice=3), "gke-ai-batch:nodePools[0].slice", "did you mean 'slices'"),
+    ("unknown cluster key", lambda c: c["gke-ai-batch:cluster"].update(zone="x"), "gke-ai-batch:cluster.zone", "unknown key"),
+    ("topology not of the generation", lambda c: pools(c)[0]["tpu"].update(topology="4x4x4"), "gke-ai-batch:nodePools[0].tpu.topology", "not a v6e topology; allowed: 1x1, 2x2"),
+    ("topology not of the machine type", lambda c: pools(c)[0]["tpu"].update(machineType="ct6e-standard-8t"), "gke-ai-batch:nodePools[0].tpu.machineType", "allowed with it: 2x4"),
+    ("unknown TPU version", lambda c: pools(c)[0]["tpu"].update(version="v7"), "gke-ai-batch:nodePools[0].tpu.version", "'v4', 'v5e', 'v5p', 'v6e' or 'tpu7x'"),
+    ("missing reservation", lambda c: pools(c)[0].update(capacity="reservation"), "gke-ai-batch:nodePools[0].reservation", "required with capacity reservation"),
+    ("superfluous reservation", lambda c: pools(c)[0].update(reservation="r"), "gke-ai-batch:nodePools[0].reservation", "only with capacity reservation, not onDemand"),
+    ("queued with a reservation", lambda c: pools(c)[1].update(reservation="r"), "gke-ai-batch:nodePools[1].reservation", "NO_RESERVATION"),
+    ("flexStart with a reservation", lambda c: pools(c)[0].update(capacity="flexStart", reservation="r"), "gke-ai-batch:nodePools[0].reservation", "flexStart pools cannot consume a reservation"),
+    ("flexStart below 1.33.0-gke.1712000", lambda c: (pools(c)[0].update(capacity="flexStart"), c["gke-ai-batch:cluster"].update(minMasterVersion="1.33.0-gke.1711999")), "gke-ai-batch:nodePools[0].capacity", "need GKE 1.33.0-gke.1712000 or later"),
+    ("maxRunDuration over 7 days", lambda c: pools(c)[1].update(maxRunDuration="8d"), "gke-ai-batch:nodePools[1].maxRunDuration", "exceeds GKE's limit of 7 days"),
+    ("maxRunDuration on demand", lambda c: pools(c)[0].update(maxRunDuration="1h"), "gke-ai-batch:nodePools[0].maxRunDuration", "only flexStart and queued"),
+    ("node pools on Autopilot", lambda c: c["gke-ai-batch:cluster"].update(mode="autopilot"), "gke-ai-batch:nodePools[0]", "Autopilot clusters have no node pools"),
+    ("duplicate pool names", lambda c: pools(c).append(copy.deepcopy(GPU)), "gke-ai-batch:nodePools[2].name", "'h100' is also made by nodePools[1]"),
+    ("slice pool name collides", lambda c: pools(c).append({"name": "v6e-1", "machineType": "n2-standard-4", "maxNodes": 1}), "gke-ai-batch:nodePools[2].name", "is also made by nodePools[0]"),
+    ("system pool name taken", lambda c: pools(c).append({"name": "system", "machineType": "n2-standard-4", "maxNodes": 1}), "gke-ai-batch:nodePools[2].name", "also made by the system pool"),
+    ("slices below 1", lambda c: pools(c)[0].update(slices=0), "gke-ai-batch:nodePools[0].slices", "greater than or equal to 1"),
+    ("name GKE rejects", lambda c: pools(c)[0].update(name="V6E_pool"), "gke-ai-batch:nodePools[0].name", "not a valid GKE name"),
+    ("name too long for its slices", lambda c: pools(c)[0].update(name="a" * 39), "gke-ai-batch:nodePools[0].name", "named"),
+    ("cluster name GKE rejects", lambda c: c["gke-ai-batch:cluster"].update(name="9lives"), "gke-ai-batch:cluster.name", "starting with a letter"),
+    ("node counts on a TPU pool", lambda c: pools(c)[0].update(maxNodes=4), "gke-ai-batch:nodePools[0].maxNodes", "derive from tpu.topology"),
+    ("TPU slice across zones", lambda c: c["gke-ai-batch:cluster"].update(nodeLocations=["us-central1-a", "us-central1-b"]), "gke-ai-batch:nodePools[0].zones", "exactly one zone"),
+    ("zone outside the region", lambda c: pools(c)[1].update(zones=["europe-west4-a"]), "gke-ai-batch:nodePools[1].zones[0]", "not in the cluster's region us-central1"),
+    ("GPU machine type that cannot carry it", lambda c: pools(c)[1].update(machineType="a3-highgpu-4g"), "gke-ai-batch:nodePools[1].machineType", "carries exactly 4"),
+    ("tpu7x below its version", lambda c: (pools(c)[0]["tpu"].update(version="tpu7x", topology="2x2x2"), c["gke-ai-batch:cluster"].update(minMasterVersion="1.33")), "gke-ai-batch:nodePools[0].tpu.version", "tpu7x needs GKE 1.34.0-gke.2201000"),
+    ("wrong type", lambda c: pools(c)[1].update(maxNodes="lots"), "gke-ai-batch:nodePools[1].maxNodes", "valid integer"),
+    ("unknown capacity", lambda c: pools(c)[0].update(capacity="preemptible"), "gke-ai-batch:nodePools[0].capacity", "'onDemand', 'spot', 'reservation', 'flexStart' or 'queued'"),
+    # batch layer cross-references
+    ("unknown flavor in a queue", lambda c: c["gke-ai-batch:clusterQueues"][0].update(flavors=["nope"]), "gke-ai-batch:clusterQueues[0].flavors[0].name", "unknown flavor 'nope'; known: tpu-v6e-slice-4x4, nvidia-h100-80gb-queued"),
+    ("unknown pool in a flavor", lambda c: c.update({"gke-ai-batch:flavors": [{"name": "f", "pools": ["v5e"]}]}), "gke-ai-batch:flavors[0].pools[0]", "unknown node pool 'v5e'; known: v6e, h100"),
+    ("unknown queue of a team", lambda c: c["gke-ai-batch:teams"][0].update(clusterQueue="other"), "gke-ai-batch:teams[0].clusterQueue", "unknown cluster queue 'other'; known: cq"),
+    ("unknown team of a workload", lambda c: c["gke-ai-batch:workloads"][0].update(team="team-z"), "gke-ai-batch:workloads[0].team", "unknown team 'team-z'; known: team-a"),
+    ("unknown pool of a workload", lambda c: c["gke-ai-batch:workloads"][0].update(pool="v5e"), "gke-ai-batch:workloads[0].pool", "unknown node pool 'v5e'"),
+    ("unknown priority", lambda c: c["gke-ai-batch:workloads"][0].update(priority="urgent"), "gke-ai-batch:workloads[0].priority", "unknown priority 'urgent'; known: high"),
+    ("more slices than the pool", lambda c: c["gke-ai-batch:workloads"][0].update(slices=3), "gke-ai-batch:workloads[0].slices", "3 slices never fit pool 'v6e', which has 2"),
+    ("unknown workload kind", lambda c: c["gke-ai-batch:workloads"][0].update(kind="cronjob"), "gke-ai-batch:workloads[0].kind", "unknown kind 'cronjob'"),
+    ("kueue older than 0.15", lambda c: c.update({"gke-ai-batch:kueue": {"version": "0.14.2"}}), "gke-ai-batch:kueue.version", "too old"),
+    ("unpinned chart version", lambda c: c.update({"gke-ai-batch:jobset": {"version": "^0.12"}}), "gke-ai-batch:jobset.version", "no 'v', no ranges"),
+    ("unknown integration", lambda c: c.update({"gke-ai-batch:kueue": {"integrations": ["batch/job", "argo"]}}), "gke-ai-batch:kueue.integrations[1]", "Input should be"),
+    ("jobset without its integration", lambda c: c.update({"gke-ai-batch:kueue": {"integrations": ["batch/job"]}}), "gke-ai-batch:workloads[0].kind", "'jobset.x-k8s.io/jobset' integration"),
+    ("borrowing without a cohort", lambda c: c["gke-ai-batch:clusterQueues"][0].update(flavors=[{"name": "tpu-v6e-slice-4x4", "quotas": {"google.com/tpu": {"nominal": 8, "borrowingLimit": 8}}}]), 'gke-ai-batch:clusterQueues[0].flavors[0].quotas["google.com/tpu"]', "need a cohort"),
+    ("bad quantity", lambda c: c["gke-ai-batch:clusterQueues"][0].update(flavors=[{"name": "tpu-v6e-slice-4x4", "quotas": {"memory": "10 GB"}}]), "gke-ai-batch:clusterQueues[0].flavors[0].quotas.memory", "not a Kubernetes quantity"),
+    ("priority above the user range", lambda c: c["gke-ai-batch:priorities"][0].update(value=2_000_000_000), "gke-ai-batch:priorities[0].value", "less than or equal to 1000000000"),
+    ("Autopilot without flavors", lambda c: (c.pop("gke-ai-batch:nodePools"), c.pop("gke-ai-batch:workloads"), c["gke-ai-batch:cluster"].update(mode="autopilot")), "gke-ai-batch:flavors", "Autopilot stacks declare their flavors"),
+]
+
+
+@pytest.mark.parametrize("mutate, path, words", [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_invalid_config_names_the_key(tmp_path, mutate, path, words):
+    config = valid()
+    mutate(config)
+    result = synth_config(tmp_path, config)
+    assert result.exit_code == 2
+    assert result.recording is None, "nothing may be registered"
+    message = result.error
+    assert message.startswith(f"{tmp_path / 'Pulumi.test.yaml'}: invalid stack config: ")
+    assert f"{path}: " in message, message
+    assert words in message, message
+    assert "Traceback" not in message
+
+
+def test_the_valid_base_really_is_valid(tmp_path):
+    assert synth_config(tmp_path, valid()).exit_code == 0
+
+
+def test_several_problems_are_listed_together():
+    config = {"cluster": {"name": "Bad"}, "nodePools": [{"name": "x", "tpu": {"version": "v6e", "topology": "3x3"}}]}
+    with pytest.raises(ConfigError) as err:
+        load(config, region="us-central1")
+    paths = [p for p, _ in err.value.problems]
+    assert paths == ["gke-ai-batch:cluster.name", "gke-ai-batch:nodePools[0].tpu.topology"]
+    assert str(err.value).splitlines()[0] == "invalid stack config (2 problems):"
+
+
+def test_config_error_is_a_run_error():
+    # `pulumi up` prints a RunError's message without a traceback.
+    assert issubclass(ConfigError, pulumi.RunError)
+
+
+def test_cli_exit_2_one_message_nothing_written(tmp_path):
+    config = valid()
+    pools(config)[0]["tpu"]["topology"] = "4x5"
+    stack = tmp_path / "Pulumi.bad.yaml"
+    stack.write_text(yaml.safe_dump({"config": config}))
+    out = tmp_path / "out"
+    proc = subprocess.run(
+        [sys.executable, "-m", "synth", "--config", str(stack), "--out", str(out)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert proc.stderr.strip() == (
+        f"{stack}: invalid stack config: gke-ai-batch:nodePools[0].tpu.topology: "
+        "'4x5' is not a v6e topology; allowed: 1x1, 2x2, 2x4, 4x4, 4x8, 8x8, 8x16, 16x16"
+    )
+    assert not out.exists()
+
+
+def test_cli_rejects_a_file_not_named_like_a_stack(tmp_path):
+    path = tmp_path / "stack.yaml"
+    path.write_text("config: {}\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "synth", "--config", str(path)], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 2
+    assert "stack files are named Pulumi.<stack>.yaml" in proc.stderr

@@ -1,0 +1,83 @@
+"""Every committed stack synthesizes, matches the committed JSON Schema, and the CLI writes
+its files."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import jsonschema
+import pytest
+import yaml
+
+from components.config.schema import render
+from conftest import ROOT, STACKS, synth_stack
+
+EXPECTED_STACKS = {"dev", "prod", "tpu-hotswap", "batch-autopilot", "tpu-multislice", "gpu-dws", "tpu-flex"}
+
+
+def test_the_seed_stacks_exist():
+    assert EXPECTED_STACKS <= set(STACKS)
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_stack_synthesizes(stack):
+    result = synth_stack(stack)
+    assert result.error is None
+    assert result.exit_code == 0, [v for v in result.violations if v["enforcement"] == "mandatory"]
+    assert len(result.recording.resources) > 10
+
+
+def test_committed_schema_matches_the_models():
+    assert (ROOT / "schema" / "stack.schema.json").read_text() == render(), (
+        "regenerate: python -m components.config.schema > schema/stack.schema.json"
+    )
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_stack_file_validates_against_the_schema_and_references_it(stack):
+    path = ROOT / "stacks" / f"Pulumi.{stack}.yaml"
+    text = path.read_text()
+    assert text.startswith("# yaml-language-server: $schema=../schema/stack.schema.json\n")
+    schema = json.loads((ROOT / "schema" / "stack.schema.json").read_text())
+    errors = [f"{list(e.path)}: {e.message}" for e in jsonschema.Draft202012Validator(schema).iter_errors(yaml.safe_load(text))]
+    assert errors == []
+
+
+def test_schema_catches_a_typo():
+    schema = json.loads((ROOT / "schema" / "stack.schema.json").read_text())
+    doc = {"config": {"gcp:project": "p", "gke-ai-batch:cluster": {"name": "c"}, "gke-ai-batch:nodepools": []}}
+    errors = list(jsonschema.Draft202012Validator(schema).iter_errors(doc))
+    assert any("gke-ai-batch:nodepools" in e.message for e in errors)
+
+
+def test_cli_writes_files_and_summary(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "synth", "tpu-multislice", "--out", str(tmp_path)],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[0] == (
+        "tpu-multislice: 3 node pools, 3 TPU slices, 6 VMs at most, 24 TPU chips, 0 GPUs"
+    )
+    assert "nodepool-2" in proc.stdout
+    resources = json.loads((tmp_path / "resources.json").read_text())
+    assert set(resources[1]) >= {"urn", "type", "name", "parent", "dependencies", "inputs"}
+    assert resources[0]["type"] == "pulumi:pulumi:Stack" and resources[0]["parent"] is None
+    docs = list(yaml.safe_load_all((tmp_path / "manifests.yaml").read_text()))
+    assert {d["kind"] for d in docs} >= {"ResourceFlavor", "ClusterQueue", "LocalQueue", "JobSet", "PriorityClass"}
+    assert not any(d["apiVersion"].startswith("kueue.x-k8s.io/v1beta1") for d in docs)
+    assert (tmp_path / "policy.json").exists() and (tmp_path / "report.md").exists()
+
+
+def test_manifests_are_only_kubernetes_objects_the_program_declares():
+    import synth
+
+    result = synth_stack("dev")
+    docs = synth.manifests(result.recording)
+    assert all({"apiVersion", "kind", "metadata"} <= set(d) for d in docs)
+    assert not [d for d in docs if d["kind"] in ("Release", "Provider")]
