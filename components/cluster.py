@@ -58,7 +58,7 @@ class GkeCluster(pulumi.ComponentResource):
             account_id=node_service_account_id(cfg.cluster.name),
             display_name=f"GKE nodes of {cfg.cluster.name}",
             project=plan.project,
-            opts=pulumi.ResourceOptions(parent=self, protect=protect),
+            opts=pulumi.ResourceOptions(parent=self, protect=protect, delete_before_replace=True),
         )
         self.node_role = gcp.projects.IAMMember(
             "nodes-role",
@@ -90,7 +90,11 @@ class GkeCluster(pulumi.ComponentResource):
             "cluster",
             project=plan.project,
             **args,
-            opts=pulumi.ResourceOptions(parent=self, protect=protect, depends_on=[self.node_role]),
+            # A fixed cluster name cannot be created beside the old one: replace by deleting
+            # first (and protect production clusters from that altogether).
+            opts=pulumi.ResourceOptions(
+                parent=self, protect=protect, depends_on=[self.node_role], delete_before_replace=True
+            ),
         )
         self.system_pool = None
         if plan.system_pool is not None:
@@ -102,7 +106,9 @@ class GkeCluster(pulumi.ComponentResource):
                 location=self.cluster.location,
                 project=plan.project,
                 **sys_args,
-                opts=pulumi.ResourceOptions(parent=self, ignore_changes=["initialNodeCount"]),
+                opts=pulumi.ResourceOptions(
+                    parent=self, ignore_changes=["initialNodeCount", "nodeCount"], delete_before_replace=True
+                ),
             )
 
         self.name = self.cluster.name

@@ -31,7 +31,8 @@ class NodePoolGroup(pulumi.ComponentResource):
                 pools[0].workload_policy,
                 project=plan.project,
                 **workload_policy_args(pools[0], region_of(cfg.cluster.location)),
-                opts=pulumi.ResourceOptions(parent=self),
+                # Fixed names: a replacement must delete the old one first.
+                opts=pulumi.ResourceOptions(parent=self, delete_before_replace=True),
             )
         self.node_pools: list[gcp.container.NodePool] = []
         for pool in pools:
@@ -50,6 +51,9 @@ class NodePoolGroup(pulumi.ComponentResource):
                     opts=pulumi.ResourceOptions(
                         parent=self,
                         protect=cfg.production,
+                        # GKE names are fixed (Jobs select pools by name), so the default
+                        # create-before-delete would collide with the old pool; delete first.
+                        delete_before_replace=True,
                         # The autoscaler owns the node count; initialNodeCount only matters at
                         # creation and would otherwise force a replacement if GKE reports it back
                         # differently.

@@ -104,6 +104,8 @@ class RecordingMonitor(mocks.MockMonitor):
         options: dict[str, Any] = {}
         if request.protect:
             options["protect"] = True
+        if request.deleteBeforeReplace:
+            options["deleteBeforeReplace"] = True
         if list(request.ignoreChanges):
             options["ignoreChanges"] = sorted(request.ignoreChanges)
         if request.provider:
@@ -172,6 +174,9 @@ def run(
     pulumi.runtime.set_mocks(_NoMocks(), project=project, stack=stack, preview=False, monitor=monitor)
     pulumi.runtime.set_all_config(config, [])
 
+    order = _ConstructionOrder(project, stack)
+    pulumi.runtime.register_stack_transformation(order.record)
+
     def main():
         asyncio.get_running_loop().set_default_executor(_InlineExecutor())
         root = str(program.parent)
@@ -181,7 +186,34 @@ def run(
 
     _sync_await(run_pulumi_func(main))
     _sync_await(_finish_stack())
+    # Registrations arrive as their inputs resolve, which depends on hash order inside the
+    # SDK; the program's own construction order does not.
+    monitor.recording.resources.sort(key=lambda r: order.position(r.urn))
     return monitor.recording
+
+
+class _ConstructionOrder:
+    """Numbers resources in the order the program constructs them (a stack transformation
+    runs synchronously in every resource's constructor) and names them by the URN the
+    engine will give them."""
+
+    def __init__(self, project: str, stack: str):
+        self._prefix = f"urn:pulumi:{stack}::{project}::"
+        self._qualified: dict[int, str] = {}
+        self._position: dict[str, int] = {}
+
+    def record(self, args: pulumi.ResourceTransformationArgs) -> None:
+        parent = args.opts.parent if args.opts is not None else None
+        qualified = args.type_
+        if parent is not None and id(parent) in self._qualified:
+            qualified = f"{self._qualified[id(parent)]}${args.type_}"
+        self._qualified[id(args.resource)] = qualified
+        self._position.setdefault(f"{self._prefix}{qualified}::{args.name}", len(self._position))
+        return None
+
+    def position(self, urn: str) -> int:
+        # The root stack is created before the transformation exists: it comes first.
+        return self._position.get(urn, -1)
 
 
 async def _finish_stack() -> None:

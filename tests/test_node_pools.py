@@ -222,7 +222,10 @@ def test_production_protects_cluster_and_accelerator_pools(tmp_path, production)
     )
     result = synth_config(tmp_path, config)
     for type_, name in [("gcp:container/cluster:Cluster", "cluster"), (NODE_POOL, "v6e-0"), (NODE_POOL, "g")]:
-        assert by_name(result, type_, name).get("options", {}).get("protect", False) is production
+        options = by_name(result, type_, name).get("options", {})
+        assert options.get("protect", False) is production
+        # Fixed names: a replacement has to delete the old object before creating the new one.
+        assert options["deleteBeforeReplace"] is True
     # The autoscaler owns node counts: only autoscaled pools ignore them.
     assert by_name(result, NODE_POOL, "g")["options"]["ignoreChanges"] == ["initialNodeCount", "nodeCount"]
     assert "ignoreChanges" not in by_name(result, NODE_POOL, "v6e-0").get("options", {})
