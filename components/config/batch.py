@@ -65,6 +65,7 @@ class WaitForPodsReady(Model):
 
 class KueueConfig(Model):
     version: str = "0.19.2"
+    """Chart version of oci://registry.k8s.io/kueue/charts/kueue (0.15.0 or later)."""
     integrations: list[Literal[KUEUE_FRAMEWORKS]] = ["batch/job", "jobset.x-k8s.io/jobset"]  # type: ignore[valid-type]
     """Every listed framework gets Kueue's fail-closed webhook; list only what you run."""
     fair_sharing: FairSharing | bool | None = None
@@ -72,9 +73,11 @@ class KueueConfig(Model):
     wait_for_pods_ready: WaitForPodsReady | Literal[False] = WaitForPodsReady()
     """On by default since Kueue 0.19 (30m); false turns it off."""
     manage_jobs_without_queue_name: bool = False
+    """Also hold back Jobs that name no queue (they then never run unless given one)."""
     webhook_gate: bool = True
     """Wait, after install, until Kueue's webhooks answer a server-side dry run (kueue#13036)."""
     probe_image: str = "registry.k8s.io/kubectl:v1.33.0"
+    """Image of the webhook probe (kubectl, no shell needed)."""
     provisioning_admission_check: K8sName = "dws-prov"
     """Name of the AdmissionCheck for queued-provisioning flavors."""
     provisioning_request_config: K8sName = "dws-config"
@@ -106,6 +109,7 @@ class KueueConfig(Model):
 
 class JobSetConfig(Model):
     version: str = "0.12.0"
+    """Chart version of oci://registry.k8s.io/jobset/charts/jobset."""
 
     @field_validator("version")
     @classmethod
@@ -130,6 +134,7 @@ class Toleration(Model):
 
 class FlavorConfig(Model):
     name: K8sName
+    """ResourceFlavor name that cluster queues refer to."""
     pools: list[str] = []
     """Node pool entries whose nodes this flavor stands for; labels, tolerations and default
     quotas derive from them."""
@@ -158,6 +163,7 @@ class QuotaLimits(Model):
 
 class QueueFlavor(Model):
     name: str
+    """A flavor of the stack (declared or derived)."""
     quotas: dict[str, Quantity | QuotaLimits] = {}
     """Per resource (google.com/tpu, nvidia.com/gpu, cpu, memory, ...): a quantity or
     {nominal, borrowingLimit, lendingLimit}. Accelerators default to what the flavor's pools
@@ -207,6 +213,7 @@ class LabelSelector(Model):
 class ClusterQueueConfig(Model):
     name: K8sName
     cohort: K8sName | None = None
+    """Queues of one cohort borrow each other's unused quota (spec.cohortName)."""
     queueing_strategy: Literal["BestEffortFIFO", "StrictFIFO"] = "BestEffortFIFO"
     namespace_selector: LabelSelector | None = None
     """Defaults to the namespaces of the teams that use this queue; {} admits every namespace."""
@@ -214,7 +221,9 @@ class ClusterQueueConfig(Model):
     """In order of preference; a bare name takes the flavor's derived quotas. Empty: every
     flavor of the stack."""
     preemption: Preemption | None = None
+    """Kueue's preemption policy, as in ClusterQueue spec.preemption."""
     fair_sharing_weight: Quantity | None = None
+    """spec.fairSharing.weight, used when kueue.fairSharing is on."""
     stop_policy: Literal["None", "Hold", "HoldAndDrain"] | None = None
 
     @field_validator("flavors")
@@ -242,7 +251,9 @@ class ClusterQueueConfig(Model):
 
 class TeamConfig(Model):
     namespace: K8sName
+    """Created unless it is one every cluster has (default, kube-system, ...)."""
     local_queue: K8sName
+    """LocalQueue in that namespace; workloads name it in kueue.x-k8s.io/queue-name."""
     cluster_queue: K8sName
     labels: Labels = {}
     """Extra labels on the Namespace."""
@@ -250,6 +261,7 @@ class TeamConfig(Model):
 
 class PriorityConfig(Model):
     name: K8sName
+    """Becomes a PriorityClass and a Kueue WorkloadPriorityClass of the same name and value."""
     value: int = Field(ge=-2_147_483_648, le=1_000_000_000)
     """PriorityClass value; above 1,000,000,000 is reserved for system classes."""
     description: str = ""

@@ -107,22 +107,30 @@ class AutoProvisioning(Model):
 
 class ClusterConfig(Model):
     name: GkeName
+    """GKE cluster name: lowercase letters, digits and -, 40 characters at most."""
     mode: Literal["standard", "autopilot"] = "standard"
+    """standard: node pools from this file; autopilot: GKE makes nodes per workload."""
     location: str | None = None
     """Region (regional cluster) or zone; defaults to gcp:region."""
     node_locations: list[str] = []
     """Zones for nodes, within the cluster's region."""
     release_channel: Literal["RAPID", "REGULAR", "STABLE"] = "REGULAR"
+    """Always enrolled: security patches arrive on their own (and GKE then keeps node auto-upgrade on)."""
     min_master_version: str | None = None
+    """Control-plane version floor, e.g. '1.33' or '1.33.0-gke.1712000'; checked against what flexStart and tpu7x need."""
     deletion_protection: bool = True
+    """GKE refuses to delete the cluster while true."""
     private_nodes: bool = False
+    """Nodes without public IPs (needs Cloud NAT to pull public images such as registry.k8s.io)."""
     master_authorized_networks: list[AuthorizedNetwork] | None = None
     """None leaves the control plane reachable from anywhere (with credentials)."""
     network: str = "default"
+    """VPC network name or self link."""
     subnetwork: str | None = None
     system_pool: SystemPool | None = None
     """Standard only; defaults to e2-standard-4, 1 to 3 nodes."""
     labels: Labels = {}
+    """GCP resource labels on the cluster."""
     auto_provisioning: AutoProvisioning | None = None
 
     @field_validator("location")

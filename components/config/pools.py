@@ -77,24 +77,33 @@ class Taint(Model):
 
 class NodePoolConfig(Model):
     name: GkeName
+    """The entry's name; a TPU entry's pools are <name>-0, <name>-1, ..."""
     tpu: TpuSpec | None = None
+    """A TPU slice shape: node counts, placement and labels derive from it."""
     gpu: GpuSpec | None = None
+    """GPUs per node (with machineType)."""
     machine_type: str | None = None
     """CPU and GPU pools; TPU pools take tpu.machineType."""
     slices: int | None = Field(None, ge=1)
     """TPU only: one node pool per slice, named <name>-<i>. Default 1."""
     capacity: Capacity = "onDemand"
+    """onDemand, spot, reservation (with reservation), flexStart or queued (Dynamic Workload
+    Scheduler); see README "Capacity types" for what each sets."""
     reservation: str | None = None
     """Reservation name (or projects/P/reservations/R for a shared one); capacity reservation only."""
     min_nodes: int | None = Field(None, ge=0)
     """GPU and CPU pools; TPU node counts derive from the topology."""
     max_nodes: int | None = Field(None, ge=1)
     zones: list[str] = []
+    """Node locations; default: the cluster's. TPU slices need exactly one zone."""
     max_run_duration: Duration | None = None
     """flexStart and queued only: how long a node may live, at most 7 days (e.g. '24h')."""
     gvnic: bool = False
+    """Google Virtual NIC (recommended for GPU pools)."""
     labels: Labels = {}
+    """Extra Kubernetes labels on the nodes."""
     taints: list[Taint] = []
+    """Extra taints; flavors and sample workloads tolerate them."""
 
     @field_validator("zones")
     @classmethod

@@ -254,6 +254,7 @@ class StackConfig(Model):
                     f"unknown priority {wl.priority!r}; known: {', '.join(priorities) or 'none'}",
                 )
             pool = pools.get(wl.pool) if wl.pool else None
+            self._check_accelerator_request(at, wl, pool)
             if isinstance(wl, JobSetWorkload):
                 self._check_jobset(at, wl, pool)
             elif isinstance(wl, JobWorkload):
@@ -266,6 +267,23 @@ class StackConfig(Model):
                     )
                 if pool is None and wl.gpu is None and wl.tpu is None:
                     raise RuleError((*at, "pool"), "a ProvisioningRequest needs a queued pool (or a gpu or tpu shape)")
+
+    def _check_accelerator_request(self, at: tuple, wl, pool: NodePoolConfig | None) -> None:
+        tpu = pool.tpu if pool is not None else wl.tpu
+        gpu = pool.gpu if pool is not None else wl.gpu
+        asked = wl.resources.get("google.com/tpu")
+        if tpu is not None and asked is not None and str(asked) != str(tpu.slice.chips_per_vm):
+            raise RuleError(
+                (*at, "resources", "google.com/tpu"),
+                f"a TPU pod takes all {tpu.slice.chips_per_vm} chips of its {tpu.slice.machine_type} VM; "
+                "leave google.com/tpu out to derive it",
+            )
+        asked = wl.resources.get("nvidia.com/gpu")
+        if gpu is not None and isinstance(asked, int) and asked > gpu.count:
+            raise RuleError(
+                (*at, "resources", "nvidia.com/gpu"),
+                f"{asked} GPUs per pod never fit a node with {gpu.count}",
+            )
 
     def _check_workload_team(self, at: tuple, wl) -> None:
         teams = [t for t in self.teams if t.namespace == wl.team]

@@ -31,11 +31,13 @@ class WorkloadBase(Model):
     gpu: GpuSpec | None = None
     """GPU type and count per pod (Autopilot)."""
     image: str
+    """Container image."""
     container_name: K8sName | None = None
     """Defaults to the workload's name."""
     command: list[str] = []
     args: list[str] = []
     priority: K8sName | None = None
+    """A priority of the stack: label kueue.x-k8s.io/priority-class and the pods' priorityClassName."""
     resources: dict[str, Quantity] = {}
     """Requests (= limits), e.g. cpu, memory, ephemeral-storage; the accelerator (google.com/tpu,
     nvidia.com/gpu) defaults to what one node of the target offers."""
@@ -56,6 +58,8 @@ class WorkloadBase(Model):
 
 
 class JobSetWorkload(WorkloadBase):
+    """A JobSet with one replicated job per TPU slice (multislice)."""
+
     kind: Literal["jobset"]
     slices: int = Field(1, ge=1)
     """Replicas of the slice job: one per TPU slice."""
@@ -65,6 +69,8 @@ class JobSetWorkload(WorkloadBase):
 
 
 class JobWorkload(WorkloadBase):
+    """A Job in the team's queue; multi-host TPU Jobs get an indexed Job and a headless Service."""
+
     kind: Literal["job"]
     parallelism: int | None = Field(None, ge=1)
     """Defaults to the VMs of a TPU slice, else 1."""

@@ -1,0 +1,146 @@
+"""Stack lists and PR-comment text for the GitHub workflows.
+
+    python .github/scripts/stacks.py list
+        stacks=["dev", ...]: every stacks/Pulumi.<stack>.yaml (the pull-request matrix).
+    python .github/scripts/stacks.py deploy-plan
+        preproduction=[...] and production=[...]: the stacks .github/deploy-stacks.yml deploys on
+        push to main, in that order; listed stacks without a stack file are skipped with a warning.
+    python .github/scripts/stacks.py comment STACK EXIT_CODE STDERR_FILE
+        Writes build/STACK/comment.md: a status line for synth's exit code, report.md, and synth's
+        stderr when it failed. This is the whole text the PR comment shows.
+
+Outputs go to $GITHUB_OUTPUT when it is set (inside Actions), else to stdout. `list` and `comment`
+need only the standard library (they run before any dependency is installed); `deploy-plan`
+needs PyYAML.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import os
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+DEPLOY_LIST = ROOT / ".github" / "deploy-stacks.yml"
+WAVES = ("preproduction", "production")
+
+# Pulumi's own rule for stack names, anchored; it also keeps a name from a fork's file name safe to
+# use as an artifact name, a concurrency group and a comment marker.
+STACK_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
+
+# GitHub rejects comment bodies over 65,536 characters.
+COMMENT_LIMIT = 60_000
+
+EXIT_STATUS = {
+    0: "✅ synth `{stack}`: ok",
+    2: "❌ synth `{stack}`: invalid stack config (nothing was rendered)",
+    3: "❌ synth `{stack}`: a mandatory policy is violated",
+}
+
+
+def existing_stacks(root: Path = ROOT) -> list[str]:
+    names = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (root / "stacks").glob("Pulumi.*.yaml"))
+    bad = [n for n in names if not STACK_NAME.match(n)]
+    if bad:
+        raise SystemExit(f"stack file names that are not valid stack names: {bad}")
+    return names
+
+
+def read_deploy_list(path: Path = DEPLOY_LIST) -> dict[str, list[str]]:
+    """The deploy list as written, validated: known waves only, valid names, no stack twice."""
+    import yaml
+
+    data = yaml.safe_load(path.read_text()) or {}
+    if not isinstance(data, dict):
+        raise ValueError(f"{path.name}: expected a mapping of waves to stack lists")
+    unknown = sorted(set(data) - set(WAVES))
+    if unknown:
+        raise ValueError(f"{path.name}: unknown waves {unknown}; known: {list(WAVES)}")
+    waves: dict[str, list[str]] = {}
+    seen: set[str] = set()
+    for wave in WAVES:
+        stacks = data.get(wave) or []
+        if not isinstance(stacks, list) or not all(isinstance(s, str) for s in stacks):
+            raise ValueError(f"{path.name}: {wave} must be a list of stack names")
+        for stack in stacks:
+            if not STACK_NAME.match(stack):
+                raise ValueError(f"{path.name}: {wave}: {stack!r} is not a valid stack name")
+            if stack in seen:
+                raise ValueError(f"{path.name}: {stack} is listed more than once")
+            seen.add(stack)
+        waves[wave] = list(stacks)
+    return waves
+
+
+def deploy_plan(root: Path = ROOT, path: Path = DEPLOY_LIST) -> tuple[dict[str, list[str]], list[str]]:
+    """(waves restricted to stacks that have a stack file, warnings for the ones skipped)."""
+    have = set(existing_stacks(root))
+    plan: dict[str, list[str]] = {}
+    warnings: list[str] = []
+    for wave, stacks in read_deploy_list(path).items():
+        plan[wave] = [s for s in stacks if s in have]
+        for s in stacks:
+            if s not in have:
+                warnings.append(f"{path.name}: {wave}: stacks/Pulumi.{s}.yaml does not exist; {s} is not deployed")
+    return plan, warnings
+
+
+def comment_body(stack: str, exit_code: int, report: str | None, stderr: str) -> str:
+    status = EXIT_STATUS.get(exit_code, "❌ synth `{stack}`: failed with exit code " + str(exit_code))
+    parts = [status.format(stack=stack), ""]
+    if report:
+        parts += [report.rstrip(), ""]
+    if exit_code != 0 and stderr.strip():
+        # <pre> with escaping rather than a fence: stderr may itself contain backticks.
+        escaped = html.escape(stderr.strip(), quote=False)
+        parts += ["<details open><summary>synth stderr</summary>", "", "<pre>", escaped, "</pre>", "</details>", ""]
+    body = "\n".join(parts)
+    if len(body) > COMMENT_LIMIT:
+        body = body[:COMMENT_LIMIT] + "\n\n… (truncated: the full report is in the synth artifact)\n"
+    return body
+
+
+def _emit(pairs: dict[str, object]) -> None:
+    lines = "".join(f"{k}={json.dumps(v, separators=(',', ':'))}\n" for k, v in pairs.items())
+    target = os.environ.get("GITHUB_OUTPUT")
+    if target:
+        with open(target, "a", encoding="utf-8") as fh:
+            fh.write(lines)
+    else:
+        sys.stdout.write(lines)
+
+
+def main(argv: list[str]) -> int:
+    if not argv:
+        print(__doc__, file=sys.stderr)
+        return 2
+    command, args = argv[0], argv[1:]
+    if command == "list" and not args:
+        _emit({"stacks": existing_stacks()})
+        return 0
+    if command == "deploy-plan" and not args:
+        plan, warnings = deploy_plan()
+        for w in warnings:
+            print(f"::warning::{w}")
+        _emit(plan)
+        return 0
+    if command == "comment" and len(args) == 3:
+        stack, code, stderr_file = args[0], int(args[1]), Path(args[2])
+        if not STACK_NAME.match(stack):
+            raise SystemExit(f"not a stack name: {stack!r}")
+        out = ROOT / "build" / stack
+        out.mkdir(parents=True, exist_ok=True)
+        report = out / "report.md"
+        stderr = stderr_file.read_text(errors="replace") if stderr_file.exists() else ""
+        body = comment_body(stack, code, report.read_text() if report.exists() else None, stderr)
+        (out / "comment.md").write_text(body)
+        return 0
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

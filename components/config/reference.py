@@ -1,0 +1,93 @@
+"""The config reference in the README, generated from the models so it cannot drift:
+
+    python -m components.config.reference   # prints the Markdown between the README markers
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from typing import Any, Literal, Union
+
+from pydantic import BaseModel
+from pydantic_core import PydanticUndefined
+
+from . import NAMESPACE
+from .stack import StackConfig
+
+START, END = "<!-- config-reference:start -->", "<!-- config-reference:end -->"
+
+
+def _type_name(annotation: Any) -> str:
+    while typing.get_origin(annotation) is typing.Annotated:
+        annotation = typing.get_args(annotation)[0]
+    origin = typing.get_origin(annotation)
+    if origin is Literal:
+        return " \\| ".join(f"`{v}`" if not isinstance(v, bool) else f"`{str(v).lower()}`" for v in typing.get_args(annotation))
+    if origin in (Union, types.UnionType):
+        members = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return " or ".join(_type_name(a) for a in members)
+    if origin is list:
+        return f"list of {_type_name(typing.get_args(annotation)[0])}"
+    if origin is dict:
+        k, v = typing.get_args(annotation)
+        return f"map {_type_name(k)} → {_type_name(v)}"
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return f"[{annotation.__name__}](#{annotation.__name__.lower()})"
+    return {int: "integer", str: "string", bool: "boolean", float: "number"}.get(annotation, str(annotation))
+
+
+def _default(field) -> str:
+    if field.is_required():
+        return "required"
+    value = field.default
+    if value is PydanticUndefined or value is None:
+        return ""
+    if isinstance(value, BaseModel):
+        return "see below"
+    if isinstance(value, bool):
+        return f"`{str(value).lower()}`"
+    if value in ([], {}):
+        return ""
+    return f"`{value}`"
+
+
+def _models(root: type[BaseModel]) -> list[type[BaseModel]]:
+    seen: list[type[BaseModel]] = []
+
+    def visit(annotation: Any) -> None:
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            if annotation not in seen:
+                seen.append(annotation)
+                for f in annotation.model_fields.values():
+                    visit(f.annotation)
+            return
+        for arg in typing.get_args(annotation):
+            visit(arg)
+
+    visit(root)
+    return seen
+
+
+def render() -> str:
+    lines = [START, ""]
+    for model in _models(StackConfig):
+        title = "Stack keys" if model is StackConfig else model.__name__
+        lines.append(f"#### {title}")
+        if model.__doc__ and model is not StackConfig:
+            lines.append("")
+            lines.append(" ".join(model.__doc__.split()))
+        lines += ["", "| key | type | default | notes |", "|---|---|---|---|"]
+        for name, field in model.model_fields.items():
+            key = field.alias or name
+            if model is StackConfig:
+                key = f"{NAMESPACE}:{key}"
+            notes = " ".join((field.description or "").split()).replace("|", "\\|")
+            lines.append(f"| `{key}` | {_type_name(field.annotation)} | {_default(field)} | {notes} |")
+        lines.append("")
+    lines.append(END)
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    print(render())
