@@ -1,0 +1,460 @@
+"""report.md: what a stack will create, as a PR comment a reviewer reads before `pulumi up`.
+
+Everything comes from the derived plan (the same numbers the components register and the
+policy rules check) and from synth's recording (resource options such as protect). Output is
+deterministic: plan order, no timestamps, sets sorted."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from components.catalogue import GPU_RESOURCE, TPU_RESOURCE
+from components.config.base import quantity_value
+
+from . import preemption, replacement
+from .diagram import diagram
+from .md import DASH, code, codes, plural, table
+
+NODE_POOL_TYPE = "gcp:container/nodePool:NodePool"
+ACCELERATORS = (TPU_RESOURCE, GPU_RESOURCE)
+
+
+def render(result, violations: list[dict[str, Any]]) -> str:
+    plan = result.plan
+    if plan is None:
+        return f"## `{result.stack}`\n\nNothing synthesized: {result.error or 'no plan'}\n"
+    protected = _protected(result)
+    lines = _title(result.stack, plan)
+    sections = [
+        ("Policy", _policy(violations)),
+        ("Capacity per flavor", _flavors(plan)),
+        ("Node pools", _pools(plan, protected)),
+        ("Cluster queues", _queues(plan)),
+        ("Teams", _teams(plan)),
+        ("Priorities: who can preempt whom", _priorities(plan)),
+        ("Sample workloads", _workloads(plan)),
+        ("Flow", _flow(plan)),
+        ("Changes that force replacement", replacement.section(plan, protected)),
+    ]
+    for heading, body in sections:
+        lines += ["", f"### {heading}", "", *body]
+    return "\n".join(lines) + "\n"
+
+
+# -- header -------------------------------------------------------------------------------
+
+
+def _title(stack: str, plan) -> list[str]:
+    c = plan.config.cluster
+    mode = "Standard" if c.standard else "Autopilot"
+    where = code(c.location)
+    if c.node_locations:
+        where += f" (nodes in {codes(c.node_locations)})"
+    prod = "**production** (protected)" if plan.config.production else "not production"
+    extra = "" if c.standard else " (Autopilot: GKE creates nodes per workload)"
+    total = (
+        f"**Total:** {plural(len(plan.pools), 'node pool')}{' + system pool' if plan.system_pool else ''}{extra}, "
+        f"{plural(plan.slices, 'TPU slice')}, {plural(plan.vms, 'VM')} at most, "
+        f"{plural(plan.tpu_chips, 'TPU chip')}, {plural(plan.gpus, 'GPU')}"
+    )
+    return [
+        f"## `{stack}`: cluster `{c.name}`",
+        "",
+        f"{mode} · {where} · release channel {c.release_channel} · {prod}",
+        "",
+        total,
+    ]
+
+
+# -- policy -------------------------------------------------------------------------------
+
+
+def _policy(violations: list[dict[str, Any]]) -> list[str]:
+    if not violations:
+        return ["✅ All policy rules pass."]
+    mandatory = [v for v in violations if v.get("enforcement") == "mandatory"]
+    others = [v for v in violations if v.get("enforcement") != "mandatory"]
+    head = []
+    if mandatory:
+        head.append(f"❌ **{plural(len(mandatory), 'mandatory violation')}: `pulumi up` must not run.**")
+    if others:
+        head.append(f"⚠️ {plural(len(others), 'advisory finding')}.")
+    rows = [
+        [
+            "**mandatory**" if v.get("enforcement") == "mandatory" else v.get("enforcement", DASH),
+            code(v.get("policy", DASH)),
+            _resource(v.get("urn") or ""),
+            v.get("message", ""),
+        ]
+        for v in mandatory + others
+    ]
+    return [" ".join(head), "", *table(["enforcement", "policy", "resource", "message"], rows)]
+
+
+def _resource(urn: str) -> str:
+    if "::" not in urn:
+        return code(urn) if urn else DASH
+    parts = urn.split("::")
+    type_ = parts[-2].split("$")[-1] if len(parts) >= 2 else ""
+    return f"{code(parts[-1])} ({type_.rsplit(':', 1)[-1]})" if type_ else code(parts[-1])
+
+
+# -- capacity -----------------------------------------------------------------------------
+
+
+def _resource_of(flavor, plan) -> str | None:
+    """The accelerator a flavor is counted in: its pools' kind, or what its queues grant."""
+    if flavor.accelerator_resource:
+        return flavor.accelerator_resource
+    granted = {r for q in plan.queues for r in q.quotas.get(flavor.name, {})}
+    return next((r for r in ACCELERATORS if r in granted), None)
+
+
+def _quota_sum(plan, flavor: str, resource: str) -> tuple[float, int, str]:
+    """(total nominal, how many queues grant it, total as written when it is one quantity)."""
+    values = [q.quotas[flavor][resource] for q in plan.queues if resource in q.quotas.get(flavor, {})]
+    total = sum(_value(v) for v in values)
+    shown = str(values[0]) if len(values) == 1 else _number(total)
+    return total, len(values), shown
+
+
+def _flavors(plan) -> list[str]:
+    if not plan.flavors:
+        return ["No ResourceFlavors: Kueue has nothing to admit onto."]
+    rows = []
+    for f in plan.flavors:
+        pools = [p for p in plan.pools if p.entry in f.entries]
+        resource = _resource_of(f, plan)
+        capacity = f.capacity.get(resource) if resource else None
+        if resource is None:
+            quota = DASH
+        else:
+            total, granted, shown = _quota_sum(plan, f.name, resource)
+            if not granted:
+                quota = "no queue uses it"
+            elif capacity is not None and total > capacity:
+                quota = f"**⚠️ {shown} > capacity {capacity}**"
+            else:
+                # Without pools the chips column is empty, so the quota names its resource.
+                quota = shown if capacity is not None else f"{shown} {resource}"
+        rows.append(
+            [
+                code(f.name),
+                ", ".join(_entry_text(plan, e) for e in f.entries) or _poolless(plan, f),
+                _capacity_kind(plan, f),
+                f.slices if f.slices else DASH,
+                _node_range(pools) if pools else DASH,
+                _chips(capacity, resource) if capacity is not None else DASH,
+                quota,
+            ]
+        )
+    return table(
+        ["flavor", "pools", "capacity", "slices", "VMs", "chips / GPUs", "quota (all queues)"],
+        rows,
+        ["l", "l", "l", "r", "r", "r", "r"],
+    )
+
+
+def _entry_text(plan, entry: str) -> str:
+    n = sum(1 for p in plan.pools if p.entry == entry)
+    return f"{code(entry)} ×{n}" if n > 1 else code(entry)
+
+
+def _poolless(plan, flavor) -> str:
+    source = "Autopilot nodes" if not plan.config.cluster.standard else "auto-provisioned"
+    labels = ", ".join(code(f"{k}={v}") for k, v in sorted(flavor.node_labels.items()))
+    return f"none ({source}{': ' + labels if labels else ''})"
+
+
+def _capacity_kind(plan, flavor) -> str:
+    caps = []
+    for e in plan.config.node_pools:
+        if e.name in flavor.entries and e.capacity not in caps:
+            caps.append(e.capacity)
+    text = ", ".join(caps) or DASH
+    if flavor.queued:
+        check = plan.config.kueue.provisioning_admission_check
+        text += f" (admission check {code(check)})" if caps else f"queued (admission check {code(check)})"
+    return text
+
+
+def _chips(amount, resource: str | None) -> str:
+    if resource == TPU_RESOURCE:
+        return f"{amount} TPU chips"
+    if resource == GPU_RESOURCE:
+        return plural(amount, "GPU")
+    return str(amount)
+
+
+def _node_range(pools) -> str:
+    floor = sum(_floor(p) for p in pools)
+    ceiling = sum(p.nodes for p in pools)
+    return str(ceiling) if floor == ceiling else f"{floor}..{ceiling}"
+
+
+def _floor(pool) -> int:
+    if not pool.autoscaled:
+        return pool.nodes
+    return (pool.args.get("autoscaling") or {}).get("total_min_node_count", 0)
+
+
+# -- node pools ---------------------------------------------------------------------------
+
+
+def _protected(result) -> dict[str, bool]:
+    recording = result.recording
+    if recording is None:
+        return {}
+    return {r.name: bool(r.options.get("protect")) for r in recording.resources if r.type == NODE_POOL_TYPE}
+
+
+def _pools(plan, protected: dict[str, bool]) -> list[str]:
+    cfg = plan.config
+    if not cfg.cluster.standard:
+        return ["Autopilot: no node pools; GKE creates nodes for each workload's nodeSelector."]
+    rows = []
+    for p in plan.pools:
+        rows.append(
+            [
+                code(p.name),
+                p.capacity,
+                p.machine_type,
+                _shape(p),
+                ", ".join(p.zones) or "GKE default",
+                _nodes(p),
+                p.chips if p.kind != "cpu" else DASH,
+                "yes" if protected.get(p.name) else "no",
+            ]
+        )
+    system = plan.system_pool
+    if system is not None:
+        scale = system["autoscaling"]
+        rows.append(
+            [
+                code(system["name"]),
+                "onDemand",
+                system["node_config"]["machine_type"],
+                "system (CPU)",
+                ", ".join(cfg.cluster.node_locations) or "GKE default",
+                f"{scale['total_min_node_count']}..{scale['total_max_node_count']}",
+                DASH,
+                "yes" if protected.get(system["name"]) else "no",
+            ]
+        )
+    if not rows:
+        return ["No node pools."]
+    return table(
+        ["pool", "capacity", "machine type", "TPU topology / GPU", "zones", "nodes", "chips / GPUs", "protected"],
+        rows,
+        ["l", "l", "l", "l", "l", "r", "r", "l"],
+    )
+
+
+def _shape(pool) -> str:
+    if pool.tpu is not None:
+        s = pool.tpu
+        hosts = f"{s.vms} VMs × {s.chips_per_vm} chips" if s.multi_host else f"1 VM × {s.chips_per_vm} chips"
+        return f"{s.generation.version} {s.topology} ({hosts})"
+    accel = pool.args["node_config"].get("guest_accelerators") or []
+    if accel:
+        return f"{accel[0]['count']} × {accel[0]['type']} per node"
+    return "CPU"
+
+
+def _nodes(pool) -> str:
+    if not pool.autoscaled:
+        return str(pool.nodes)
+    return f"{_floor(pool)}..{pool.nodes} (autoscaled)"
+
+
+# -- queues, teams, priorities -------------------------------------------------------------
+
+
+def _queues(plan) -> list[str]:
+    if not plan.queues:
+        return ["No ClusterQueues: Kueue admits nothing on this stack."]
+    fair = plan.config.kueue.fair_sharing is not None
+    rows = []
+    for q in plan.queues:
+        spec = q.manifest.get("spec", {})
+        rows.append(
+            [
+                _queue_name(q, spec),
+                code(q.cohort) if q.cohort else DASH,
+                "<br>".join(_flavor_quota(q, spec, f) for f in q.flavors),
+                preemption.in_words(preemption.policy(q), fair),
+                _checks(spec) or DASH,
+                _namespaces(spec.get("namespaceSelector")),
+            ]
+        )
+    lines = table(["queue", "cohort", "flavors: nominal quota", "preemption", "admission checks", "namespaces"], rows)
+    if plan.config.kueue.fair_sharing is not None:
+        strategies = ", ".join(plan.config.kueue.fair_sharing.preemption_strategies)
+        lines += [
+            "",
+            f"Fair sharing is on: between queues of a cohort Kueue picks whom to preempt by share ({strategies}), "
+            "and `borrowWithinCohort` does not apply (Kueue allows it with classical preemption only).",
+        ]
+    return lines
+
+
+def _queue_name(q, spec) -> str:
+    notes = []
+    if spec.get("queueingStrategy") == "StrictFIFO":
+        notes.append("StrictFIFO")
+    if spec.get("stopPolicy") not in (None, "None"):
+        notes.append(f"stopPolicy {spec['stopPolicy']}")
+    if "fairSharing" in spec:
+        notes.append(f"fair-share weight {spec['fairSharing']['weight']}")
+    return code(q.name) + (f" ({', '.join(notes)})" if notes else "")
+
+
+def _flavor_quota(q, spec, flavor: str) -> str:
+    limits: dict[str, dict[str, Any]] = {}
+    for group in spec.get("resourceGroups", []):
+        for f in group.get("flavors", []):
+            if f["name"] == flavor:
+                limits = {r["name"]: r for r in f["resources"]}
+    parts = []
+    for resource, nominal in q.quotas.get(flavor, {}).items():
+        text = f"{resource} {nominal}"
+        extra = []
+        if "borrowingLimit" in limits.get(resource, {}):
+            extra.append(f"borrow ≤ {limits[resource]['borrowingLimit']}")
+        if "lendingLimit" in limits.get(resource, {}):
+            extra.append(f"lend ≤ {limits[resource]['lendingLimit']}")
+        parts.append(text + (f" ({', '.join(extra)})" if extra else ""))
+    return f"{code(flavor)}: {', '.join(parts) or 'no quota'}"
+
+
+def _checks(spec) -> str:
+    strategy = (spec.get("admissionChecksStrategy") or {}).get("admissionChecks", [])
+    return "; ".join(f"{code(c['name'])} on {codes(c.get('onFlavors', []))}" for c in strategy)
+
+
+def _namespaces(selector) -> str:
+    if selector is None:
+        return "none (no namespaceSelector)"
+    if not selector.get("matchLabels") and not selector.get("matchExpressions"):
+        return "all"
+    parts = [f"{k}={v}" for k, v in selector.get("matchLabels", {}).items()]
+    for expr in selector.get("matchExpressions", []):
+        if expr["key"] == "kubernetes.io/metadata.name" and expr["operator"] == "In":
+            parts.append(codes(expr["values"]))
+        else:
+            values = f" ({', '.join(expr.get('values', []))})" if expr.get("values") else ""
+            parts.append(f"{expr['key']} {expr['operator']}{values}")
+    return "; ".join(parts)
+
+
+def _teams(plan) -> list[str]:
+    if not plan.teams:
+        return ["No teams: there is no LocalQueue, so no namespace can submit to Kueue."]
+    rows = [[code(t.namespace), code(t.local_queue), code(t.cluster_queue)] for t in plan.teams]
+    return table(["namespace", "local queue", "cluster queue"], rows)
+
+
+def _priorities(plan) -> list[str]:
+    ordered = sorted(plan.priorities, key=lambda p: (-p.value, p.name))
+    lines: list[str] = []
+    if ordered:
+        reach = preemption.can_preempt(ordered, plan.queues, plan.config.kueue.fair_sharing is not None)
+        rows = [[code(p.name), p.value, "<br>".join(reach[p.name])] for p in ordered]
+        lines += table(["priority", "value", "can preempt (Kueue)"], rows, ["l", "r", "l"])
+    else:
+        lines.append("No priority classes: every workload has priority 0.")
+    if plan.queues:
+        lines += ["", (preemption.READING + " " if ordered else "") + preemption.RULE]
+    return lines
+
+
+# -- workloads ----------------------------------------------------------------------------
+
+
+def _workloads(plan) -> list[str]:
+    if not plan.workloads:
+        return ["No sample workloads."]
+    rows = []
+    for w in plan.workloads:
+        pods, accel = _demand(w)
+        rows.append(
+            [
+                code(w.name),
+                w.kind,
+                code(w.namespace),
+                code(w.queue) if w.queue else "not queued (ProvisioningRequest)",
+                code(w.priority) if w.priority else DASH,
+                pods,
+                ", ".join(f"{_number(n)} {r}" for r, n in accel.items()) or DASH,
+            ]
+        )
+    return table(
+        ["workload", "kind", "namespace", "local queue", "priority", "pods", "accelerators"],
+        rows,
+        ["l", "l", "l", "l", "l", "r", "r"],
+    )
+
+
+def _demand(workload) -> tuple[int, dict[str, float]]:
+    """Pods and accelerators the workload asks for at once, read from its manifests."""
+    pods = 0
+    accel: dict[str, float] = {}
+
+    def add(count: int, pod_spec: dict[str, Any]) -> None:
+        nonlocal pods
+        pods += count
+        for container in pod_spec.get("containers", []):
+            requests = (container.get("resources") or {}).get("requests") or {}
+            for r in ACCELERATORS:
+                if r in requests:
+                    accel[r] = accel.get(r, 0) + count * _value(requests[r])
+
+    for m in workload.manifests:
+        kind, spec = m.get("kind"), m.get("spec", {})
+        if kind == "JobSet":
+            for rj in spec.get("replicatedJobs", []):
+                job = rj["template"]["spec"]
+                add(rj.get("replicas", 1) * job.get("parallelism", 1), job["template"]["spec"])
+        elif kind == "Job" and workload.kind != "provisioningRequest":
+            add(spec.get("parallelism", 1), spec["template"]["spec"])
+        elif kind == "ProvisioningRequest":
+            templates = {t["metadata"]["name"]: t for t in workload.manifests if t.get("kind") == "PodTemplate"}
+            for ps in spec.get("podSets", []):
+                template = templates.get(ps["podTemplateRef"]["name"])
+                if template is not None:
+                    add(ps.get("count", 1), template["template"]["spec"])
+    return pods, accel
+
+
+# -- flow ---------------------------------------------------------------------------------
+
+
+def _flow(plan) -> list[str]:
+    def edge_label(queue, flavor_name: str) -> str | None:
+        flavor = next(f for f in plan.flavors if f.name == flavor_name)
+        resource = _resource_of(flavor, plan)
+        amount = queue.quotas.get(flavor_name, {}).get(resource) if resource else None
+        if amount is None:
+            return None
+        return f"{amount} TPU chips" if resource == TPU_RESOURCE else f"{amount} GPUs"
+
+    return [
+        *diagram(plan, edge_label),
+        "",
+        "Node pools → ResourceFlavors → ClusterQueues (boxed by cohort) → LocalQueues → namespaces; "
+        "edges into a queue carry its nominal accelerator quota.",
+    ]
+
+
+# -- numbers ------------------------------------------------------------------------------
+
+
+def _value(q) -> float:
+    try:
+        return quantity_value(q)
+    except (TypeError, ValueError):
+        return 0.0
+
+
+def _number(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else f"{x:g}"

@@ -1,0 +1,155 @@
+"""Which stack-file keys would replace (delete and recreate) this stack's GKE node pools.
+
+Source: the google_container_node_pool schema of terraform-provider-google 7.x, which
+pulumi-gcp 10 bridges (google/services/container/resource_container_node_pool.go and
+node_config.go). ForceNew there means replace here: name, cluster, location,
+initial_node_count, placement_policy (the block, and policy_name), queued_provisioning, and in
+node_config: spot, flex_start, max_run_duration, reservation_affinity, guest_accelerator
+(type, count, gpu_driver_installation_config), service_account, oauth_scopes,
+shielded_instance_config, metadata. machine_type, gvnic, labels, taints, node_locations,
+node_count, autoscaling and management update in place. placement_policy.tpu_topology is not
+ForceNew, so a multi-host reshape shows as an in-place update that GKE may refuse.
+"""
+
+from __future__ import annotations
+
+from components.plan.kueue import go_duration
+
+from .md import code, codes, table
+
+REPLACES = "**replaces**"
+
+
+def section(plan, protected: dict[str, bool]) -> list[str]:
+    cfg = plan.config
+    entries = list(cfg.node_pools)
+    pools_of = {e.name: [p.name for p in plan.pools if p.entry == e.name] for e in entries}
+    rows: list[list[str]] = []
+
+    def add(key: str, here: list[str], effect: str) -> None:
+        if here:
+            rows.append([key, ", ".join(here), effect])
+
+    add(
+        "`nodePools[].name`",
+        [codes(pools_of[e.name]) for e in entries],
+        f"{REPLACES}: pools are named `<name>-<i>` (TPU) or `<name>`, so a new name deletes them "
+        "and creates new ones",
+    )
+    tpu = [e for e in entries if e.tpu is not None]
+    add(
+        "`nodePools[].slices`",
+        [f"{code(e.name)} ({e.slice_count})" for e in tpu],
+        "fewer **deletes** pools from the top" + _slice_example(tpu) + "; more only adds `<name>-<n>` pools",
+    )
+    add(
+        "`nodePools[].capacity`",
+        [f"{code(e.name)} ({e.capacity})" for e in entries],
+        f"{REPLACES}: `spot`, `flex_start`, `reservation_affinity`, `queued_provisioning` are ForceNew; "
+        "a derived flavor is renamed too",
+    )
+    add(
+        "`nodePools[].reservation`",
+        [f"{code(e.name)} ({code(e.reservation)})" for e in entries if e.reservation],
+        f"{REPLACES} (`reservation_affinity`)",
+    )
+    add(
+        "`nodePools[].maxRunDuration`",
+        [
+            f"{code(e.name)} ({go_duration(e.max_run_duration) if e.max_run_duration is not None else 'unset'})"
+            for e in entries
+            if e.capacity in ("flexStart", "queued")
+        ],
+        f"{REPLACES} when set, changed or removed (`max_run_duration`)",
+    )
+    add(
+        "`nodePools[].gpu` (type, count, driverVersion)",
+        [f"{code(e.name)} ({e.gpu.count} × {e.gpu.type}, {e.gpu.driver_version})" for e in entries if e.gpu],
+        f"{REPLACES} (`guest_accelerator`)",
+    )
+    add(
+        "`nodePools[].tpu.topology`",
+        [f"{code(e.name)} ({e.tpu.topology}, {_hosts(e)})" for e in tpu],
+        f"single-host ↔ multi-host {REPLACES} (adds or removes `placement_policy`); between two "
+        "multi-host shapes the provider updates `tpu_topology` and the node count in place, which GKE "
+        "may refuse: prefer a new entry name"
+        + ("; the tpu7x workload policy is replaced too" if any(e.tpu.version == "tpu7x" for e in tpu) else ""),
+    )
+    add(
+        "`nodePools[].machineType`, `tpu.version`, `tpu.machineType`, `gvnic`",
+        [f"{code(e.name)} ({e.node_machine_type}{', gVNIC' if e.gvnic else ''})" for e in entries],
+        "in place (`machine_type`, `gvnic`), but GKE recreates every node: running pods stop",
+    )
+    add(
+        "`nodePools[].zones`, `cluster.nodeLocations`",
+        [f"{code(e.name)} ({', '.join(cfg.pool_zones(e)) or 'GKE default'})" for e in entries],
+        "in place (`node_locations`); nodes in a dropped zone are deleted, and a TPU slice lives in one zone",
+    )
+    add(
+        "`nodePools[].labels`, `taints`, `minNodes`, `maxNodes`",
+        ["every pool"] if entries else [],
+        "in place; nodes are kept",
+    )
+    rows.append(
+        [
+            "`cluster.name`, `cluster.location`",
+            "every pool" if entries else "the cluster",
+            f"{REPLACES} the cluster"
+            + (" and every node pool" if entries else "")
+            + " (the node service account `<name>-nodes` too)",
+        ]
+    )
+    if entries:
+        rows.append(
+            [
+                "(program) node service account, OAuth scopes, shielded VM, metadata",
+                "every pool",
+                f"{REPLACES} (ForceNew): a change in `components/plan/pools.py` replaces pools of every stack",
+            ]
+        )
+
+    lines = table(["stack key", "here", "if changed"], rows)
+    if not entries:
+        lines.append("")
+        lines.append("No node pool entries (Autopilot or none declared): no stack key replaces a node pool.")
+    lines.append("")
+    lines.append(_protection(plan, protected))
+    return lines
+
+
+def _slice_example(tpu) -> str:
+    multi = next((e for e in tpu if e.slice_count > 1), None)
+    if multi is None:
+        return " (`<name>-<n-1>` first)"
+    n = multi.slice_count
+    return f" ({code(multi.name)}: {n} → {n - 1} deletes {code(f'{multi.name}-{n - 1}')})"
+
+
+def _hosts(entry) -> str:
+    s = entry.tpu.slice
+    return f"multi-host, {s.vms} VMs" if s.multi_host else "single-host"
+
+
+def _protection(plan, protected: dict[str, bool]) -> str:
+    names = [p.name for p in plan.pools]
+    held = [n for n in names if protected.get(n)]
+    if plan.config.production:
+        if names and len(held) != len(names):
+            loose = [n for n in names if not protected.get(n)]
+            return (
+                f"**Production stack**, but {codes(loose)} are not protected: a replacement there deletes "
+                "the pool without a guard."
+            )
+        return (
+            "**Production stack:** the cluster and the accelerator pools are `protect`ed, so `pulumi up` "
+            "refuses to delete or replace them until protection is lifted (`pulumi state unprotect <urn>`, "
+            "in its own reviewed change)."
+        )
+    if held:
+        return f"Not a production stack; {codes(held)} are protected all the same."
+    if not names:
+        return "Not a production stack: the cluster is not protected."
+    return (
+        "Not a production stack: nothing is protected, so a replacement deletes the pool and evicts "
+        "what runs on it."
+    )
