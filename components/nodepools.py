@@ -58,6 +58,9 @@ class NodePoolGroup(pulumi.ComponentResource):
                         # creation and would otherwise force a replacement if GKE reports it back
                         # differently.
                         ignore_changes=["initialNodeCount", "nodeCount"] if pool.autoscaled else None,
+                        # A new slice shape is a new slice: the provider would update tpuTopology
+                        # or the machine type in place, which GKE cannot do to a TPU slice.
+                        replace_on_changes=["placementPolicy", "nodeConfig.machineType"] if pool.tpu else None,
                     ),
                 )
             )

@@ -106,6 +106,8 @@ class RecordingMonitor(mocks.MockMonitor):
             options["protect"] = True
         if request.deleteBeforeReplace:
             options["deleteBeforeReplace"] = True
+        if list(request.replaceOnChanges):
+            options["replaceOnChanges"] = sorted(request.replaceOnChanges)
         if list(request.ignoreChanges):
             options["ignoreChanges"] = sorted(request.ignoreChanges)
         if request.provider:

@@ -229,3 +229,6 @@ def test_production_protects_cluster_and_accelerator_pools(tmp_path, production)
     # The autoscaler owns node counts: only autoscaled pools ignore them.
     assert by_name(result, NODE_POOL, "g")["options"]["ignoreChanges"] == ["initialNodeCount", "nodeCount"]
     assert "ignoreChanges" not in by_name(result, NODE_POOL, "v6e-0").get("options", {})
+    # A TPU pool cannot be reshaped in place: a new topology or machine type is a new pool.
+    assert by_name(result, NODE_POOL, "v6e-0")["options"]["replaceOnChanges"] == ["nodeConfig.machineType", "placementPolicy"]
+    assert "replaceOnChanges" not in by_name(result, NODE_POOL, "g")["options"]

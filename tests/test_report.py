@@ -132,7 +132,8 @@ def test_dev_replacement_table():
     assert "**replaces**" in cells(row(table, "`nodePools[].maxRunDuration`"))[2]
     assert "`v5e-spot`: 2 → 1 deletes `v5e-spot-1`" in cells(row(table, "`nodePools[].slices`"))[2]
     assert cells(row(table, "`nodePools[].name`"))[1] == "`v5e-spot-0`, `v5e-spot-1`, `l4-flex`"
-    assert "in place" in cells(row(table, "`nodePools[].machineType`, `tpu.version`, `tpu.machineType`, `gvnic`"))[2]
+    assert "in place" in cells(row(table, "`nodePools[].machineType`, `gvnic`"))[2]
+    assert "**replaces**" in cells(row(table, "`nodePools[].tpu.topology`, `tpu.version`, `tpu.machineType`"))[2]
     assert "Not a production stack" in table
 
 

@@ -180,6 +180,12 @@ class StackConfig(Model):
             if cq.name in names:
                 raise RuleError(("clusterQueues", i, "name"), f"cluster queue {cq.name!r} is declared twice")
             names.add(cq.name)
+            if self.kueue.fair_sharing is not None and cq.preemption and cq.preemption.borrow_within_cohort:
+                raise RuleError(
+                    ("clusterQueues", i, "preemption", "borrowWithinCohort"),
+                    "Kueue ignores borrowWithinCohort when fair sharing is on (kueue.fairSharing); "
+                    "remove one of the two",
+                )
             if not cq.flavors and not known:
                 raise RuleError(("clusterQueues", i, "flavors"), "the stack has no flavors for this queue")
             for j, flavor in enumerate(cq.flavors):

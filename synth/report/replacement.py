@@ -8,7 +8,8 @@ node_config: spot, flex_start, max_run_duration, reservation_affinity, guest_acc
 (type, count, gpu_driver_installation_config), service_account, oauth_scopes,
 shielded_instance_config, metadata. machine_type, gvnic, labels, taints, node_locations,
 node_count, autoscaling and management update in place. placement_policy.tpu_topology is not
-ForceNew, so a multi-host reshape shows as an in-place update that GKE may refuse.
+ForceNew, so the program marks a TPU pool's placement policy and machine type
+replace-on-change itself (components/nodepools.py).
 """
 
 from __future__ import annotations
@@ -68,16 +69,17 @@ def section(plan, protected: dict[str, bool]) -> list[str]:
         f"{REPLACES} (`guest_accelerator`)",
     )
     add(
-        "`nodePools[].tpu.topology`",
-        [f"{code(e.name)} ({e.tpu.topology}, {_hosts(e)})" for e in tpu],
-        f"single-host ↔ multi-host {REPLACES} (adds or removes `placement_policy`); between two "
-        "multi-host shapes the provider updates `tpu_topology` and the node count in place, which GKE "
-        "may refuse: prefer a new entry name"
+        "`nodePools[].tpu.topology`, `tpu.version`, `tpu.machineType`",
+        [f"{code(e.name)} ({e.tpu.topology}, {_hosts(e)}, {e.node_machine_type})" for e in tpu],
+        f"{REPLACES}: the program marks a TPU pool's `placementPolicy` and machine type "
+        "replace-on-change, because GKE cannot reshape a slice in place"
         + ("; the tpu7x workload policy is replaced too" if any(e.tpu.version == "tpu7x" for e in tpu) else ""),
     )
+    other = [e for e in entries if e.tpu is None]
     add(
-        "`nodePools[].machineType`, `tpu.version`, `tpu.machineType`, `gvnic`",
-        [f"{code(e.name)} ({e.node_machine_type}{', gVNIC' if e.gvnic else ''})" for e in entries],
+        "`nodePools[].machineType`, `gvnic`",
+        [f"{code(e.name)} ({e.node_machine_type}{', gVNIC' if e.gvnic else ''})" for e in other]
+        + [f"{code(e.name)} (gVNIC)" for e in tpu if e.gvnic],
         "in place (`machine_type`, `gvnic`), but GKE recreates every node: running pods stop",
     )
     add(
