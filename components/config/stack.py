@@ -261,6 +261,7 @@ class StackConfig(Model):
                 )
             pool = pools.get(wl.pool) if wl.pool else None
             self._check_accelerator_request(at, wl, pool)
+            self._check_generated_names(at, wl, pool)
             if isinstance(wl, JobSetWorkload):
                 self._check_jobset(at, wl, pool)
             elif isinstance(wl, JobWorkload):
@@ -273,6 +274,26 @@ class StackConfig(Model):
                     )
                 if pool is None and wl.gpu is None and wl.tpu is None:
                     raise RuleError((*at, "pool"), "a ProvisioningRequest needs a queued pool (or a gpu or tpu shape)")
+
+    def _check_generated_names(self, at: tuple, wl, pool: NodePoolConfig | None) -> None:
+        """Names Kubernetes derives from a workload's must be DNS labels too: JobSet pods are
+        <name>-slice-<job>-<pod>-<5 random>, a multi-host Job's Service is <name>-hosts."""
+        tpu = pool.tpu if pool is not None else wl.tpu
+        vms = tpu.slice.vms if tpu is not None else 1
+        if not wl.name[0].isalpha():
+            raise RuleError((*at, "name"), f"{wl.name!r} must start with a letter (it names pods and Services)")
+        if isinstance(wl, JobSetWorkload):
+            room = 63 - len("-slice-") - len(str(wl.slices - 1)) - 1 - len(str(vms - 1)) - 6
+            what = f"JobSet pod names (<name>-slice-<i>-<j>-xxxxx) for {wl.slices} slices of {vms} VMs"
+        elif isinstance(wl, JobWorkload) and tpu is not None and tpu.slice.multi_host:
+            room = 63 - len("-hosts")
+            what = "the headless Service <name>-hosts"
+        else:
+            return
+        if len(wl.name) > room:
+            raise RuleError(
+                (*at, "name"), f"{wl.name!r} is too long: {what} must fit 63 characters; at most {room} here"
+            )
 
     def _check_accelerator_request(self, at: tuple, wl, pool: NodePoolConfig | None) -> None:
         tpu = pool.tpu if pool is not None else wl.tpu

@@ -1,0 +1,1 @@
+"""Helpers shared by the tests (importable as `support` because pytest puts tests/ on sys.path)."""
