@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import ipaddress
 import re
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from ..catalogue import GPU_TYPES, TPU_GENERATIONS
 from .base import GkeName, Labels, Model, RuleError, parse_gke_version
@@ -26,10 +26,16 @@ def check_location(value: str) -> str:
     return value
 
 
-def check_zone(value: str) -> str:
-    if not _ZONE_RX.fullmatch(value):
-        raise ValueError(f"{value!r} is not a zone (example: us-central1-a)")
-    return value
+def check_zones(zones: list[str]) -> list[str]:
+    for i, zone in enumerate(zones):
+        if not _ZONE_RX.fullmatch(zone):
+            raise RuleError(i, f"{zone!r} is not a zone (example: us-central1-a)")
+    if len(set(zones)) != len(zones):
+        raise ValueError("zones are listed more than once")
+    return zones
+
+
+Zones = Annotated[list[str], AfterValidator(check_zones)]
 
 
 class SystemPool(Model):
@@ -82,7 +88,7 @@ class AutoProvisioning(Model):
     """GB of memory across the cluster."""
     accelerators: dict[str, Limit] = {}
     """Per accelerator type (a GPU type or a TPU accelerator such as tpu-v6e-slice)."""
-    locations: list[str] = []
+    locations: Zones = []
     """Zones for auto-provisioned pools; defaults to the cluster's node locations."""
 
     @field_validator("accelerators")
@@ -94,16 +100,6 @@ class AutoProvisioning(Model):
                 raise RuleError(name, f"unknown accelerator {name!r}; allowed: {', '.join(known)}")
         return v
 
-    @field_validator("locations")
-    @classmethod
-    def _zones(cls, v: list[str]) -> list[str]:
-        for i, zone in enumerate(v):
-            try:
-                check_zone(zone)
-            except ValueError as e:
-                raise RuleError(i, str(e)) from None
-        return v
-
 
 class ClusterConfig(Model):
     name: GkeName
@@ -112,7 +108,7 @@ class ClusterConfig(Model):
     """standard: node pools from this file; autopilot: GKE makes nodes per workload."""
     location: str | None = None
     """Region (regional cluster) or zone; defaults to gcp:region."""
-    node_locations: list[str] = []
+    node_locations: Zones = []
     """Zones for nodes, within the cluster's region."""
     release_channel: Literal["RAPID", "REGULAR", "STABLE"] = "REGULAR"
     """Always enrolled: security patches arrive on their own (and GKE then keeps node auto-upgrade on)."""
@@ -143,18 +139,6 @@ class ClusterConfig(Model):
     def _version(cls, v: str | None) -> str | None:
         if v is not None:
             parse_gke_version(v)
-        return v
-
-    @field_validator("node_locations")
-    @classmethod
-    def _node_zones(cls, v: list[str]) -> list[str]:
-        for i, zone in enumerate(v):
-            try:
-                check_zone(zone)
-            except ValueError as e:
-                raise RuleError(i, str(e)) from None
-        if len(set(v)) != len(v):
-            raise ValueError("zones are listed more than once")
         return v
 
     @model_validator(mode="after")

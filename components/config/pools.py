@@ -9,7 +9,7 @@ from pydantic import Field, field_validator, model_validator
 
 from .. import catalogue
 from .base import SEVEN_DAYS, Duration, GkeName, GKE_NAME_MAX, Labels, Model, RuleError
-from .cluster import check_zone
+from .cluster import Zones
 
 Capacity = Literal["onDemand", "spot", "reservation", "flexStart", "queued"]
 # Capacity types whose nodes are created on demand by GKE and must start from zero.
@@ -94,7 +94,7 @@ class NodePoolConfig(Model):
     min_nodes: int | None = Field(None, ge=0)
     """GPU and CPU pools; TPU node counts derive from the topology."""
     max_nodes: int | None = Field(None, ge=1)
-    zones: list[str] = []
+    zones: Zones = []
     """Node locations; default: the cluster's. TPU slices need exactly one zone."""
     max_run_duration: Duration | None = None
     """flexStart and queued only: how long a node may live, at most 7 days (e.g. '24h')."""
@@ -104,18 +104,6 @@ class NodePoolConfig(Model):
     """Extra Kubernetes labels on the nodes."""
     taints: list[Taint] = []
     """Extra taints; flavors and sample workloads tolerate them."""
-
-    @field_validator("zones")
-    @classmethod
-    def _zones(cls, v: list[str]) -> list[str]:
-        for i, zone in enumerate(v):
-            try:
-                check_zone(zone)
-            except ValueError as e:
-                raise RuleError(i, str(e)) from None
-        if len(set(v)) != len(v):
-            raise ValueError("zones are listed more than once")
-        return v
 
     @model_validator(mode="after")
     def _rules(self):
