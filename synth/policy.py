@@ -1,10 +1,31 @@
-"""Run the policy pack's rule functions over what synth recorded (stub: filled in by issue 4)."""
+"""Run the policy pack's rule functions over what synth recorded, at the enforcement levels of
+policy/config/<stack>.json (the pack's defaults where the stack has no file), as
+`pulumi preview --policy-pack policy --policy-pack-config policy/config/<stack>.json` would."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from policy import levels, rules
+
+STACK_TYPE = "pulumi:pulumi:Stack"
+
 
 def evaluate(result) -> list[dict[str, Any]]:
     """[{"policy", "enforcement", "urn", "message"}] for every violation, in a stable order."""
-    return []
+    if result.recording is None:
+        return []
+    config = levels.for_stack(result.stack)
+    resources = [rules.Resource(r.urn, r.type, r.name, r.inputs) for r in result.recording.resources]
+    # A stack rule may blame the stack as a whole (CrossGuard reports it without a URN).
+    stack_urn = next((r.urn for r in resources if r.type == STACK_TYPE), "")
+    violations = []
+    for rule in rules.RULES:
+        level, settings = levels.settings(rule, config)
+        if level == "disabled":
+            continue
+        if level == "remediate":
+            level = "mandatory"  # the rules do not remediate; the SDK reports these as mandatory
+        for urn, message in rules.run(rule, resources, settings):
+            violations.append({"policy": rule.name, "enforcement": level, "urn": urn or stack_urn, "message": message})
+    return sorted(violations, key=lambda v: (v["enforcement"] != "mandatory", v["policy"], v["urn"], v["message"]))

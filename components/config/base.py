@@ -6,6 +6,8 @@ import re
 from typing import Annotated
 
 from pydantic import AfterValidator, BaseModel, ConfigDict
+
+from .. import quantity
 from pydantic.alias_generators import to_camel
 
 
@@ -92,12 +94,6 @@ def _check_labels(labels: dict[str, str]) -> dict[str, str]:
 
 Labels = Annotated[dict[str, str], AfterValidator(_check_labels)]
 
-# Kubernetes resource quantities (the API's own grammar, as Kueue's CRD pattern has it).
-_QUANTITY_RX = re.compile(
-    r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"
-)
-
-
 def _check_quantity(value: int | str) -> int | str:
     if isinstance(value, bool):
         raise ValueError("a quantity is a number or a string such as '500m' or '10Gi'")
@@ -105,7 +101,7 @@ def _check_quantity(value: int | str) -> int | str:
         if value < 0:
             raise ValueError(f"quantity {value} is negative")
         return value
-    if not _QUANTITY_RX.match(value) or value.startswith("-"):
+    if not quantity.is_quantity(value) or value.startswith("-"):
         raise ValueError(
             f"{value!r} is not a Kubernetes quantity (examples: 8, '500m', '10Gi', '1.5')"
         )
@@ -113,21 +109,6 @@ def _check_quantity(value: int | str) -> int | str:
 
 
 Quantity = Annotated[int | str, AfterValidator(_check_quantity)]
-
-
-def quantity_value(q: int | str) -> float:
-    """The numeric value of a quantity, for comparisons (capacity vs quota)."""
-    if isinstance(q, int):
-        return float(q)
-    suffixes = {
-        "Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40, "Pi": 2**50, "Ei": 2**60,
-        "n": 1e-9, "u": 1e-6, "m": 1e-3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12,
-        "P": 1e15, "E": 1e18,
-    }
-    for suffix in sorted(suffixes, key=len, reverse=True):
-        if q.endswith(suffix):
-            return float(q[: -len(suffix)]) * suffixes[suffix]
-    return float(q)
 
 
 _DURATION_RX = re.compile(r"^(\d+)(s|m|h|d)$")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from components.catalogue import GPU_RESOURCE, TPU_RESOURCE
-from components.config.base import quantity_value
+from components import quantity
 
 from . import preemption, replacement
 from .diagram import diagram
@@ -451,7 +451,7 @@ def _flow(plan) -> list[str]:
 
 def _value(q) -> float:
     try:
-        return quantity_value(q)
+        return quantity.value(q)
     except (TypeError, ValueError):
         return 0.0
 

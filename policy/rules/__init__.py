@@ -1,0 +1,193 @@
+"""The pack's rules as plain functions, run by the CrossGuard pack (policy/__main__.py) during
+`pulumi preview` and by synth (synth/policy.py) over its recording, so that a PR preview and
+an offline render judge a stack alike.
+
+A resource rule is `check(type_, props, config) -> Iterable[str]` over one resource's
+properties as the engine receives them (camelCase); a stack rule is
+`check(resources, config) -> Iterable[(urn | None, message)]` over every resource. `config` is
+the rule's per-stack settings (policy/config/<stack>.json). Nothing here imports Pulumi or
+pydantic: the pack runs in its own small virtualenv."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from . import gke, kueue, workloads
+from .base import (
+    CLUSTER,
+    EMPTY,
+    HELM_RELEASES,
+    NODE_POOL,
+    UNKNOWN,
+    WORKLOADS,
+    Resource,
+    Rule,
+)
+
+__all__ = ["RULES", "UNKNOWN", "Resource", "Rule", "by_name", "run"]
+
+ADVISORY, MANDATORY = "advisory", "mandatory"
+
+RULES: tuple[Rule, ...] = (
+    # -- GKE ------------------------------------------------------------------------------------
+    Rule(
+        "gke-workload-identity",
+        "Workload Identity is on: the cluster has a workload pool (Autopilot always does) and no node pool "
+        "exposes node credentials through GCE_METADATA.",
+        MANDATORY,
+        gke.workload_identity,
+        types=(CLUSTER, NODE_POOL),
+    ),
+    Rule(
+        "gke-shielded-nodes",
+        "Nodes are shielded VMs with secure boot: enableShieldedNodes on Standard clusters, and "
+        "shieldedInstanceConfig.enableSecureBoot on every node pool, a kept default pool and "
+        "auto-provisioning defaults.",
+        MANDATORY,
+        gke.shielded_nodes,
+        types=(CLUSTER, NODE_POOL),
+    ),
+    Rule(
+        "gke-node-service-account",
+        "Nodes run as a dedicated service account, never the Compute Engine default one: every node pool, "
+        "the cluster's nodeConfig (Standard) and auto-provisioning defaults (Autopilot, node "
+        "auto-provisioning) name a serviceAccount not ending in -compute@developer.gserviceaccount.com.",
+        MANDATORY,
+        gke.node_service_account,
+        types=(CLUSTER, NODE_POOL),
+    ),
+    Rule(
+        "gke-release-channel",
+        "The cluster is enrolled in a release channel (RAPID, REGULAR, STABLE or EXTENDED).",
+        MANDATORY,
+        gke.release_channel,
+        types=(CLUSTER,),
+    ),
+    Rule(
+        "gke-deletion-protection",
+        "Production stacks keep the cluster's deletion protection on. Whether a stack is production is "
+        "this policy's `production` setting in policy/config/<stack>.json.",
+        ADVISORY,
+        gke.deletion_protection,
+        types=(CLUSTER,),
+        config_schema={
+            "production": {
+                "type": "boolean",
+                "default": False,
+                "description": "This stack is production: its cluster must have deletion protection.",
+            }
+        },
+    ),
+    Rule(
+        "gke-private-nodes",
+        "Nodes have no public IP addresses (privateClusterConfig.enablePrivateNodes).",
+        ADVISORY,
+        gke.private_nodes,
+        types=(CLUSTER,),
+    ),
+    # -- accelerator pools ----------------------------------------------------------------------
+    Rule(
+        "pool-flex-queued-from-zero",
+        "Flex-start and queued-provisioning pools autoscale from 0 (minimum 0, initialNodeCount 0, no fixed "
+        "nodeCount), with auto-repair off and reservation affinity NO_RESERVATION.",
+        MANDATORY,
+        gke.flex_queued_from_zero,
+        types=(NODE_POOL,),
+    ),
+    Rule(
+        "pool-tpu-multihost-slice",
+        "A multi-host TPU pool (a catalogue TPU machine type whose placement topology spans more than one VM) "
+        "is exactly one slice: COMPACT placement with the slice topology (tpu7x: a workload policy "
+        "name and an empty type), one zone, and a node count or autoscaling maximum equal to the slice's VMs.",
+        MANDATORY,
+        gke.tpu_multihost_slice,
+        types=(NODE_POOL,),
+    ),
+    Rule(
+        "queue-interruptible-only",
+        "A ClusterQueue that admits work at the stack's highest WorkloadPriorityClass value (work no other "
+        "workload outranks, so Kueue never preempts it) has at least one flavor that is not spot, flex-start "
+        "or queued capacity. A flavor's capacity is its gke-ai-batch/capacity (or GKE spot/flex-start/queued) "
+        "node label, else that of the node pools it selects; flavors the stack cannot place are given the "
+        "benefit of the doubt.",
+        ADVISORY,
+        kueue.interruptible_only,
+        stack=True,
+    ),
+    # -- Kueue ----------------------------------------------------------------------------------
+    Rule(
+        "helm-chart-pinned",
+        "Helm releases (Kueue, JobSet) pin an exact chart version: a SemVer release, not empty, no range.",
+        MANDATORY,
+        kueue.helm_chart_pinned,
+        types=HELM_RELEASES,
+    ),
+    Rule(
+        "kueue-flavors-exist",
+        "Every flavor a ClusterQueue names is a ResourceFlavor of the stack.",
+        MANDATORY,
+        kueue.flavors_exist,
+        stack=True,
+    ),
+    Rule(
+        "kueue-quota-within-capacity",
+        "A ClusterQueue's nominal google.com/tpu and nvidia.com/gpu quota per flavor does not exceed the "
+        "accelerators of the node pools whose node labels match the flavor's nodeLabels, at their ceiling "
+        "(not checked on Autopilot or with node auto-provisioning).",
+        ADVISORY,
+        kueue.quota_within_capacity,
+        stack=True,
+    ),
+    # -- workloads ------------------------------------------------------------------------------
+    Rule(
+        "workload-queue-label",
+        "Every Job and JobSet carries a kueue.x-k8s.io/queue-name label. Exempt: a Job whose pods consume a "
+        "ProvisioningRequest (GKE's path without Kueue). Pods, such as the Kueue webhook probe, are not workloads.",
+        MANDATORY,
+        workloads.workload_queue_label,
+        types=WORKLOADS,
+    ),
+    Rule(
+        "workload-known-queue",
+        "A workload's queue-name label names a LocalQueue the stack creates in the workload's namespace.",
+        MANDATORY,
+        workloads.workload_known_queue,
+        stack=True,
+    ),
+    Rule(
+        "workload-known-priority",
+        "A workload's kueue.x-k8s.io/priority-class label names a WorkloadPriorityClass of the stack, and its "
+        "pods' priorityClassName a PriorityClass of the stack. Workloads without a priority are allowed (0).",
+        MANDATORY,
+        workloads.workload_known_priority,
+        stack=True,
+    ),
+    Rule(
+        "workload-privileged-tpu-only",
+        "Privileged containers only in Job/JobSet pods that select TPU nodes "
+        "(cloud.google.com/gke-tpu-accelerator) on a Standard cluster.",
+        MANDATORY,
+        workloads.workload_privileged_tpu_only,
+        stack=True,
+    ),
+)
+
+_BY_NAME = {rule.name: rule for rule in RULES}
+
+
+def by_name(name: str) -> Rule:
+    return _BY_NAME[name]
+
+
+def run(
+    rule: Rule, resources: Sequence[Resource], config: Mapping[str, Any] = EMPTY
+) -> Iterator[tuple[str | None, str]]:
+    """(urn, message) for every violation of one rule across a stack's resources."""
+    if rule.stack:
+        yield from rule.check(resources, config)
+        return
+    for r in resources:
+        if rule.applies_to(r.type):
+            for message in rule.check(r.type, r.props, config):
+                yield r.urn, message

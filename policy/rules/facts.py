@@ -1,0 +1,174 @@
+"""What a recorded cluster or node pool means: Autopilot or Standard, the TPU slice a pool
+holds, the labels its nodes carry, how many accelerators it provides at its ceiling.
+
+Every accelerator number comes from components.catalogue, the table the plan derives pools
+and flavors from; it is pure data, so the pack imports it without the program's dependencies."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from components import catalogue, naming
+
+from .base import CLUSTER, NODE_POOL, UNKNOWN, Resource, as_dict, as_int, as_list, dig, of_type
+
+# Labels GKE itself puts on nodes of these provisioning models (a flavor may select on them).
+SPOT_LABEL = "cloud.google.com/gke-spot"
+FLEX_START_LABEL = "cloud.google.com/gke-flex-start"
+QUEUED_LABEL = "cloud.google.com/gke-queued"
+# Capacity that GKE may reclaim (spot) or that exists only while a request lasts (flex-start,
+# and queued provisioning, which is flex-start behind a ProvisioningRequest).
+INTERRUPTIBLE = ("spot", "flex-start", "queued")
+# GKE's default node locations for a regional cluster that names none.
+DEFAULT_REGIONAL_ZONES = 3
+_ZONE = re.compile(r"[a-z]+-[a-z]+\d+-[a-z]")
+
+
+def tpu_generation(machine_type: Any) -> catalogue.TpuGeneration | None:
+    for gen in catalogue.TPU_GENERATIONS.values():
+        if machine_type in gen.machine_types:
+            return gen
+    return None
+
+
+def single_host_topology(gen: catalogue.TpuGeneration, machine_type: str) -> str | None:
+    """The shape GKE gives a TPU pool without a topology: one VM's worth of chips."""
+    per_vm = gen.machine_types[machine_type]
+    for topology in catalogue.tpu_topologies_for_machine(gen, machine_type):
+        if catalogue.topology_chips(topology) == per_vm:
+            return topology
+    return None
+
+
+def is_autopilot(props: Mapping[str, Any]) -> bool:
+    return props.get("enableAutopilot") is True
+
+
+def auto_provisioning(props: Mapping[str, Any]) -> bool:
+    return dig(props, "clusterAutoscaling", "enabled") is True
+
+
+@dataclass(frozen=True)
+class ClusterFacts:
+    autopilot: bool
+    makes_nodes: bool  # Autopilot or node auto-provisioning: GKE may add nodes no pool describes
+    zones: int  # where a pool without nodeLocations puts its nodes
+
+
+def cluster_facts(resources: Sequence[Resource]) -> ClusterFacts | None:
+    """The stack's cluster; None when the stack has none (it deploys onto an existing one)."""
+    clusters = of_type(resources, CLUSTER)
+    if not clusters:
+        return None
+    props = clusters[0].props
+    autopilot = is_autopilot(props)
+    locations = [z for z in as_list(props.get("nodeLocations")) if z != UNKNOWN]
+    if locations:
+        zones = len(locations)
+    elif isinstance(props.get("location"), str) and _ZONE.fullmatch(props["location"]):
+        zones = 1
+    else:
+        zones = DEFAULT_REGIONAL_ZONES
+    return ClusterFacts(autopilot, autopilot or auto_provisioning(props), zones)
+
+
+@dataclass(frozen=True)
+class PoolFacts:
+    name: str
+    capacity: str  # on-demand | spot | reservation | flex-start | queued
+    labels: dict[str, str]  # what its nodes carry
+    resource: str | None  # google.com/tpu | nvidia.com/gpu | None (CPU)
+    per_node: int  # accelerators per node
+    max_nodes: int | None  # ceiling across zones; None if not known before deploy
+
+    @property
+    def accelerators(self) -> int | None:
+        return None if self.max_nodes is None else self.per_node * self.max_nodes
+
+
+def capacity_of(props: Mapping[str, Any]) -> str:
+    """The provisioning model, from the pool's settings rather than our label (which says what
+    the flavor selects, not what GKE does)."""
+    node = as_dict(props.get("nodeConfig"))
+    if dig(props, "queuedProvisioning", "enabled") is True:
+        return "queued"
+    if node.get("flexStart") is True:
+        return "flex-start"
+    if node.get("spot") is True or node.get("preemptible") is True:
+        return "spot"
+    if dig(node, "reservationAffinity", "consumeReservationType") == "SPECIFIC_RESERVATION":
+        return "reservation"
+    return "on-demand"
+
+
+def pool_facts(r: Resource, cluster: ClusterFacts | None) -> PoolFacts:
+    props = r.props
+    node = as_dict(props.get("nodeConfig"))
+    name = props.get("name") if isinstance(props.get("name"), str) else r.name
+    capacity = capacity_of(props)
+    labels = {k: v for k, v in as_dict(node.get("labels")).items() if isinstance(v, str)}
+    labels[catalogue.NODEPOOL_LABEL] = name
+    machine_type = node.get("machineType")
+    resource, per_node = None, 0
+    gen = tpu_generation(machine_type)
+    if gen is not None:
+        topology = dig(props, "placementPolicy", "tpuTopology") or single_host_topology(gen, machine_type)
+        labels[catalogue.TPU_ACCELERATOR_LABEL] = gen.accelerator
+        if topology and topology != UNKNOWN:
+            labels[catalogue.TPU_TOPOLOGY_LABEL] = topology
+        resource, per_node = catalogue.TPU_RESOURCE, gen.machine_types[machine_type]
+    else:
+        gpus = [g for g in as_list(node.get("guestAccelerators")) if isinstance(g, Mapping)]
+        if gpus:
+            if isinstance(gpus[0].get("type"), str):
+                labels[catalogue.GPU_ACCELERATOR_LABEL] = gpus[0]["type"]
+            resource, per_node = catalogue.GPU_RESOURCE, sum(as_int(g.get("count")) or 0 for g in gpus)
+    if capacity == "spot":
+        labels[SPOT_LABEL] = "true"
+    elif capacity in ("flex-start", "queued"):
+        labels[FLEX_START_LABEL if capacity == "flex-start" else QUEUED_LABEL] = "true"
+    return PoolFacts(name, capacity, labels, resource, per_node, _max_nodes(props, cluster))
+
+
+def _max_nodes(props: Mapping[str, Any], cluster: ClusterFacts | None) -> int | None:
+    locations = as_list(props.get("nodeLocations"))
+    zones = len(locations) if locations else (cluster.zones if cluster else 1)
+    auto = props.get("autoscaling")
+    if isinstance(auto, Mapping):
+        total = as_int(auto.get("totalMaxNodeCount"))
+        if total:
+            return total
+        per_zone = as_int(auto.get("maxNodeCount"))
+        return per_zone * zones if per_zone is not None else None
+    # nodeCount and initialNodeCount are per zone.
+    for key in ("nodeCount", "initialNodeCount"):
+        count = as_int(props.get(key))
+        if count is not None:
+            return count * zones
+    return None
+
+
+def stack_pools(resources: Sequence[Resource]) -> list[PoolFacts]:
+    cluster = cluster_facts(resources)
+    return [pool_facts(r, cluster) for r in of_type(resources, NODE_POOL)]
+
+
+def selects(node_labels: Mapping[str, Any], pool: PoolFacts) -> bool:
+    """Whether a flavor's nodeLabels land on this pool's nodes."""
+    return all(pool.labels.get(k) == v for k, v in node_labels.items())
+
+
+def flavor_capacity(node_labels: Mapping[str, Any], pools: Sequence[PoolFacts]) -> set[str] | None:
+    """The provisioning models behind a ResourceFlavor: named by its labels, or those of the
+    pools it selects; None when neither tells (Autopilot, auto-provisioned nodes)."""
+    ours = node_labels.get(naming.CAPACITY_LABEL)
+    if isinstance(ours, str) and ours in naming.CAPACITY_VALUES.values():
+        return {ours}
+    for label, capacity in ((SPOT_LABEL, "spot"), (FLEX_START_LABEL, "flex-start"), (QUEUED_LABEL, "queued")):
+        if node_labels.get(label) == "true":
+            return {capacity}
+    matched = {p.capacity for p in pools if selects(node_labels, p)}
+    return matched or None

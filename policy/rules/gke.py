@@ -1,0 +1,219 @@
+"""GKE rules: the cluster's security baseline and the accelerator pools' shape.
+
+Resource rules: `check(type_, props, config)` yields one message per problem."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+from components import catalogue
+
+from .base import CLUSTER, EMPTY, NODE_POOL, UNKNOWN, as_dict, as_int, as_list, dig
+from .facts import auto_provisioning, is_autopilot, tpu_generation
+
+RELEASE_CHANNELS = ("RAPID", "REGULAR", "STABLE", "EXTENDED")
+DEFAULT_COMPUTE_SA_SUFFIX = "-compute@developer.gserviceaccount.com"
+
+
+def workload_identity(type_: str, props: Mapping[str, Any], config: Mapping[str, Any] = EMPTY) -> Iterator[str]:
+    if type_ == CLUSTER:
+        if is_autopilot(props):
+            return  # always on in Autopilot
+        pool = dig(props, "workloadIdentityConfig", "workloadPool")
+        if not pool:
+            yield (
+                "Workload Identity is off: set workloadIdentityConfig.workloadPool to '<project>.svc.id.goog' "
+                "so that pods authenticate as their Kubernetes service account, not as the node"
+            )
+    elif type_ == NODE_POOL and dig(props, "nodeConfig", "workloadMetadataConfig", "mode") == "GCE_METADATA":
+        yield (
+            "nodeConfig.workloadMetadataConfig.mode is GCE_METADATA: pods on this pool reach the node's "
+            "credentials through the metadata server; use GKE_METADATA"
+        )
+
+
+def shielded_nodes(type_: str, props: Mapping[str, Any], config: Mapping[str, Any] = EMPTY) -> Iterator[str]:
+    if type_ == NODE_POOL:
+        yield from _secure_boot("nodeConfig", dig(props, "nodeConfig", "shieldedInstanceConfig", "enableSecureBoot"))
+        return
+    if type_ != CLUSTER or is_autopilot(props):
+        return  # Autopilot nodes are always shielded with secure boot
+    if props.get("enableShieldedNodes") is False:
+        yield "enableShieldedNodes is false: nodes could boot unverified images and lose integrity monitoring"
+    if props.get("removeDefaultNodePool") is not True:
+        yield from _secure_boot(
+            "the default node pool's nodeConfig", dig(props, "nodeConfig", "shieldedInstanceConfig", "enableSecureBoot")
+        )
+    if auto_provisioning(props):
+        defaults = dig(props, "clusterAutoscaling", "autoProvisioningDefaults")
+        yield from _secure_boot(
+            "clusterAutoscaling.autoProvisioningDefaults", dig(defaults, "shieldedInstanceConfig", "enableSecureBoot")
+        )
+
+
+def _secure_boot(where: str, value: Any) -> Iterator[str]:
+    if value is not True and value != UNKNOWN:
+        yield (
+            f"{where}.shieldedInstanceConfig.enableSecureBoot is {_show(value)}: "
+            "nodes must boot only signed, verified components"
+        )
+
+
+def node_service_account(type_: str, props: Mapping[str, Any], config: Mapping[str, Any] = EMPTY) -> Iterator[str]:
+    if type_ == NODE_POOL:
+        yield from _service_account("nodeConfig", dig(props, "nodeConfig", "serviceAccount"))
+        return
+    if type_ != CLUSTER:
+        return
+    defaults = dig(props, "clusterAutoscaling", "autoProvisioningDefaults", "serviceAccount")
+    if is_autopilot(props):
+        yield from _service_account("clusterAutoscaling.autoProvisioningDefaults", defaults)
+        return
+    # The default pool lives for minutes when removed, but it runs as this account all the same.
+    yield from _service_account("nodeConfig", dig(props, "nodeConfig", "serviceAccount"))
+    if auto_provisioning(props):
+        yield from _service_account("clusterAutoscaling.autoProvisioningDefaults", defaults)
+
+
+def _service_account(where: str, account: Any) -> Iterator[str]:
+    if account == UNKNOWN:
+        return  # an email computed at deploy time: an account the stack creates, not the default
+    if not account or account == "default":
+        yield (
+            f"{where} names no serviceAccount: nodes would run as the Compute Engine default service account "
+            "(project Editor); give them a dedicated account with roles/container.defaultNodeServiceAccount"
+        )
+    elif isinstance(account, str) and account.endswith(DEFAULT_COMPUTE_SA_SUFFIX):
+        yield (
+            f"{where}.serviceAccount {account} is the Compute Engine default service account (project Editor); "
+            "give nodes a dedicated account with roles/container.defaultNodeServiceAccount"
+        )
+
+
+def release_channel(type_: str, props: Mapping[str, Any], config: Mapping[str, Any] = EMPTY) -> Iterator[str]:
+    channel = dig(props, "releaseChannel", "channel")
+    if channel == UNKNOWN or channel in RELEASE_CHANNELS:
+        return
+    yield (
+        f"releaseChannel.channel is {_show(channel)}: enrol the cluster in {', '.join(RELEASE_CHANNELS)} "
+        "so that GKE patches the control plane and nodes"
+    )
+
+
+def deletion_protection(type_: str, props: Mapping[str, Any], config: Mapping[str, Any] = EMPTY) -> Iterator[str]:
+    if not config.get("production"):
+        return
+    # The provider's default is true, so only an explicit false unprotects the cluster.
+    if props.get("deletionProtection") is False:
+        yield (
+            "production stack with deletionProtection false: a mistaken destroy or replacement would delete "
+            "the cluster and every workload on it; set cluster.deletionProtection true"
+        )
+
+
+def private_nodes(type_: str, props: Mapping[str, Any], config: Mapping[str, Any] = EMPTY) -> Iterator[str]:
+    private = dig(props, "privateClusterConfig", "enablePrivateNodes")
+    if private is True or private == UNKNOWN:
+        return
+    yield (
+        "nodes get public IP addresses: set cluster.privateNodes (privateClusterConfig.enablePrivateNodes) "
+        "and give them egress through Cloud NAT"
+    )
+
+
+# -- accelerator pools ------------------------------------------------------------------------
+
+
+def flex_queued_from_zero(type_: str, props: Mapping[str, Any], config: Mapping[str, Any] = EMPTY) -> Iterator[str]:
+    """Flex-start and queued pools hold nodes only while a request lasts: GKE creates them on
+    demand, so the pool must start empty, let the autoscaler own the count, never repair a node
+    (a repair recreates it outside its request) and never consume a reservation (GKE rejects it)."""
+    if dig(props, "queuedProvisioning", "enabled") is True:
+        what = "queued-provisioning pool"
+    elif dig(props, "nodeConfig", "flexStart") is True:
+        what = "flex-start pool"
+    else:
+        return
+    auto = props.get("autoscaling")
+    if isinstance(auto, Mapping):
+        for key in ("totalMinNodeCount", "minNodeCount"):
+            floor = as_int(auto.get(key))
+            if floor:
+                yield f"{what} with autoscaling.{key} {floor}: it must scale from 0, GKE creates its nodes per request"
+    elif auto != UNKNOWN:
+        yield f"{what} without autoscaling: it must autoscale from 0 (autoscaling.totalMinNodeCount 0)"
+    initial = as_int(props.get("initialNodeCount"))
+    if initial:
+        yield f"{what} with initialNodeCount {initial}: it must start with no nodes"
+    fixed = as_int(props.get("nodeCount"))
+    if fixed:
+        yield f"{what} with a fixed nodeCount {fixed}: the autoscaler owns its size"
+    repair = dig(props, "management", "autoRepair")
+    if repair is not False and repair != UNKNOWN:
+        yield f"{what} with auto-repair on: a repair would recreate a node outside the request it belongs to"
+    reservation = dig(props, "nodeConfig", "reservationAffinity", "consumeReservationType")
+    if reservation != "NO_RESERVATION" and reservation != UNKNOWN:
+        yield (
+            f"{what} with reservationAffinity.consumeReservationType {_show(reservation)}: it must be "
+            "NO_RESERVATION (GKE rejects flex-start and queued capacity that could consume a reservation)"
+        )
+
+
+def tpu_multihost_slice(type_: str, props: Mapping[str, Any], config: Mapping[str, Any] = EMPTY) -> Iterator[str]:
+    """A multi-host TPU pool is one slice: compact placement (a workload policy for tpu7x) with
+    the slice topology, in one zone, sized to exactly the slice's VMs."""
+    machine_type = dig(props, "nodeConfig", "machineType")
+    gen = tpu_generation(machine_type)
+    placement = as_dict(props.get("placementPolicy"))
+    topology = placement.get("tpuTopology")
+    if gen is None or not topology or topology == UNKNOWN:
+        return  # not TPU, or single-host: GKE derives the shape from the machine type
+    try:
+        tslice = catalogue.tpu_slice(gen.version, topology, machine_type)
+    except catalogue.CatalogueError as exc:
+        yield f"placementPolicy.tpuTopology: {exc}"
+        return
+    if not tslice.multi_host:
+        return
+    shape = f"a {gen.version} {topology} slice on {machine_type} is {tslice.vms} VMs"
+    kind = placement.get("type")
+    if gen.workload_policy:
+        if kind not in (None, ""):
+            yield (
+                f"placementPolicy.type {kind!r}: multi-host {gen.version} pools are placed by a workload policy; "
+                "leave type empty (GKE rejects COMPACT for them)"
+            )
+        if not placement.get("policyName"):
+            yield (
+                f"multi-host {gen.version} pool without placementPolicy.policyName: name a HIGH_THROUGHPUT "
+                f"workload policy with acceleratorTopology {topology}"
+            )
+    elif kind != "COMPACT":
+        yield (
+            f"placementPolicy.type is {_show(kind)}: multi-host TPU pools need COMPACT placement so that "
+            f"the {tslice.vms} VMs of the slice share the ICI fabric"
+        )
+    zones = [z for z in as_list(props.get("nodeLocations")) if z != UNKNOWN]
+    if len(zones) > 1:
+        yield f"nodeLocations lists {len(zones)} zones: a TPU slice lives in exactly one"
+    auto = props.get("autoscaling")
+    if isinstance(auto, Mapping):
+        ceiling = as_int(auto.get("totalMaxNodeCount")) or as_int(auto.get("maxNodeCount"))
+        if ceiling != tslice.vms:
+            yield f"autoscaling maximum is {_show(ceiling)}; {shape}"
+        floor = as_int(auto.get("totalMinNodeCount")) or as_int(auto.get("minNodeCount")) or 0
+        if floor not in (0, tslice.vms):
+            yield f"autoscaling minimum {floor} is a partial slice, which never runs anything; {shape}"
+    elif auto != UNKNOWN:
+        count = props.get("nodeCount")
+        if count != UNKNOWN and as_int(count) != tslice.vms:
+            yield f"nodeCount is {_show(count)}; {shape}"
+
+
+def _show(value: Any) -> str:
+    if value is None:
+        return "unset"
+    if isinstance(value, bool):
+        return str(value).lower()
+    return repr(value) if isinstance(value, str) else str(value)

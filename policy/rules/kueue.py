@@ -1,0 +1,178 @@
+"""Kueue rules: pinned charts, ClusterQueues whose flavors exist and whose quotas the node
+pools can back, and queues that keep their top-priority work off interruptible capacity."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from components import catalogue
+
+from .base import (
+    CLUSTER_QUEUE,
+    EMPTY,
+    LOCAL_QUEUE,
+    RESOURCE_FLAVOR,
+    UNKNOWN,
+    WORKLOAD_PRIORITY_CLASS,
+    Resource,
+    as_dict,
+    as_int,
+    as_list,
+    describe,
+    dig,
+    fmt,
+    k8s_labels,
+    k8s_name,
+    k8s_namespace,
+    of_type,
+    quantity,
+)
+from .facts import INTERRUPTIBLE, cluster_facts, flavor_capacity, selects, stack_pools
+from .workloads import PRIORITY_LABEL, QUEUE_LABEL, queue_managed
+
+# SemVer 2.0: an exact release, optionally a pre-release or build; no ranges, wildcards or 'v'.
+_SEMVER = re.compile(
+    r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?"
+)
+ACCELERATORS = (catalogue.TPU_RESOURCE, catalogue.GPU_RESOURCE)
+
+
+def helm_chart_pinned(type_: str, props: Mapping[str, Any], config: Mapping[str, Any] = EMPTY) -> Iterator[str]:
+    chart = props.get("chart")
+    if isinstance(chart, str) and chart.startswith((".", "/")):
+        return  # a chart in the repository is pinned by the commit
+    version = props.get("version")
+    if version == UNKNOWN:
+        return
+    if not version:
+        yield (
+            f"chart {chart} has no version: each install or upgrade would take whatever is newest; "
+            "pin an exact release such as 0.19.2"
+        )
+    elif not isinstance(version, str) or not _SEMVER.fullmatch(version):
+        yield (
+            f"chart {chart} version {version!r} is not one exact release (no ranges, wildcards or 'v' prefix); "
+            "pin one such as 0.19.2"
+        )
+
+
+def queue_flavors(props: Mapping[str, Any]) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """(flavor name, its entry with resources) for every flavor of a ClusterQueue, in order."""
+    for group in as_list(dig(props, "spec", "resourceGroups")):
+        for entry in as_list(dig(group, "flavors")):
+            name = dig(entry, "name")
+            if isinstance(name, str) and name != UNKNOWN:
+                yield name, as_dict(entry)
+
+
+def _flavor_labels(resources: Sequence[Resource]) -> dict[str, Mapping[str, Any]]:
+    return {k8s_name(f): as_dict(dig(f.props, "spec", "nodeLabels")) for f in of_type(resources, RESOURCE_FLAVOR)}
+
+
+def flavors_exist(resources: Sequence[Resource], config: Mapping[str, Any] = EMPTY) -> Iterator[tuple[str, str]]:
+    known = _flavor_labels(resources)
+    for queue in of_type(resources, CLUSTER_QUEUE):
+        for name, _ in queue_flavors(queue.props):
+            if name not in known:
+                yield (
+                    queue.urn,
+                    (
+                        f"ClusterQueue {k8s_name(queue)} names flavor {name!r}, which is no ResourceFlavor of this "
+                        f"stack (known: {', '.join(sorted(known)) or 'none'}); Kueue keeps the queue inactive until "
+                        "it exists"
+                    ),
+                )
+
+
+def quota_within_capacity(
+    resources: Sequence[Resource], config: Mapping[str, Any] = EMPTY
+) -> Iterator[tuple[str, str]]:
+    """google.com/tpu and nvidia.com/gpu nominal quotas against the accelerators of the node
+    pools each flavor's nodeLabels select, at their ceiling. Skipped where GKE makes nodes no
+    pool describes (Autopilot, node auto-provisioning) or the stack has no cluster."""
+    cluster = cluster_facts(resources)
+    if cluster is None or cluster.makes_nodes:
+        return
+    pools = stack_pools(resources)
+    flavors = _flavor_labels(resources)
+    for queue in of_type(resources, CLUSTER_QUEUE):
+        for name, entry in queue_flavors(queue.props):
+            if name not in flavors:
+                continue  # kueue-flavors-exist reports it
+            for item in as_list(entry.get("resources")):
+                resource = dig(item, "name")
+                nominal = quantity(dig(item, "nominalQuota"))
+                if resource not in ACCELERATORS or not nominal:
+                    continue
+                backing = [p for p in pools if p.resource == resource and selects(flavors[name], p)]
+                if any(p.accelerators is None for p in backing):
+                    continue
+                capacity = sum(p.accelerators for p in backing)
+                if nominal > capacity:
+                    provided = (
+                        ", ".join(f"{p.name} {p.accelerators}" for p in backing)
+                        or "no node pool carries its nodeLabels"
+                    )
+                    yield (
+                        queue.urn,
+                        (
+                            f"ClusterQueue {k8s_name(queue)}: nominal quota {fmt(nominal)} {resource} on flavor {name} "
+                            f"exceeds the {capacity} its node pools provide ({provided}); Kueue would admit work "
+                            "that can never be scheduled"
+                        ),
+                    )
+
+
+def interruptible_only(resources: Sequence[Resource], config: Mapping[str, Any] = EMPTY) -> Iterator[tuple[str, str]]:
+    """A priority is non-preemptible when it is the highest WorkloadPriorityClass value of the
+    stack: no workload outranks it, so Kueue never preempts it. (A PriorityClass with
+    preemptionPolicy Never is the opposite notion: it never preempts others.) A ClusterQueue
+    that admits such a workload should have a flavor off spot, flex-start or queued capacity,
+    or the work Kueue protects is still reclaimed or time-limited by GKE."""
+    values = {
+        k8s_name(r): as_int(r.props.get("value"))
+        for r in of_type(resources, WORKLOAD_PRIORITY_CLASS)
+        if as_int(r.props.get("value")) is not None
+    }
+    if not values:
+        return
+    top = max(values.values())
+    protected = {name for name, value in values.items() if value == top}
+    cluster_queue_of = {
+        (k8s_namespace(q.props), k8s_name(q)): dig(q.props, "spec", "clusterQueue")
+        for q in of_type(resources, LOCAL_QUEUE)
+    }
+    served: dict[str, list[str]] = {}
+    for wl in filter(queue_managed, resources):
+        labels = k8s_labels(wl.props)
+        if labels.get(PRIORITY_LABEL) in protected:
+            target = cluster_queue_of.get((k8s_namespace(wl.props), labels.get(QUEUE_LABEL)))
+            if isinstance(target, str):
+                served.setdefault(target, []).append(f"{describe(wl.type, wl.props)} ({labels[PRIORITY_LABEL]})")
+    if not served:
+        return
+    pools = stack_pools(resources)
+    flavors = _flavor_labels(resources)
+    for queue in of_type(resources, CLUSTER_QUEUE):
+        name = k8s_name(queue)
+        if name not in served:
+            continue
+        homes: dict[str, set[str]] = {}
+        for flavor, _ in queue_flavors(queue.props):
+            models = flavor_capacity(flavors[flavor], pools) if flavor in flavors else None
+            if models is None or not models <= set(INTERRUPTIBLE):
+                break  # a home that is not interruptible, or one the stack cannot tell
+            homes[flavor] = models
+        else:
+            if homes:
+                where = ", ".join(f"{f} ({'/'.join(sorted(m))})" for f, m in homes.items())
+                yield (
+                    queue.urn,
+                    (
+                        f"ClusterQueue {name} admits {', '.join(served[name])} at the stack's top priority ({top}), "
+                        f"but every flavor it has is interruptible capacity: {where}; add an on-demand or "
+                        "reservation flavor so that this work has a home GKE does not reclaim"
+                    ),
+                )

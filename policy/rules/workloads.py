@@ -1,0 +1,157 @@
+"""Workload rules: Jobs and JobSets go through Kueue at a known priority, and only TPU pods
+of Standard clusters run privileged.
+
+Only Jobs and JobSets are workloads here. Bare Pods are not (the Kueue webhook probe in
+kueue-system is one), and a Job that consumes a ProvisioningRequest is GKE's path without
+Kueue: it is exempt from the queue rules by name, below."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+from components import catalogue
+
+from .base import (
+    CLUSTER,
+    EMPTY,
+    JOB,
+    LOCAL_QUEUE,
+    PRIORITY_CLASS,
+    UNKNOWN,
+    WORKLOAD_PRIORITY_CLASS,
+    WORKLOADS,
+    Resource,
+    as_dict,
+    as_list,
+    describe,
+    dig,
+    is_type,
+    k8s_labels,
+    k8s_name,
+    k8s_namespace,
+    of_type,
+)
+from .facts import is_autopilot
+
+QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
+PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
+CONSUME_ANNOTATION = "cluster-autoscaler.kubernetes.io/consume-provisioning-request"
+
+
+def pod_templates(type_: str, props: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The pod templates of a Job (spec.template) or a JobSet (each replicated job's)."""
+    if is_type(type_, JOB):
+        return [as_dict(dig(props, "spec", "template"))]
+    return [as_dict(dig(rj, "template", "spec", "template")) for rj in as_list(dig(props, "spec", "replicatedJobs"))]
+
+
+def consumes_provisioning_request(type_: str, props: Mapping[str, Any]) -> bool:
+    """A Job on GKE's ProvisioningRequest path without Kueue: its pods land on nodes provisioned
+    for a named request, so it is deliberately not queue-managed."""
+    return is_type(type_, JOB) and any(
+        dig(t, "metadata", "annotations", CONSUME_ANNOTATION) for t in pod_templates(type_, props)
+    )
+
+
+def queue_managed(r: Resource) -> bool:
+    return is_type(r.type, *WORKLOADS) and not consumes_provisioning_request(r.type, r.props)
+
+
+def workload_queue_label(type_: str, props: Mapping[str, Any], config: Mapping[str, Any] = EMPTY) -> Iterator[str]:
+    if consumes_provisioning_request(type_, props):
+        return
+    if not k8s_labels(props).get(QUEUE_LABEL):
+        yield (
+            f"{describe(type_, props)} has no {QUEUE_LABEL} label: Kueue ignores it, so it would start at once "
+            "outside every quota; label it with the team's LocalQueue"
+        )
+
+
+def workload_known_queue(resources: Sequence[Resource], config: Mapping[str, Any] = EMPTY) -> Iterator[tuple[str, str]]:
+    local_queues = {(k8s_namespace(q.props), k8s_name(q)) for q in of_type(resources, LOCAL_QUEUE)}
+    for wl in filter(queue_managed, resources):
+        queue = k8s_labels(wl.props).get(QUEUE_LABEL)
+        if not isinstance(queue, str) or not queue or queue == UNKNOWN:
+            continue  # workload-queue-label reports a missing label
+        namespace = k8s_namespace(wl.props)
+        if (namespace, queue) not in local_queues:
+            known = sorted(name for ns, name in local_queues if ns == namespace)
+            yield (
+                wl.urn,
+                (
+                    f"{describe(wl.type, wl.props)} names LocalQueue {queue!r}, which this stack does not create in "
+                    f"namespace {namespace} (it has: {', '.join(known) or 'none'}); Kueue would hold it as inadmissible"
+                ),
+            )
+
+
+def workload_known_priority(
+    resources: Sequence[Resource], config: Mapping[str, Any] = EMPTY
+) -> Iterator[tuple[str, str]]:
+    """A workload without a priority is fine (Kueue and kube-scheduler use 0); one that names a
+    priority must name a class the stack creates, or Kueue rejects it and the API server
+    refuses its pods."""
+    workload_classes = {k8s_name(r) for r in of_type(resources, WORKLOAD_PRIORITY_CLASS)}
+    pod_classes = {k8s_name(r) for r in of_type(resources, PRIORITY_CLASS)}
+    for wl in of_type(resources, *WORKLOADS):
+        what = describe(wl.type, wl.props)
+        label = k8s_labels(wl.props).get(PRIORITY_LABEL)
+        if label and label != UNKNOWN and label not in workload_classes:
+            yield (
+                wl.urn,
+                (
+                    f"{what}: label {PRIORITY_LABEL}={label} names no WorkloadPriorityClass of this stack "
+                    f"(known: {', '.join(sorted(workload_classes)) or 'none'})"
+                ),
+            )
+        for name in sorted(
+            {dig(t, "spec", "priorityClassName") for t in pod_templates(wl.type, wl.props)} - {None, ""}
+        ):
+            if name != UNKNOWN and name not in pod_classes:
+                yield (
+                    wl.urn,
+                    (
+                        f"{what}: priorityClassName {name} names no PriorityClass of this stack "
+                        f"(known: {', '.join(sorted(pod_classes)) or 'none'})"
+                    ),
+                )
+
+
+def workload_privileged_tpu_only(
+    resources: Sequence[Resource], config: Mapping[str, Any] = EMPTY
+) -> Iterator[tuple[str, str]]:
+    """Privileged containers are for TPU device access on Standard nodes (GKE before 1.28):
+    the pod must select TPU nodes, and Autopilot admits no privileged pods at all."""
+    autopilot = any(is_autopilot(c.props) for c in of_type(resources, CLUSTER))
+    for wl in of_type(resources, *WORKLOADS):
+        for template in pod_templates(wl.type, wl.props):
+            spec = as_dict(template.get("spec"))
+            privileged = [
+                str(c.get("name", "?"))
+                for c in (*as_list(spec.get("initContainers")), *as_list(spec.get("containers")))
+                if isinstance(c, Mapping) and dig(c, "securityContext", "privileged") is True
+            ]
+            if not privileged:
+                continue
+            what = f"{describe(wl.type, wl.props)} runs privileged container(s) {', '.join(privileged)}"
+            if not _selects_tpu(spec):
+                yield (
+                    wl.urn,
+                    (
+                        f"{what} without selecting TPU nodes ({catalogue.TPU_ACCELERATOR_LABEL}); privileged is "
+                        "allowed only for TPU device access"
+                    ),
+                )
+            if autopilot:
+                yield wl.urn, f"{what} on an Autopilot cluster, which rejects privileged pods; drop privileged"
+
+
+def _selects_tpu(spec: Mapping[str, Any]) -> bool:
+    if dig(spec, "nodeSelector", catalogue.TPU_ACCELERATOR_LABEL):
+        return True
+    terms = dig(spec, "affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
+    return bool(terms) and all(
+        any(dig(e, "key") == catalogue.TPU_ACCELERATOR_LABEL for e in as_list(dig(t, "matchExpressions")))
+        for t in as_list(terms)
+    )

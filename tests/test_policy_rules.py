@@ -1,0 +1,651 @@
+"""The policy pack's rules on crafted properties (each with a compliant and a violating case),
+its per-stack enforcement config, and the CrossGuard entry point without an engine."""
+
+from __future__ import annotations
+
+import ast
+import copy
+import json
+import re
+import runpy
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+from conftest import ROOT
+
+from policy import levels, rules
+from policy.rules import UNKNOWN, Resource
+from policy.rules.base import CLUSTER, NODE_POOL
+
+SA = "ml-nodes@acme.iam.gserviceaccount.com"
+DEFAULT_SA = "123456789-compute@developer.gserviceaccount.com"
+DROP = object()
+
+
+def merge(base: dict[str, Any], changes: dict[str, Any]) -> dict[str, Any]:
+    """A deep copy of base with changes merged in; DROP removes a key."""
+    out = copy.deepcopy(base)
+    for key, value in changes.items():
+        if value is DROP:
+            out.pop(key, None)
+        elif isinstance(value, dict) and isinstance(out.get(key), dict):
+            out[key] = merge(out[key], value)
+        else:
+            out[key] = value
+    return out
+
+
+SECURE_NODE = {
+    "serviceAccount": SA,
+    "shieldedInstanceConfig": {"enableSecureBoot": True, "enableIntegrityMonitoring": True},
+    "workloadMetadataConfig": {"mode": "GKE_METADATA"},
+}
+STANDARD = {
+    "name": "ml",
+    "location": "us-central1",
+    "nodeLocations": ["us-central1-b"],
+    "releaseChannel": {"channel": "REGULAR"},
+    "deletionProtection": True,
+    "enableShieldedNodes": True,
+    "removeDefaultNodePool": True,
+    "initialNodeCount": 1,
+    "nodeConfig": {"serviceAccount": SA},
+    "workloadIdentityConfig": {"workloadPool": "acme.svc.id.goog"},
+    "privateClusterConfig": {"enablePrivateNodes": True},
+}
+AUTOPILOT = {
+    "name": "ml",
+    "location": "us-central1",
+    "enableAutopilot": True,
+    "releaseChannel": {"channel": "RAPID"},
+    "workloadIdentityConfig": {"workloadPool": "acme.svc.id.goog"},
+    "clusterAutoscaling": {"autoProvisioningDefaults": {"serviceAccount": SA}},
+}
+CPU_POOL = {
+    "name": "system",
+    "autoscaling": {"totalMinNodeCount": 1, "totalMaxNodeCount": 3},
+    "initialNodeCount": 1,
+    "management": {"autoRepair": True, "autoUpgrade": True},
+    "nodeConfig": {"machineType": "e2-standard-4", **SECURE_NODE},
+}
+TPU_POOL = {  # one v5e 2x4 slice: 2 VMs of 4 chips
+    "name": "v5e-0",
+    "nodeCount": 2,
+    "nodeLocations": ["us-central1-b"],
+    "management": {"autoRepair": True, "autoUpgrade": True},
+    "placementPolicy": {"type": "COMPACT", "tpuTopology": "2x4"},
+    "nodeConfig": {
+        "machineType": "ct5lp-hightpu-4t",
+        "spot": True,
+        "labels": {"gke-ai-batch/capacity": "spot"},
+        **SECURE_NODE,
+    },
+}
+FLEX_POOL = {
+    "name": "l4-flex",
+    "autoscaling": {"totalMinNodeCount": 0, "totalMaxNodeCount": 4, "locationPolicy": "ANY"},
+    "initialNodeCount": 0,
+    "management": {"autoRepair": False, "autoUpgrade": True},
+    "nodeConfig": {
+        "machineType": "g2-standard-8",
+        "flexStart": True,
+        "guestAccelerators": [{"type": "nvidia-l4", "count": 1}],
+        "labels": {"gke-ai-batch/capacity": "flex-start"},
+        "reservationAffinity": {"consumeReservationType": "NO_RESERVATION"},
+        **SECURE_NODE,
+    },
+}
+
+
+def check(name: str, type_: str, props: dict[str, Any], config: dict[str, Any] | None = None) -> list[str]:
+    """Messages of one resource rule for one resource (through the registry's type filter)."""
+    rule = rules.by_name(name)
+    return [m for _, m in rules.run(rule, [Resource("urn:x", type_, "x", props)], config or {})]
+
+
+def check_stack(name: str, resources: list[Resource], config: dict[str, Any] | None = None) -> list[tuple[str, str]]:
+    return list(rules.run(rules.by_name(name), resources, config or {}))
+
+
+def gcp(type_: str, props: dict[str, Any]) -> Resource:
+    return Resource(f"urn:{type_}::{props['name']}", type_, props["name"], props)
+
+
+def k8s(api: str, kind: str, name: str, namespace: str | None = None, **body: Any) -> Resource:
+    meta = {"name": name, **({"namespace": namespace} if namespace else {})}
+    meta.update(body.pop("metadata", {}))
+    qualified = f"{namespace}/{name}" if namespace else name
+    return Resource(
+        f"urn:{kind}::{qualified}",
+        f"kubernetes:{api}:{kind}",
+        qualified,
+        {"apiVersion": api, "kind": kind, "metadata": meta, **body},
+    )
+
+
+def flavor(name: str, **labels: str) -> Resource:
+    return k8s("kueue.x-k8s.io/v1beta2", "ResourceFlavor", name, spec={"nodeLabels": labels} if labels else {})
+
+
+def cluster_queue(name: str, *flavors: tuple[str, dict[str, Any]]) -> Resource:
+    groups = [
+        {
+            "coveredResources": list(quotas),
+            "flavors": [{"name": f, "resources": [{"name": r, "nominalQuota": q} for r, q in quotas.items()]}],
+        }
+        for f, quotas in flavors
+    ]
+    return k8s("kueue.x-k8s.io/v1beta2", "ClusterQueue", name, spec={"resourceGroups": groups})
+
+
+def local_queue(namespace: str, name: str, cq: str) -> Resource:
+    return k8s("kueue.x-k8s.io/v1beta2", "LocalQueue", name, namespace, spec={"clusterQueue": cq})
+
+
+def priority(name: str, value: int) -> list[Resource]:
+    return [
+        k8s("scheduling.k8s.io/v1", "PriorityClass", name, value=value),
+        k8s("kueue.x-k8s.io/v1beta2", "WorkloadPriorityClass", name, value=value),
+    ]
+
+
+def job(
+    name: str,
+    namespace: str = "team",
+    labels: dict[str, str] | None = None,
+    pod: dict[str, Any] | None = None,
+    pod_meta: dict | None = None,
+) -> Resource:
+    template = {"spec": {"containers": [{"name": "main", "image": "busybox"}], **(pod or {})}}
+    if pod_meta:
+        template["metadata"] = pod_meta
+    return k8s("batch/v1", "Job", name, namespace, metadata={"labels": labels or {}}, spec={"template": template})
+
+
+def jobset(
+    name: str, namespace: str = "team", labels: dict[str, str] | None = None, pod: dict[str, Any] | None = None
+) -> Resource:
+    pod_spec = {"containers": [{"name": "main", "image": "jax"}], **(pod or {})}
+    spec = {
+        "replicatedJobs": [{"name": "slice", "replicas": 1, "template": {"spec": {"template": {"spec": pod_spec}}}}]
+    }
+    return k8s("jobset.x-k8s.io/v1alpha2", "JobSet", name, namespace, metadata={"labels": labels or {}}, spec=spec)
+
+
+QUEUED = {"kueue.x-k8s.io/queue-name": "lq"}
+TPU_SELECTOR = {"nodeSelector": {"cloud.google.com/gke-tpu-accelerator": "tpu-v5-lite-podslice"}}
+PRIVILEGED = {"containers": [{"name": "tpu", "image": "jax", "securityContext": {"privileged": True}}]}
+
+
+# -- registry ---------------------------------------------------------------------------------
+
+
+def test_rule_names_are_unique_kebab_case_with_valid_defaults():
+    names = [r.name for r in rules.RULES]
+    assert len(names) == len(set(names))
+    for rule in rules.RULES:
+        assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)+", rule.name), rule.name
+        assert rule.enforcement in ("advisory", "mandatory"), rule.name
+        assert rule.description.endswith("."), rule.name
+        assert callable(rule.check)
+        assert rule.stack != bool(rule.types), f"{rule.name}: a resource rule names its types, a stack rule none"
+
+
+def test_the_issues_advisory_rules_are_advisory_and_the_rest_mandatory():
+    advisory = {r.name for r in rules.RULES if r.enforcement == "advisory"}
+    assert advisory == {
+        "gke-deletion-protection",
+        "gke-private-nodes",
+        "queue-interruptible-only",
+        "kueue-quota-within-capacity",
+    }
+
+
+# -- GKE --------------------------------------------------------------------------------------
+
+
+def test_workload_identity():
+    assert check("gke-workload-identity", CLUSTER, STANDARD) == []
+    assert check("gke-workload-identity", CLUSTER, merge(AUTOPILOT, {"workloadIdentityConfig": DROP})) == []
+    assert (
+        "Workload Identity is off"
+        in check("gke-workload-identity", CLUSTER, merge(STANDARD, {"workloadIdentityConfig": DROP}))[0]
+    )
+    assert check("gke-workload-identity", NODE_POOL, CPU_POOL) == []
+    bad = merge(CPU_POOL, {"nodeConfig": {"workloadMetadataConfig": {"mode": "GCE_METADATA"}}})
+    assert "GCE_METADATA" in check("gke-workload-identity", NODE_POOL, bad)[0]
+
+
+def test_shielded_nodes():
+    assert check("gke-shielded-nodes", CLUSTER, STANDARD) == []
+    assert check("gke-shielded-nodes", CLUSTER, AUTOPILOT) == []
+    assert check("gke-shielded-nodes", NODE_POOL, CPU_POOL) == []
+    assert (
+        "enableShieldedNodes is false"
+        in check("gke-shielded-nodes", CLUSTER, merge(STANDARD, {"enableShieldedNodes": False}))[0]
+    )
+    no_boot = merge(CPU_POOL, {"nodeConfig": {"shieldedInstanceConfig": {"enableSecureBoot": False}}})
+    assert "enableSecureBoot is false" in check("gke-shielded-nodes", NODE_POOL, no_boot)[0]
+    assert (
+        "enableSecureBoot is unset"
+        in check("gke-shielded-nodes", NODE_POOL, merge(CPU_POOL, {"nodeConfig": {"shieldedInstanceConfig": DROP}}))[0]
+    )
+    kept_default_pool = merge(STANDARD, {"removeDefaultNodePool": DROP})
+    assert "default node pool" in check("gke-shielded-nodes", CLUSTER, kept_default_pool)[0]
+    nap = merge(STANDARD, {"clusterAutoscaling": {"enabled": True, "autoProvisioningDefaults": {"serviceAccount": SA}}})
+    assert "autoProvisioningDefaults" in check("gke-shielded-nodes", CLUSTER, nap)[0]
+
+
+def test_node_service_account():
+    assert check("gke-node-service-account", CLUSTER, STANDARD) == []
+    assert check("gke-node-service-account", CLUSTER, AUTOPILOT) == []
+    assert check("gke-node-service-account", NODE_POOL, CPU_POOL) == []
+    # Unknown during a first preview: the email of the account the stack is about to create.
+    assert (
+        check("gke-node-service-account", NODE_POOL, merge(CPU_POOL, {"nodeConfig": {"serviceAccount": UNKNOWN}})) == []
+    )
+    for account in (DEFAULT_SA, "default", DROP):
+        messages = check(
+            "gke-node-service-account", NODE_POOL, merge(CPU_POOL, {"nodeConfig": {"serviceAccount": account}})
+        )
+        assert len(messages) == 1 and "Compute Engine default service account" in messages[0], account
+    assert len(check("gke-node-service-account", CLUSTER, merge(STANDARD, {"nodeConfig": DROP}))) == 1
+    assert len(check("gke-node-service-account", CLUSTER, merge(AUTOPILOT, {"clusterAutoscaling": DROP}))) == 1
+    nap = merge(
+        STANDARD, {"clusterAutoscaling": {"enabled": True, "autoProvisioningDefaults": {"serviceAccount": DEFAULT_SA}}}
+    )
+    assert "autoProvisioningDefaults" in check("gke-node-service-account", CLUSTER, nap)[0]
+
+
+def test_release_channel():
+    assert check("gke-release-channel", CLUSTER, STANDARD) == []
+    assert "unset" in check("gke-release-channel", CLUSTER, merge(STANDARD, {"releaseChannel": DROP}))[0]
+    assert (
+        "UNSPECIFIED"
+        in check("gke-release-channel", CLUSTER, merge(STANDARD, {"releaseChannel": {"channel": "UNSPECIFIED"}}))[0]
+    )
+    assert check("gke-release-channel", NODE_POOL, CPU_POOL) == []  # clusters only
+
+
+def test_deletion_protection_only_on_production_stacks():
+    unprotected = merge(STANDARD, {"deletionProtection": False})
+    assert check("gke-deletion-protection", CLUSTER, unprotected) == []
+    assert check("gke-deletion-protection", CLUSTER, unprotected, {"production": False}) == []
+    assert "production stack" in check("gke-deletion-protection", CLUSTER, unprotected, {"production": True})[0]
+    assert check("gke-deletion-protection", CLUSTER, STANDARD, {"production": True}) == []
+    # Unset is the provider's default, true.
+    assert (
+        check("gke-deletion-protection", CLUSTER, merge(STANDARD, {"deletionProtection": DROP}), {"production": True})
+        == []
+    )
+
+
+def test_private_nodes():
+    assert check("gke-private-nodes", CLUSTER, STANDARD) == []
+    assert "public IP" in check("gke-private-nodes", CLUSTER, merge(STANDARD, {"privateClusterConfig": DROP}))[0]
+
+
+# -- pools ------------------------------------------------------------------------------------
+
+
+def test_flex_and_queued_pools_scale_from_zero():
+    assert check("pool-flex-queued-from-zero", NODE_POOL, FLEX_POOL) == []
+    queued = merge(FLEX_POOL, {"nodeConfig": {"flexStart": DROP}, "queuedProvisioning": {"enabled": True}})
+    assert check("pool-flex-queued-from-zero", NODE_POOL, queued) == []
+    broken = merge(
+        FLEX_POOL,
+        {
+            "autoscaling": {"totalMinNodeCount": 1},
+            "initialNodeCount": 1,
+            "nodeCount": 2,
+            "management": {"autoRepair": True},
+            "nodeConfig": {"reservationAffinity": {"consumeReservationType": "ANY_RESERVATION"}},
+        },
+    )
+    messages = check("pool-flex-queued-from-zero", NODE_POOL, broken)
+    for fragment in (
+        "totalMinNodeCount 1",
+        "initialNodeCount 1",
+        "fixed nodeCount 2",
+        "auto-repair on",
+        "ANY_RESERVATION",
+    ):
+        assert any(fragment in m for m in messages), fragment
+    assert len(messages) == 5
+    assert (
+        "without autoscaling" in check("pool-flex-queued-from-zero", NODE_POOL, merge(queued, {"autoscaling": DROP}))[0]
+    )
+    # Unset auto-repair is GKE's default, on.
+    assert "auto-repair on" in check("pool-flex-queued-from-zero", NODE_POOL, merge(FLEX_POOL, {"management": DROP}))[0]
+    # Other pools may keep nodes.
+    assert check("pool-flex-queued-from-zero", NODE_POOL, CPU_POOL) == []
+
+
+def test_multihost_tpu_pool_is_one_compact_slice():
+    rule = "pool-tpu-multihost-slice"
+    assert check(rule, NODE_POOL, TPU_POOL) == []
+    assert "COMPACT" in check(rule, NODE_POOL, merge(TPU_POOL, {"placementPolicy": {"type": DROP}}))[0]
+    assert (
+        "nodeCount is 3; a v5e 2x4 slice on ct5lp-hightpu-4t is 2 VMs"
+        in check(rule, NODE_POOL, merge(TPU_POOL, {"nodeCount": 3}))[0]
+    )
+    assert "one" in check(rule, NODE_POOL, merge(TPU_POOL, {"nodeLocations": ["us-central1-a", "us-central1-b"]}))[0]
+    flex = merge(TPU_POOL, {"nodeCount": DROP, "autoscaling": {"totalMinNodeCount": 0, "totalMaxNodeCount": 2}})
+    assert check(rule, NODE_POOL, flex) == []
+    assert "maximum is 4" in check(rule, NODE_POOL, merge(flex, {"autoscaling": {"totalMaxNodeCount": 4}}))[0]
+    assert "partial slice" in check(rule, NODE_POOL, merge(flex, {"autoscaling": {"totalMinNodeCount": 1}}))[0]
+    assert (
+        "not a v5e topology" in check(rule, NODE_POOL, merge(TPU_POOL, {"placementPolicy": {"tpuTopology": "3x3"}}))[0]
+    )
+
+
+def test_single_host_and_non_tpu_pools_are_not_slices():
+    rule = "pool-tpu-multihost-slice"
+    # No topology: GKE derives the single-host shape from the machine type; any count of them.
+    assert check(rule, NODE_POOL, merge(TPU_POOL, {"placementPolicy": DROP, "nodeCount": 5})) == []
+    # 2x4 on the 8-chip machine type is one VM.
+    assert (
+        check(
+            rule,
+            NODE_POOL,
+            merge(
+                TPU_POOL,
+                {"nodeConfig": {"machineType": "ct5lp-hightpu-8t"}, "placementPolicy": {"type": DROP}, "nodeCount": 1},
+            ),
+        )
+        == []
+    )
+    assert check(rule, NODE_POOL, FLEX_POOL) == []
+
+
+def test_tpu7x_slices_use_a_workload_policy_not_compact():
+    rule = "pool-tpu-multihost-slice"
+    ironwood = merge(
+        TPU_POOL,
+        {
+            "nodeCount": 2,
+            "nodeConfig": {"machineType": "tpu7x-standard-4t"},
+            "placementPolicy": {"type": "", "tpuTopology": "2x2x2", "policyName": "ml-tpu7x"},
+        },
+    )
+    assert check(rule, NODE_POOL, ironwood) == []
+    assert check(rule, NODE_POOL, merge(ironwood, {"placementPolicy": {"policyName": UNKNOWN}})) == []
+    compact = check(rule, NODE_POOL, merge(ironwood, {"placementPolicy": {"type": "COMPACT"}}))
+    assert len(compact) == 1 and "leave type empty" in compact[0]
+    assert "policyName" in check(rule, NODE_POOL, merge(ironwood, {"placementPolicy": {"policyName": DROP}}))[0]
+
+
+# -- Kueue ------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("version", ["0.19.2", "0.12.0", "1.0.0-rc.1", "1.2.3+build.5"])
+def test_pinned_chart_versions_pass(version):
+    release = {"chart": "oci://registry.k8s.io/kueue/charts/kueue", "version": version}
+    assert check("helm-chart-pinned", "kubernetes:helm.sh/v3:Release", release) == []
+
+
+@pytest.mark.parametrize("version", [DROP, "", "^0.19", "~0.19.2", "0.19.x", "v0.19.2", ">=0.19.0", "0.19"])
+def test_unpinned_chart_versions_fail(version):
+    release = merge({"chart": "oci://registry.k8s.io/kueue/charts/kueue", "version": "0.19.2"}, {"version": version})
+    assert len(check("helm-chart-pinned", "kubernetes:helm.sh/v3:Release", release)) == 1
+
+
+def test_a_chart_from_the_repository_needs_no_version():
+    assert check("helm-chart-pinned", "kubernetes:helm.sh/v3:Release", {"chart": "./charts/probe"}) == []
+
+
+def test_cluster_queue_flavors_exist():
+    queue = cluster_queue("cq", ("a", {"cpu": 1}), ("b", {"cpu": 1}))
+    assert check_stack("kueue-flavors-exist", [flavor("a"), flavor("b"), queue]) == []
+    [(urn, message)] = check_stack("kueue-flavors-exist", [flavor("a"), queue])
+    assert urn == queue.urn and "'b'" in message and "known: a" in message
+
+
+TPU_FLAVOR = {
+    "cloud.google.com/gke-tpu-accelerator": "tpu-v5-lite-podslice",
+    "cloud.google.com/gke-tpu-topology": "2x4",
+    "gke-ai-batch/capacity": "spot",
+}
+
+
+def _capacity_stack(tpu_quota: Any, gpu_quota: Any = 4, cluster: dict = STANDARD) -> list[Resource]:
+    return [
+        gcp(CLUSTER, cluster),
+        gcp(NODE_POOL, TPU_POOL),
+        gcp(NODE_POOL, merge(TPU_POOL, {"name": "v5e-1"})),
+        gcp(NODE_POOL, FLEX_POOL),
+        flavor("tpu", **TPU_FLAVOR),
+        flavor("l4", **{"cloud.google.com/gke-accelerator": "nvidia-l4"}),
+        cluster_queue("cq", ("tpu", {"google.com/tpu": tpu_quota, "cpu": 1000}), ("l4", {"nvidia.com/gpu": gpu_quota})),
+    ]
+
+
+def test_quota_within_what_the_pools_provide():
+    assert check_stack("kueue-quota-within-capacity", _capacity_stack(16)) == []
+    assert check_stack("kueue-quota-within-capacity", _capacity_stack("16")) == []
+    [(_, tpu)] = check_stack("kueue-quota-within-capacity", _capacity_stack(24))
+    assert "nominal quota 24 google.com/tpu on flavor tpu exceeds the 16" in tpu and "v5e-0 8, v5e-1 8" in tpu
+    [(_, gpu)] = check_stack("kueue-quota-within-capacity", _capacity_stack(16, gpu_quota=5))
+    assert "5 nvidia.com/gpu" in gpu and "exceeds the 4" in gpu
+
+
+def test_quota_on_a_flavor_no_pool_carries():
+    resources = _capacity_stack(16) + [
+        flavor("h100", **{"cloud.google.com/gke-accelerator": "nvidia-h100-80gb"}),
+        cluster_queue("h", ("h100", {"nvidia.com/gpu": 8})),
+    ]
+    [(_, message)] = check_stack("kueue-quota-within-capacity", resources)
+    assert "no node pool carries" in message
+
+
+def test_quota_is_not_judged_where_gke_makes_the_nodes():
+    nap = merge(STANDARD, {"clusterAutoscaling": {"enabled": True}})
+    assert check_stack("kueue-quota-within-capacity", _capacity_stack(1000, cluster=nap)) == []
+    autopilot = [gcp(CLUSTER, AUTOPILOT), flavor("default"), cluster_queue("cq", ("default", {"nvidia.com/gpu": 10}))]
+    assert check_stack("kueue-quota-within-capacity", autopilot) == []
+
+
+def _priority_stack(workload_priority: str, *flavors: Resource) -> list[Resource]:
+    return [
+        gcp(CLUSTER, STANDARD),
+        gcp(NODE_POOL, TPU_POOL),
+        gcp(NODE_POOL, merge(CPU_POOL, {"name": "cpu-on-demand", "nodeConfig": {"labels": {"tier": "cpu"}}})),
+        *priority("high", 1000),
+        *priority("low", 100),
+        *flavors,
+        cluster_queue("cq", *[(f.props["metadata"]["name"], {"cpu": 1}) for f in flavors]),
+        local_queue("team", "lq", "cq"),
+        jobset("train", labels={**QUEUED, "kueue.x-k8s.io/priority-class": workload_priority}),
+    ]
+
+
+def test_top_priority_work_needs_a_home_off_interruptible_capacity():
+    rule = "queue-interruptible-only"
+    spot = flavor("tpu-spot", **TPU_FLAVOR)
+    [(urn, message)] = check_stack(rule, _priority_stack("high", spot))
+    assert urn == "urn:ClusterQueue::cq"
+    assert "JobSet team/train (high)" in message and "tpu-spot (spot)" in message
+    # Lower priorities may live on spot alone.
+    assert check_stack(rule, _priority_stack("low", spot)) == []
+    # An on-demand flavor (selected by the pool it matches) is a home.
+    assert check_stack(rule, _priority_stack("high", spot, flavor("cpu", tier="cpu"))) == []
+
+
+def test_interruptible_capacity_from_labels_alone():
+    rule = "queue-interruptible-only"
+    autopilot_spot = flavor("spot", **{"cloud.google.com/gke-spot": "true"})
+    assert len(check_stack(rule, _priority_stack("high", autopilot_spot))) == 1
+    # A flavor the stack cannot place (no labels, no pools) gets the benefit of the doubt.
+    assert check_stack(rule, _priority_stack("high", flavor("anything-goes", zone="x"))) == []
+
+
+# -- workloads --------------------------------------------------------------------------------
+
+
+def test_workloads_carry_a_queue_label():
+    for wl in (job("a", labels=QUEUED), jobset("b", labels=QUEUED)):
+        assert check("workload-queue-label", wl.type, wl.props) == []
+    for wl in (job("a"), jobset("b")):
+        assert "kueue.x-k8s.io/queue-name" in check("workload-queue-label", wl.type, wl.props)[0]
+
+
+def test_provisioning_request_jobs_and_pods_are_not_queue_managed():
+    direct = job(
+        "dws", pod_meta={"annotations": {"cluster-autoscaler.kubernetes.io/consume-provisioning-request": "dws"}}
+    )
+    assert check("workload-queue-label", direct.type, direct.props) == []
+    probe = k8s("v1", "Pod", "webhook-probe", "kueue-system", spec={"containers": []})
+    assert check("workload-queue-label", probe.type, probe.props) == []
+    assert check_stack("workload-known-queue", [direct, probe]) == []
+
+
+def test_workloads_name_a_local_queue_of_their_namespace():
+    queues = [local_queue("team", "lq", "cq")]
+    assert check_stack("workload-known-queue", [*queues, job("a", labels=QUEUED)]) == []
+    [(_, message)] = check_stack("workload-known-queue", [*queues, job("a", namespace="other", labels=QUEUED)])
+    assert "namespace other" in message
+
+
+def test_workloads_name_known_priorities():
+    rule = "workload-known-priority"
+    classes = priority("high", 1000)
+    ok = jobset("a", labels={**QUEUED, "kueue.x-k8s.io/priority-class": "high"}, pod={"priorityClassName": "high"})
+    assert check_stack(rule, [*classes, ok, job("no-priority", labels=QUEUED)]) == []
+    bad_label = job("b", labels={**QUEUED, "kueue.x-k8s.io/priority-class": "urgent"})
+    bad_pod = job("c", labels=QUEUED, pod={"priorityClassName": "urgent"})
+    messages = [m for _, m in check_stack(rule, [*classes, bad_label, bad_pod])]
+    assert len(messages) == 2
+    assert "no WorkloadPriorityClass" in messages[0] and "no PriorityClass" in messages[1]
+
+
+def test_privileged_only_for_tpu_pods_on_standard():
+    rule = "workload-privileged-tpu-only"
+    tpu = jobset("tpu", labels=QUEUED, pod={**PRIVILEGED, **TPU_SELECTOR})
+    affinity = {
+        "affinity": {
+            "nodeAffinity": {
+                "requiredDuringSchedulingIgnoredDuringExecution": {
+                    "nodeSelectorTerms": [
+                        {"matchExpressions": [{"key": "cloud.google.com/gke-tpu-accelerator", "operator": "Exists"}]}
+                    ]
+                }
+            }
+        }
+    }
+    by_affinity = job("aff", labels=QUEUED, pod={**PRIVILEGED, **affinity})
+    plain_gpu = job("gpu", labels=QUEUED, pod={"nodeSelector": {"cloud.google.com/gke-accelerator": "nvidia-l4"}})
+    assert check_stack(rule, [gcp(CLUSTER, STANDARD), tpu, by_affinity, plain_gpu]) == []
+    gpu = job(
+        "gpu", labels=QUEUED, pod={**PRIVILEGED, "nodeSelector": {"cloud.google.com/gke-accelerator": "nvidia-l4"}}
+    )
+    [(urn, message)] = check_stack(rule, [gcp(CLUSTER, STANDARD), gpu])
+    assert urn == gpu.urn and "without selecting TPU nodes" in message
+    [(_, message)] = check_stack(rule, [gcp(CLUSTER, AUTOPILOT), tpu])
+    assert "Autopilot" in message
+
+
+# -- enforcement config -----------------------------------------------------------------------
+
+
+def test_enforcement_precedence():
+    rule = rules.by_name("gke-deletion-protection")
+    assert levels.settings(rule, {}) == ("advisory", {"production": False})
+    assert levels.settings(rule, {"all": "mandatory"}) == ("mandatory", {"production": False})
+    assert levels.settings(rule, {"all": {"enforcementLevel": "disabled"}, rule.name: "advisory"}) == (
+        "advisory",
+        {"production": False},
+    )
+    own = {"all": "disabled", rule.name: {"enforcementLevel": "mandatory", "production": True}}
+    assert levels.settings(rule, own) == ("mandatory", {"production": True})
+    assert levels.settings(rule, {rule.name: {"production": True}}) == ("advisory", {"production": True})
+
+
+def test_config_problems_are_reported():
+    assert levels.problems_in({"all": "advisory", "gke-private-nodes": {"enforcementLevel": "mandatory"}}) == []
+    problems = levels.problems_in(
+        {"gke-privat-nodes": "mandatory", "gke-release-channel": "strict", "gke-deletion-protection": {"prod": True}}
+    )
+    assert len(problems) == 3
+    assert "no policy" in problems[0] and "'strict'" in problems[1] and "'prod'" in problems[2]
+    assert levels.problems_in([]) != []
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "policy" / "config").glob("*.json")), ids=lambda p: p.name)
+def test_committed_policy_configs_are_valid(path):
+    assert levels.problems_in(json.loads(path.read_text())) == []
+
+
+def test_prod_makes_deletion_protection_mandatory():
+    level, values = levels.settings(rules.by_name("gke-deletion-protection"), levels.for_stack("prod"))
+    assert (level, values["production"]) == ("mandatory", True)
+    assert levels.for_stack("no-such-stack") == {}
+
+
+# -- the CrossGuard pack ----------------------------------------------------------------------
+
+
+def test_pack_entry_point_wraps_every_rule(monkeypatch):
+    """Run policy/ the way the CLI's Python analyzer does (runpy on the folder, as __main__),
+    with PolicyPack (which would serve gRPC until killed) replaced by a recorder."""
+    import pulumi_policy
+
+    built: dict[str, Any] = {}
+    monkeypatch.setattr(pulumi_policy, "PolicyPack", lambda **kwargs: built.update(kwargs))
+    runpy.run_path(str(ROOT / "policy"), run_name="__main__")
+    assert built["name"] == "gke-ai-batch"
+    assert built["enforcement_level"] == pulumi_policy.EnforcementLevel.ADVISORY
+    policies = built["policies"]
+    assert [p.name for p in policies] == [r.name for r in rules.RULES]
+    for p, rule in zip(policies, rules.RULES):
+        expected = pulumi_policy.StackValidationPolicy if rule.stack else pulumi_policy.ResourceValidationPolicy
+        assert type(p) is expected, p.name
+        assert p.enforcement_level.value == rule.enforcement
+        assert p.description == rule.description
+        assert (p.config_schema.properties if p.config_schema else {}) == rule.config_schema
+
+
+def test_pack_entry_point_does_not_serve_on_import():
+    import policy.__main__ as entry
+
+    assert [p.name for p in entry.POLICIES] == [r.name for r in rules.RULES]
+
+
+def test_pack_reads_properties_through_the_sdks_unknown_proxies():
+    from pulumi_policy import ResourceValidationArgs
+    from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, unknown_checking_proxy
+
+    from policy.crossguard import plain, policy
+
+    props = merge(
+        CPU_POOL,
+        {
+            "nodeConfig": {"serviceAccount": UNKNOWN_STRING_VALUE, "shieldedInstanceConfig": DROP},
+            "initialNodeCount": 1.0,
+        },
+    )
+    proxied = unknown_checking_proxy(props)
+    assert plain(proxied)["nodeConfig"]["serviceAccount"] == UNKNOWN
+    assert plain(proxied)["initialNodeCount"] == 1 and isinstance(plain(proxied)["initialNodeCount"], int)
+    reported: list[tuple[str, str | None]] = []
+    for name in ("gke-node-service-account", "gke-shielded-nodes"):
+        args = ResourceValidationArgs(NODE_POOL, proxied, "urn:pool", "pool", None, None, {})
+        policy(rules.by_name(name)).validate(args, lambda message, urn=None: reported.append((message, urn)))
+    secure_boot = "nodeConfig.shieldedInstanceConfig.enableSecureBoot is unset: nodes must boot only signed, verified"
+    assert reported == [(secure_boot + " components", None)]
+
+
+def test_pack_needs_only_its_own_requirements():
+    """policy/requirements.txt installs pulumi-policy and pulumi; the pack must not reach for
+    the program's dependencies (pydantic, the providers) through what it imports."""
+    probe = (
+        "import sys; sys.path.insert(0, sys.argv[1]); import policy.crossguard, policy.levels; "
+        "print(sorted(m for m in sys.modules if '.' not in m or m.startswith('components.')))"
+    )
+    proc = subprocess.run([sys.executable, "-c", probe, str(ROOT)], capture_output=True, text=True, check=True)
+    loaded = set(ast.literal_eval(proc.stdout))
+    assert loaded.isdisjoint({"pydantic", "pulumi_gcp", "pulumi_kubernetes", "synth"})
+    assert {m for m in loaded if m.startswith("components.")} == {"components.catalogue", "components.naming", "components.quantity"}
+    requirements = (ROOT / "policy" / "requirements.txt").read_text().split()
+    assert {"pulumi-policy==1.21.0", "pulumi==3.272.0"} <= set(requirements)
