@@ -262,6 +262,8 @@ class StackConfig(Model):
             pool = pools.get(wl.pool) if wl.pool else None
             self._check_accelerator_request(at, wl, pool)
             self._check_generated_names(at, wl, pool)
+            if pool is not None and not isinstance(wl, ProvisioningRequestWorkload):
+                self._check_pool_reachable(at, wl, pool)
             if isinstance(wl, JobSetWorkload):
                 self._check_jobset(at, wl, pool)
             elif isinstance(wl, JobWorkload):
@@ -274,6 +276,30 @@ class StackConfig(Model):
                     )
                 if pool is None and wl.gpu is None and wl.tpu is None:
                     raise RuleError((*at, "pool"), "a ProvisioningRequest needs a queued pool (or a gpu or tpu shape)")
+
+    def pool_flavor(self, pool: NodePoolConfig) -> str | None:
+        """The flavor a pool's nodes belong to, declared or derived."""
+        if self.flavors is None:
+            return naming.derived_flavor_name(pool)
+        return next((f.name for f in self.flavors if pool.name in f.pools), None)
+
+    def _check_pool_reachable(self, at: tuple, wl, pool: NodePoolConfig) -> None:
+        """A queued workload runs only where its ClusterQueue has quota: the pool's flavor must
+        be one of the queue's, or Kueue never admits it."""
+        flavor = self.pool_flavor(pool)
+        if flavor is None:
+            raise RuleError(
+                (*at, "pool"), f"no flavor covers pool {pool.name!r}, so no queue can admit work onto it"
+            )
+        queue_name = self.team_queue(wl).cluster_queue
+        queue = next(cq for cq in self.cluster_queues if cq.name == queue_name)
+        names = [f.name for f in queue.flavors]
+        if names and flavor not in names:
+            raise RuleError(
+                (*at, "pool"),
+                f"pool {pool.name!r} is flavor {flavor!r}, which cluster queue {queue_name!r} of team "
+                f"{wl.team!r} does not offer ({', '.join(names)}); Kueue would never admit this workload",
+            )
 
     def _check_generated_names(self, at: tuple, wl, pool: NodePoolConfig | None) -> None:
         """Names Kubernetes derives from a workload's must be DNS labels too: JobSet pods are
