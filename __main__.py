@@ -10,5 +10,7 @@ config = load_from_pulumi(source=f"stacks/Pulumi.{pulumi.get_stack()}.yaml")
 project = pulumi.Config("gcp").get("project")
 if not project:
     raise ConfigError([("gcp:project", "required: the Google Cloud project to deploy into")])
-for name, value in deploy(build_plan(config, project)).items():
+# Module-level, so that synth reports on the very plan the program deployed.
+plan = build_plan(config, project)
+for name, value in deploy(plan).items():
     pulumi.export(name, value)

@@ -12,6 +12,7 @@ system_characteristics.py (AI-Hypercomputer/xpk), which maps the same shapes.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from math import prod
 
 TPU_ACCELERATOR_LABEL = "cloud.google.com/gke-tpu-accelerator"
@@ -141,6 +142,7 @@ def topology_chips(topology: str) -> int:
     return prod(int(d) for d in topology.split("x"))
 
 
+@lru_cache(maxsize=None)
 def tpu_slice(version: str, topology: str, machine_type: str | None = None) -> TpuSlice:
     """The slice GKE builds for this generation, topology and (optional) machine type."""
     gen = TPU_GENERATIONS.get(version)

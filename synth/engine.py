@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
+import gc
 import runpy
 import sys
 from dataclasses import dataclass, field
@@ -17,8 +19,9 @@ from typing import Any, Callable
 import pulumi
 from google.protobuf import json_format, struct_pb2
 from pulumi.runtime import mocks
+from pulumi.runtime import resource as pulumi_resource
 from pulumi.runtime import settings
-from pulumi.runtime.proto import resource_pb2
+from pulumi.runtime.proto import resource_pb2, source_pb2
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
@@ -56,6 +59,8 @@ class Registration:
 class Recording:
     resources: list[Registration] = field(default_factory=list)
     outputs: dict[str, Any] = field(default_factory=dict)
+    program: dict[str, Any] = field(default_factory=dict)
+    """The program's module globals after it ran (synth reads its `plan`)."""
 
 
 def plain(value: Any) -> Any:
@@ -134,10 +139,6 @@ class RecordingMonitor(mocks.MockMonitor):
         self.resources[urn] = mocks.MockMonitor.ResourceRegistration(urn, resource_id, inputs)
         return resource_pb2.RegisterResourceResponse(urn=urn, id=resource_id, object=state)
 
-    def RegisterResourceOutputs(self, request):
-        if request.urn.split("::")[2] == "pulumi:pulumi:Stack":
-            self.recording.outputs = _struct_to_plain(request.outputs)
-        return super().RegisterResourceOutputs(request)
 
 
 class _NoMocks(pulumi.runtime.Mocks):
@@ -184,14 +185,35 @@ def run(
         root = str(program.parent)
         if root not in sys.path:
             sys.path.insert(0, root)
-        runpy.run_path(str(program), run_name="__main__")
+        monitor.recording.program = runpy.run_path(str(program), run_name="__main__")
 
-    _sync_await(run_pulumi_func(main))
-    _sync_await(_finish_stack())
+    with lean_runtime():
+        _sync_await(run_pulumi_func(main))
+        monitor.recording.outputs = _sync_await(_stack_outputs())
     # Registrations arrive as their inputs resolve, which depends on hash order inside the
     # SDK; the program's own construction order does not.
     monitor.recording.resources.sort(key=lambda r: order.position(r.urn))
     return monitor.recording
+
+
+@contextlib.contextmanager
+def lean_runtime():
+    """What a recording does not need, and what costs most at scale (bench/synth_bench.py):
+    the cyclic garbage collector, which rescans every object the SDK imported each time a few
+    hundred Outputs pile up (half the time at 256 slices), and the source stack trace the SDK
+    captures for every resource, which nothing here reads."""
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    original = getattr(pulumi_resource, "_get_stack_trace", None)
+    if original is not None:
+        pulumi_resource._get_stack_trace = source_pb2.StackTrace
+    try:
+        yield
+    finally:
+        if original is not None:
+            pulumi_resource._get_stack_trace = original
+        if gc_was_enabled:
+            gc.enable()
 
 
 class _ConstructionOrder:
@@ -218,13 +240,15 @@ class _ConstructionOrder:
         return self._position.get(urn, -1)
 
 
-async def _finish_stack() -> None:
-    # Stack outputs are registered when the root stack finishes; under mocks, do it here.
+async def _stack_outputs() -> dict[str, Any]:
+    """The program's exports, resolved (secrets masked). The mock engine registers the root
+    stack's outputs before the program runs, so they are read off the stack here."""
     from pulumi.runtime.settings import get_root_resource
 
     stack = get_root_resource()
-    if stack is not None and hasattr(stack, "outputs"):
-        stack.register_outputs(stack.outputs)
-        from pulumi.runtime.stack import wait_for_rpcs
-
-        await wait_for_rpcs()
+    outputs: dict[str, Any] = {}
+    for name, value in sorted(getattr(stack, "outputs", {}).items()):
+        output = pulumi.Output.from_input(value)
+        resolved = await output.future()
+        outputs[name] = "[secret]" if await output.is_secret() else plain(resolved)
+    return outputs

@@ -97,6 +97,9 @@ def quota_within_capacity(
         return
     pools = stack_pools(resources)
     flavors = _flavor_labels(resources)
+    # Which pools back a (flavor, resource) depends on neither the queue nor the quota: work it
+    # out once, not per queue (hundreds of queues x hundreds of pools at scale).
+    backing_of: dict[tuple[str, str], list] = {}
     for queue in of_type(resources, CLUSTER_QUEUE):
         for name, entry in queue_flavors(queue.props):
             if name not in flavors:
@@ -106,7 +109,10 @@ def quota_within_capacity(
                 nominal = quantity(dig(item, "nominalQuota"))
                 if resource not in ACCELERATORS or not nominal:
                     continue
-                backing = [p for p in pools if p.resource == resource and selects(flavors[name], p)]
+                key = (name, resource)
+                if key not in backing_of:
+                    backing_of[key] = [p for p in pools if p.resource == resource and selects(flavors[name], p)]
+                backing = backing_of[key]
                 if any(p.accelerators is None for p in backing):
                     continue
                 capacity = sum(p.accelerators for p in backing)
@@ -155,6 +161,9 @@ def interruptible_only(resources: Sequence[Resource], config: Mapping[str, Any] 
         return
     pools = stack_pools(resources)
     flavors = _flavor_labels(resources)
+    # Which pools back a (flavor, resource) depends on neither the queue nor the quota: work it
+    # out once, not per queue (hundreds of queues x hundreds of pools at scale).
+    backing_of: dict[tuple[str, str], list] = {}
     for queue in of_type(resources, CLUSTER_QUEUE):
         name = k8s_name(queue)
         if name not in served:
