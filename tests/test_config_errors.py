@@ -37,6 +37,11 @@ def pools(config):
 CASES = [
     # (id, mutate(config), key path, words the message must contain)
     ("unknown top-level key", lambda c: c.update({"gke-ai-batch:nodepools": []}), "gke-ai-batch:nodepools", "did you mean 'nodePools'"),
+    ("misspelt namespace", lambda c: c.update({"gke-ai-bach:nodePools": []}), "gke-ai-bach:nodePools", "unknown namespace 'gke-ai-bach' (did you mean 'gke-ai-batch'?)"),
+    ("misspelt nested key", lambda c: pools(c)[0]["tpu"].update(topolgy="4x4"), "gke-ai-batch:nodePools[0].tpu.topolgy", "did you mean 'topology'"),
+    ("bad zone", lambda c: c["gke-ai-batch:cluster"].update(nodeLocations=["us-central1b"]), "gke-ai-batch:cluster.nodeLocations[0]", "is not a zone"),
+    ("true as a duration", lambda c: pools(c)[1].update(maxRunDuration=True), "gke-ai-batch:nodePools[1].maxRunDuration", "got True"),
+    ("true as a count", lambda c: pools(c)[0].update(slices=True), "gke-ai-batch:nodePools[0].slices", "valid integer"),
     ("unknown pool key", lambda c: pools(c)[0].update(slice=3), "gke-ai-batch:nodePools[0].slice", "did you mean 'slices'"),
     ("unknown cluster key", lambda c: c["gke-ai-batch:cluster"].update(zone="x"), "gke-ai-batch:cluster.zone", "unknown key"),
     ("topology not of the generation", lambda c: pools(c)[0]["tpu"].update(topology="4x4x4"), "gke-ai-batch:nodePools[0].tpu.topology", "not a v6e topology; allowed: 1x1, 2x2"),

@@ -5,6 +5,7 @@ that lists every problem with its key path."""
 
 from __future__ import annotations
 
+import difflib
 import json
 from typing import Any, Mapping
 
@@ -32,9 +33,13 @@ def load(values: Mapping[str, Any], *, region: str | None = None, source: str | 
 
 
 def split_namespace(config: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:
-    """From a flat Pulumi config map ('ns:key' -> value) to our keys and gcp:region."""
+    """From a flat Pulumi config map ('ns:key' -> value) to our keys and gcp:region.
+
+    Keys of other namespaces belong to providers and are left alone, except a near miss of
+    ours: `gke-ai-bach:nodePools` would otherwise mean "no node pools" and delete them all."""
     ours: dict[str, Any] = {}
     region = None
+    misses: list[tuple[str, str]] = []
     for full_key, value in config.items():
         namespace, _, key = full_key.partition(":")
         key = key.removeprefix("config:")  # the legacy 'project:config:key' form
@@ -42,6 +47,10 @@ def split_namespace(config: Mapping[str, Any]) -> tuple[dict[str, Any], str | No
             ours[key] = value
         elif full_key in ("gcp:region", "gcp:config:region"):
             region = value
+        elif difflib.get_close_matches(namespace, [NAMESPACE], n=1, cutoff=0.75):
+            misses.append((full_key, f"unknown namespace {namespace!r} (did you mean {NAMESPACE!r}?)"))
+    if misses:
+        raise ConfigError(misses)
     return ours, region
 
 

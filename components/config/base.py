@@ -16,8 +16,8 @@ class RuleError(ValueError):
     so the formatter can name the exact key (e.g. nodePools[2].reservation) rather than the
     model that happened to check it."""
 
-    def __init__(self, path: tuple[str | int, ...] | str, message: str):
-        self.path = (path,) if isinstance(path, str) else tuple(path)
+    def __init__(self, path: tuple[str | int, ...] | str | int, message: str):
+        self.path = (path,) if isinstance(path, (str, int)) else tuple(path)
         self.message = message
         super().__init__(message)
 
@@ -31,7 +31,8 @@ class Model(BaseModel):
         validate_by_alias=True,
         validate_by_name=False,
         frozen=True,
-        strict=False,
+        # YAML's true is not 1 and 1.0 is not a node count: no silent coercion.
+        strict=True,
         str_strip_whitespace=False,
         use_attribute_docstrings=True,
         validate_default=True,

@@ -177,9 +177,10 @@ def _unwrap(annotation: Any) -> Any:
 
 
 def _members(annotation: Any) -> list[Any]:
-    origin = typing.get_origin(annotation)
-    if origin in (Union, types.UnionType):
-        return [_unwrap(a) for a in typing.get_args(annotation)]
+    """A union's members, nested unions flattened, None left out (Optional is no choice)."""
+    annotation = _unwrap(annotation)
+    if typing.get_origin(annotation) in (Union, types.UnionType):
+        return [m for a in typing.get_args(annotation) if a is not type(None) for m in _members(a)]
     return [annotation]
 
 
@@ -190,24 +191,30 @@ def _step(annotation: Any, part: Any) -> Any:
         tagged = _tagged_member(members, part)
         if tagged is not None:
             return _Narrow(tagged)
-        for m in members:
-            if isinstance(m, type) and issubclass(m, BaseModel):
-                for name, field in m.model_fields.items():
-                    if (field.alias or name) == part:
-                        return field.annotation
+        models = [m for m in members if isinstance(m, type) and issubclass(m, BaseModel)]
+        if len(members) > 1:
+            # pydantic labels a union member's errors with the member: a model's class name
+            # narrows to that model; 'int', 'str', 'function-after[...]' are not keys.
+            named = next((m for m in models if m.__name__ == part), None)
+            if named is not None:
+                return _Narrow(named)
+            if part in _SCALAR_LABELS or "[" in part:
+                return _SKIP
+        for m in models:
+            for name, field in m.model_fields.items():
+                if (field.alias or name) == part:
+                    return field.annotation
         for m in members:
             if typing.get_origin(m) is dict:
                 return typing.get_args(m)[1]
-        # a discriminator tag or a union member label such as 'int' or 'QuotaLimits'
-        return _SKIP if len(members) > 1 or _is_tagged(members) else None
+        return None  # a key the model does not know (an extra key)
     for m in members:
         if typing.get_origin(m) is list:
             return typing.get_args(m)[0]
     return None
 
 
-def _is_tagged(members: list[Any]) -> bool:
-    return any(typing.get_origin(m) in (Union, types.UnionType) for m in members)
+_SCALAR_LABELS = {"int", "str", "bool", "float", "none", "list", "dict"}
 
 
 def _allowed_keys(root: type[BaseModel], loc: tuple) -> list[str]:

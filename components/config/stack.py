@@ -4,9 +4,17 @@ from __future__ import annotations
 
 from pydantic import model_validator
 
-from .. import naming
+from .. import naming, quantity
 from .base import Model, RuleError, version_at_least
-from .batch import ClusterQueueConfig, FlavorConfig, JobSetConfig, KueueConfig, PriorityConfig, TeamConfig
+from .batch import (
+    ClusterQueueConfig,
+    FlavorConfig,
+    JobSetConfig,
+    KueueConfig,
+    PriorityConfig,
+    QuotaLimits,
+    TeamConfig,
+)
 from .cluster import ClusterConfig, region_of
 from .pools import NodePoolConfig
 from .workloads import JobSetWorkload, JobWorkload, ProvisioningRequestWorkload, Workload
@@ -17,6 +25,8 @@ TPU7X_MIN = "1.34.0-gke.2201000"
 RESOURCE_POLICY_NAME_MAX = 63
 # Namespaces every cluster has; teams may use them but the program must not create them.
 BUILTIN_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+# Namespaces the Helm releases create and own.
+INSTALL_NAMESPACES = ("kueue-system", "jobset-system")
 
 
 class StackConfig(Model):
@@ -175,7 +185,7 @@ class StackConfig(Model):
     def _check_queues(self) -> None:
         known = self.flavor_names()
         names: set[str] = set()
-        pooled = self._flavors_with_pools()
+        derived = self._flavors_with_capacity()
         for i, cq in enumerate(self.cluster_queues):
             if cq.name in names:
                 raise RuleError(("clusterQueues", i, "name"), f"cluster queue {cq.name!r} is declared twice")
@@ -186,24 +196,41 @@ class StackConfig(Model):
                     "Kueue ignores borrowWithinCohort when fair sharing is on (kueue.fairSharing); "
                     "remove one of the two",
                 )
-            if not cq.flavors and not known:
-                raise RuleError(("clusterQueues", i, "flavors"), "the stack has no flavors for this queue")
+            if not cq.flavors:
+                if not known:
+                    raise RuleError(("clusterQueues", i, "flavors"), "the stack has no flavors for this queue")
+                bare = [f for f in known if f not in derived]
+                if bare:
+                    raise RuleError(
+                        ("clusterQueues", i, "flavors"),
+                        f"list this queue's flavors with quotas: {', '.join(bare)} offer no accelerator "
+                        "capacity to derive a quota from",
+                    )
             for j, flavor in enumerate(cq.flavors):
+                at = ("clusterQueues", i, "flavors", j)
                 if flavor.name not in known:
                     raise RuleError(
-                        ("clusterQueues", i, "flavors", j, "name"),
-                        f"unknown flavor {flavor.name!r}; known: {', '.join(known) or 'none'}",
+                        (*at, "name"), f"unknown flavor {flavor.name!r}; known: {', '.join(known) or 'none'}"
                     )
-                if flavor.name not in pooled and not flavor.quotas:
+                if flavor.name not in derived and not flavor.quotas:
                     raise RuleError(
-                        ("clusterQueues", i, "flavors", j, "quotas"),
-                        f"flavor {flavor.name!r} has no node pools to derive capacity from; give its quotas",
+                        (*at, "quotas"),
+                        f"flavor {flavor.name!r} has no TPU or GPU pools to derive a quota from; give its quotas",
                     )
+                for resource, q in flavor.quotas.items():
+                    if isinstance(q, QuotaLimits) and q.lending_limit is not None:
+                        if quantity.value(q.lending_limit) > quantity.value(q.nominal):
+                            raise RuleError(
+                                (*at, "quotas", resource, "lendingLimit"),
+                                f"lendingLimit {q.lending_limit} exceeds nominal {q.nominal} (Kueue rejects it)",
+                            )
 
-    def _flavors_with_pools(self) -> set[str]:
+    def _flavors_with_capacity(self) -> set[str]:
+        """Flavors whose pools carry TPUs or GPUs, so a queue's quota can default to them."""
         if self.flavors is None:
             return set(self.flavor_names())
-        return {f.name for f in self.flavors if f.pools}
+        pools = {p.name: p for p in self.node_pools}
+        return {f.name for f in self.flavors if any(pools[p].kind != "cpu" for p in f.pools if p in pools)}
 
     # -- teams and priorities ----------------------------------------------------------------
 
@@ -222,6 +249,11 @@ class StackConfig(Model):
                 raise RuleError(
                     ("teams", i, "clusterQueue"),
                     f"unknown cluster queue {team.cluster_queue!r}; known: {', '.join(queues) or 'none'}",
+                )
+            if team.namespace in INSTALL_NAMESPACES:
+                raise RuleError(
+                    ("teams", i, "namespace"),
+                    f"{team.namespace!r} belongs to the {team.namespace.split('-')[0]} install; give the team its own",
                 )
             if team.labels and team.namespace in BUILTIN_NAMESPACES:
                 raise RuleError(
@@ -344,6 +376,8 @@ class StackConfig(Model):
             known = sorted({t.namespace for t in self.teams})
             raise RuleError((*at, "team"), f"unknown team {wl.team!r}; known: {', '.join(known) or 'none'}")
         if isinstance(wl, ProvisioningRequestWorkload):
+            if wl.local_queue is not None:
+                raise RuleError((*at, "localQueue"), "a ProvisioningRequest workload bypasses Kueue: no local queue")
             return
         if wl.local_queue is not None:
             if wl.local_queue not in [t.local_queue for t in teams]:
