@@ -850,21 +850,12 @@ class Mutation:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-
-
 def key_path(path: tuple) -> str:
-    """('nodePools', 2, 'tpu', 'topology') -> 'gke-ai-batch:nodePools[2].tpu.topology'."""
-    head, *rest = path
-    out = head if ":" in str(head) else f"{NS}:{head}"
-    for part in rest:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif _IDENT.fullmatch(part):
-            out += f".{part}"
-        else:
-            out += f'["{part}"]'
-    return out
+    """('nodePools', 2, 'tpu', 'topology') -> 'gke-ai-batch:nodePools[2].tpu.topology'; keys of
+    other namespaces (gcp:project) stand as they are."""
+    from components.config.errors import format_path
+
+    return str(path[0]) if ":" in str(path[0]) else format_path(path)
 
 
 @lru_cache(maxsize=None)

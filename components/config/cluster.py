@@ -166,3 +166,8 @@ class ClusterConfig(Model):
     @property
     def standard(self) -> bool:
         return self.mode == "standard"
+
+    @property
+    def system(self) -> SystemPool | None:
+        """The system pool a Standard cluster gets: the stated one or the default."""
+        return (self.system_pool or SystemPool()) if self.standard else None

@@ -180,13 +180,9 @@ def secure_node_defaults() -> dict[str, Any]:
 
 
 def system_pool_args(cfg: StackConfig) -> dict[str, Any] | None:
-    pool = cfg.cluster.system_pool
-    if not cfg.cluster.standard:
-        return None
+    pool = cfg.cluster.system
     if pool is None:
-        from ..config.cluster import SystemPool
-
-        pool = SystemPool()
+        return None
     zones = tuple(cfg.cluster.node_locations)
     return {
         "name": naming.SYSTEM_POOL,
