@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import functools
 import json
+import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -32,6 +34,18 @@ def synth_config(tmp_path: Path, config: dict[str, Any], stack: str = "test") ->
     path = tmp_path / f"Pulumi.{stack}.yaml"
     path.write_text(yaml.safe_dump({"config": config}, sort_keys=False))
     return synth.synthesize(ROOT, synth.StackFile.locate(ROOT, None, path))
+
+
+def synth_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """`python -m synth ARGS` in a fresh process, as a user runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "synth", *args],
+        cwd=ROOT,
+        env={**os.environ, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def by_name(result: synth.Result, type_: str, name: str) -> dict[str, Any]:

@@ -4,15 +4,12 @@ or written."""
 from __future__ import annotations
 
 import copy
-import subprocess
-import sys
-
 import pulumi
 import pytest
 import yaml
 
 from components.config import ConfigError, load
-from conftest import ROOT, base_config, synth_config
+from conftest import base_config, synth_cli, synth_config
 
 TPU = {"name": "v6e", "tpu": {"version": "v6e", "topology": "4x4"}, "slices": 2}
 GPU = {"name": "h100", "gpu": {"type": "nvidia-h100-80gb", "count": 8}, "capacity": "queued", "maxNodes": 2}
@@ -132,13 +129,7 @@ def test_cli_exit_2_one_message_nothing_written(tmp_path):
     stack = tmp_path / "Pulumi.bad.yaml"
     stack.write_text(yaml.safe_dump({"config": config}))
     out = tmp_path / "out"
-    proc = subprocess.run(
-        [sys.executable, "-m", "synth", "--config", str(stack), "--out", str(out)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    proc = synth_cli("--config", str(stack), "--out", str(out))
     assert proc.returncode == 2
     assert proc.stdout == ""
     assert proc.stderr.strip() == (
@@ -151,8 +142,6 @@ def test_cli_exit_2_one_message_nothing_written(tmp_path):
 def test_cli_rejects_a_file_not_named_like_a_stack(tmp_path):
     path = tmp_path / "stack.yaml"
     path.write_text("config: {}\n")
-    proc = subprocess.run(
-        [sys.executable, "-m", "synth", "--config", str(path)], cwd=ROOT, capture_output=True, text=True, timeout=120
-    )
+    proc = synth_cli("--config", str(path))
     assert proc.returncode == 2
     assert "stack files are named Pulumi.<stack>.yaml" in proc.stderr

@@ -3,24 +3,18 @@
 from __future__ import annotations
 
 import difflib
-import os
-import subprocess
-import sys
 
 import pytest
 
-from conftest import ROOT, STACKS, synth_stack
+from conftest import ROOT, STACKS, synth_cli, synth_stack
 from synth.urns import urn_file, urn_list
 
-FILES = ("resources.json", "manifests.yaml", "policy.json", "report.md")
+FILES = ("resources.json", "manifests.yaml", "policy.json", "report.md", "outputs.json")
 
 
 def render(stack: str, out, hash_seed: str) -> dict[str, bytes]:
-    env = {**os.environ, "PYTHONHASHSEED": hash_seed}
-    proc = subprocess.run(
-        [sys.executable, "-m", "synth", stack, "--out", str(out)], cwd=ROOT, env=env, capture_output=True, timeout=120
-    )
-    assert proc.returncode == 0, proc.stderr.decode()
+    proc = synth_cli(stack, "--out", str(out), env={"PYTHONHASHSEED": hash_seed})
+    assert proc.returncode == 0, proc.stderr
     return {name: (out / name).read_bytes() for name in FILES}
 
 

@@ -23,8 +23,6 @@ are derandomized and there is no example database: CI runs are reproducible.
 from __future__ import annotations
 
 import functools
-import subprocess
-import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -36,7 +34,7 @@ from hypothesis import HealthCheck, Phase, example, given, settings
 import strategies as S
 import synth
 from components import catalogue
-from conftest import ROOT, base_config, synth_config
+from conftest import base_config, synth_cli, synth_config
 
 NODE_POOL = "gcp:container/nodePool:NodePool"
 RESOURCE_POLICY = "gcp:compute/resourcePolicy:ResourcePolicy"
@@ -522,13 +520,7 @@ def test_cli_rejects_mutated_stacks(tmp_path_factory, case):
     stack.write_text(yaml.safe_dump({"config": config}, sort_keys=False))
     out = directory / "out"
     with _timed("cli"):
-        proc = subprocess.run(
-            [sys.executable, "-m", "synth", "--config", str(stack), "--out", str(out)],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        proc = synth_cli("--config", str(stack), "--out", str(out))
     context = f"mutation: {mutation.description}\nstderr: {proc.stderr}"
     assert proc.returncode == 2, context
     assert proc.stdout == "", context

@@ -4,15 +4,12 @@ its files."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-
 import jsonschema
 import pytest
 import yaml
 
 from components.config.schema import render
-from conftest import ROOT, STACKS, synth_stack
+from conftest import ROOT, STACKS, synth_cli, synth_stack
 
 EXPECTED_STACKS = {"dev", "prod", "tpu-hotswap", "batch-autopilot", "tpu-multislice", "gpu-dws", "tpu-flex"}
 
@@ -53,13 +50,7 @@ def test_schema_catches_a_typo():
 
 
 def test_cli_writes_files_and_summary(tmp_path):
-    proc = subprocess.run(
-        [sys.executable, "-m", "synth", "tpu-multislice", "--out", str(tmp_path)],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    proc = synth_cli("tpu-multislice", "--out", str(tmp_path))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[0] == (
         "tpu-multislice: 3 node pools, 3 TPU slices, 6 VMs at most, 24 TPU chips, 0 GPUs"

@@ -161,9 +161,6 @@ def interruptible_only(resources: Sequence[Resource], config: Mapping[str, Any] 
         return
     pools = stack_pools(resources)
     flavors = _flavor_labels(resources)
-    # Which pools back a (flavor, resource) depends on neither the queue nor the quota: work it
-    # out once, not per queue (hundreds of queues x hundreds of pools at scale).
-    backing_of: dict[tuple[str, str], list] = {}
     for queue in of_type(resources, CLUSTER_QUEUE):
         name = k8s_name(queue)
         if name not in served:
