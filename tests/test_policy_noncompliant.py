@@ -1,0 +1,113 @@
+"""A deliberately non-compliant stack makes every rule of the pack fire.
+
+The config layer refuses most of these settings before anything is registered, so the
+non-compliant stack is built where the pack sees it: the recording of a real stack (prod),
+edited the way a hand-written program or a careless change would register it."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+
+from conftest import synth_stack
+from policy import rules
+from synth import policy as synth_policy
+
+NODE_POOL = "gcp:container/nodePool:NodePool"
+
+
+def edited(resources, type_: str, name: str, edit) -> None:
+    (target,) = [r for r in resources if r.type == type_ and r.name == name]
+    edit(target.inputs)
+
+
+def noncompliant_prod():
+    prod = synth_stack("prod")
+    recording = dataclasses.replace(prod.recording, resources=copy.deepcopy(prod.recording.resources), program={})
+    result = dataclasses.replace(prod, recording=recording)
+    res = recording.resources
+
+    def cluster(i):
+        del i["workloadIdentityConfig"]  # gke-workload-identity
+        i["enableShieldedNodes"] = False  # gke-shielded-nodes
+        del i["releaseChannel"]  # gke-release-channel
+        i["deletionProtection"] = False  # gke-deletion-protection (prod)
+        del i["privateClusterConfig"]  # gke-private-nodes
+        del i["nodeConfig"]["serviceAccount"]  # gke-node-service-account
+
+    edited(res, "gcp:container/cluster:Cluster", "cluster", cluster)
+
+    def queued_pool(i):
+        i["nodeCount"] = 2  # pool-flex-queued-from-zero
+        i["management"]["autoRepair"] = True
+
+    edited(res, NODE_POOL, "h100-dws", queued_pool)
+    edited(res, NODE_POOL, "v5p-train-0", lambda i: i.update(nodeCount=15))  # pool-tpu-multihost-slice: 16 VMs
+    edited(res, "kubernetes:helm.sh/v3:Release", "kueue", lambda i: i.update(version="^0.19"))  # helm-chart-pinned
+
+    def training_queue(i):
+        flavors = i["spec"]["resourceGroups"][0]["flavors"]
+        flavors[0]["resources"][0]["nominalQuota"] = 100000  # kueue-quota-within-capacity
+        flavors.append({"name": "ghost", "resources": [{"name": "google.com/tpu", "nominalQuota": 0}]})  # flavors-exist
+
+    edited(res, "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue", "training", training_queue)
+
+    def research_queue(i):
+        # Leave the research queue only its spot and queued flavors (queue-interruptible-only).
+        for group in i["spec"]["resourceGroups"]:
+            group["flavors"] = [f for f in group["flavors"] if not f["name"].endswith("-reserved")]
+
+    edited(res, "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue", "research", research_queue)
+
+    # A workload of the top priority in the research queue, whose flavors are all spot or
+    # queued (queue-interruptible-only), privileged on GPUs (workload-privileged-tpu-only),
+    # naming a priority class that does not exist (workload-known-priority)...
+    template = next(r for r in res if r.type == "kubernetes:core/v1:Namespace")
+    job_spec = {
+        "template": {
+            "spec": {
+                "restartPolicy": "Never",
+                "priorityClassName": "no-such-class",
+                "nodeSelector": {"cloud.google.com/gke-accelerator": "nvidia-h100-80gb"},
+                "containers": [{"name": "c", "image": "i", "securityContext": {"privileged": True}}],
+            }
+        }
+    }
+    top = {"kueue.x-k8s.io/queue-name": "research", "kueue.x-k8s.io/priority-class": "production-critical"}
+    res.append(
+        dataclasses.replace(
+            template,
+            urn=template.urn.replace("core/v1:Namespace::research", "batch/v1:Job::research/bad"),
+            type="kubernetes:batch/v1:Job",
+            name="research/bad",
+            inputs={"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "bad", "namespace": "research", "labels": top}, "spec": job_spec},
+        )
+    )
+    # ... one with no queue label (workload-queue-label), and one naming a queue that does not
+    # exist in its namespace (workload-known-queue).
+    for name, labels in (("unqueued", {}), ("lost", {"kueue.x-k8s.io/queue-name": "nowhere"})):
+        res.append(
+            dataclasses.replace(
+                template,
+                urn=template.urn.replace("core/v1:Namespace::research", f"batch/v1:Job::research/{name}"),
+                type="kubernetes:batch/v1:Job",
+                name=f"research/{name}",
+                inputs={
+                    "apiVersion": "batch/v1",
+                    "kind": "Job",
+                    "metadata": {"name": name, "namespace": "research", "labels": labels},
+                    "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "i"}]}}},
+                },
+            )
+        )
+    return result
+
+
+def test_every_rule_fires_on_a_noncompliant_stack():
+    violations = synth_policy.evaluate(noncompliant_prod())
+    fired = {v["policy"] for v in violations}
+    assert fired == {rule.name for rule in rules.RULES}, sorted({r.name for r in rules.RULES} - fired)
+
+
+def test_the_same_stack_unedited_is_clean():
+    assert not [v for v in synth_policy.evaluate(synth_stack("prod")) if v["enforcement"] == "mandatory"]
