@@ -446,20 +446,25 @@ def worker(
     else:
         _instrument(timers)
 
-    _note_custom()  # every mode, so that its (small) cost is the same on both sides
-    if mode == "synth":
-        stack_file = synth.StackFile.locate(ROOT, None, stack_path)
+    def timed(call):
+        """The measured call: wall and CPU time, the collector's share, peak RSS."""
         c0, t0 = _cpu(), time.perf_counter()
         gc_timer.active = True
         if profiler:
             profiler.enable()
-        res = synth.synthesize(ROOT, stack_file)
+        value = call()
         if profiler:
             profiler.disable()
         gc_timer.active = False
         result["time_s"] = time.perf_counter() - t0
         result["cpu_s"] = _cpu() - c0
         result["rss_peak_kib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return value
+
+    _note_custom()  # every mode, so that its (small) cost is the same on both sides
+    if mode == "synth":
+        stack_file = synth.StackFile.locate(ROOT, None, stack_path)
+        res = timed(lambda: synth.synthesize(ROOT, stack_file))
         if res.error is not None:
             raise SystemExit(f"synth failed for {stack_path}:\n{res.error}")
         with tempfile.TemporaryDirectory() as out:
@@ -481,17 +486,9 @@ def worker(
     else:
         program = shape_path.with_suffix(f".{mode}.py")
         program.write_text(FLOOR_PROGRAM.format(variant=mode, replay=mode == "replay", shape_path=str(shape_path)))
-        c0, t0 = _cpu(), time.perf_counter()
-        gc_timer.active = True
-        if profiler:
-            profiler.enable()
-        recording = engine.run(program, project="bench", stack="floor", config={}, outputs_for=lambda *a: {})
-        if profiler:
-            profiler.disable()
-        gc_timer.active = False
-        result["time_s"] = time.perf_counter() - t0
-        result["cpu_s"] = _cpu() - c0
-        result["rss_peak_kib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        recording = timed(
+            lambda: engine.run(program, project="bench", stack="floor", config={}, outputs_for=lambda *a: {})
+        )
     result["resources"] = len(recording.resources)
     result["gc_s"] = sum(gc_timer.seconds)
     result["gc_seconds_by_generation"] = gc_timer.seconds
