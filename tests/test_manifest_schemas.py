@@ -155,6 +155,11 @@ def admission_check(kind: str = "ProvisioningRequestConfig") -> dict[str, Any]:
                      "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": kind, "name": "dws-config"}}}
 
 
+def multikueue_cluster(source: dict[str, Any]) -> dict[str, Any]:
+    return {"apiVersion": KUEUE, "kind": "MultiKueueCluster", "metadata": {"name": "worker-1"},
+            "spec": {"clusterSource": source}}
+
+
 def valid_examples() -> list[dict[str, Any]]:
     return [
         cluster_queue(),
@@ -179,6 +184,10 @@ def valid_examples() -> list[dict[str, Any]]:
         {"apiVersion": KUEUE, "kind": "WorkloadPriorityClass", "metadata": {"name": "high"}, "value": 1000,
          "description": "d"},
         admission_check(),
+        multikueue_cluster({"kubeConfig": {"location": "worker-1-kubeconfig"}}),
+        multikueue_cluster({"clusterProfileRef": {"name": "worker-1"}}),
+        {"apiVersion": KUEUE, "kind": "MultiKueueConfig", "metadata": {"name": "fleet"},
+         "spec": {"clusters": ["worker-1", "worker-2"]}},
         {"apiVersion": KUEUE, "kind": "ProvisioningRequestConfig", "metadata": {"name": "dws-config"},
          "spec": {"provisioningClassName": "queued-provisioning.gke.io", "managedResources": ["nvidia.com/gpu"]}},
         jobset(),
@@ -439,6 +448,12 @@ CEL_CASES = {
     "topologyName without nodeLabels cannot even evaluate": (
         lambda: {**resource_flavor(topologyName="gke"), "spec": {"topologyName": "gke"}},
         "spec: CEL rule could not be evaluated"),
+    "MultiKueueCluster needs a cluster source": (
+        lambda: multikueue_cluster({}),
+        "spec.clusterSource: Invalid value: exactly one of the fields in [kubeConfig clusterProfileRef] must be set"),
+    "MultiKueueCluster takes one cluster source, not both": (
+        lambda: multikueue_cluster({"kubeConfig": {"location": "worker-1"}, "clusterProfileRef": {"name": "w1"}}),
+        "exactly one of the fields in [kubeConfig clusterProfileRef] must be set"),
     "JobSet InOrder startup excludes dependsOn": (
         lambda: jobset(startupPolicy={"startupPolicyOrder": "InOrder"}, replicatedJobs=[
             {**jobset()["spec"]["replicatedJobs"][0], "name": "a"},

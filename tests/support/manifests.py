@@ -491,6 +491,10 @@ BUILTIN_CEL_RULES: dict[str, Callable[[Any], bool]] = {
     "self.templates.all(t, !has(t.metadata.namespace) || size(t.metadata.namespace) == 0)": lambda s: all(
         not _has(t["metadata"], "namespace") or len(t["metadata"]["namespace"]) == 0 for t in s["templates"]
     ),
+    # MultiKueueCluster .spec.clusterSource: exactly one of kubeConfig / clusterProfileRef
+    "[has(self.kubeConfig),has(self.clusterProfileRef)].filter(x,x==true).size() == 1": lambda s: (
+        [_has(s, "kubeConfig"), _has(s, "clusterProfileRef")].count(True) == 1
+    ),
     # MultiKueueConfig .spec.clusters, Topology .spec.levels
     "size(self.filter(i, size(self.filter(j, j == i)) > 1)) == 0": lambda s: all(s.count(i) <= 1 for i in s),
     # Topology .spec.levels
