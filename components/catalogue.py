@@ -194,7 +194,7 @@ class GpuType:
 GPU_TYPES: dict[str, GpuType] = {
     g.type: g
     for g in (
-        # T4 attaches to N1 machine types in counts of 1, 2 or 4.
+        # T4 attaches to N1 general-purpose machine types in counts of 1, 2 or 4 (machines.N1_GPU_LIMITS).
         GpuType("nvidia-tesla-t4", {}),
         GpuType(
             "nvidia-l4",
@@ -234,12 +234,13 @@ def check_gpu(gpu_type: str, count: int, machine_type: str) -> None:
     if gpu is None:
         raise CatalogueError(f"unknown GPU type {gpu_type!r}; allowed: {', '.join(GPU_TYPES)}")
     if not gpu.machine_types:
-        if not machine_type.startswith("n1-"):
-            raise CatalogueError(f"{gpu_type} attaches to n1 machine types only, not {machine_type!r}")
-        if count not in T4_COUNTS:
-            raise CatalogueError(
-                f"{gpu_type} comes in counts of {', '.join(map(str, T4_COUNTS))} per VM, not {count}"
-            )
+        # N1 general-purpose shapes only, within GCE's vCPU/memory limits per GPU count
+        # (machines.N1_GPU_LIMITS cites the GCE GPU doc). Imported here: machines imports this module.
+        from .machines import n1_gpu_problem
+
+        problem = n1_gpu_problem(gpu_type, count, machine_type)
+        if problem:
+            raise CatalogueError(problem)
         return
     per_vm = gpu.machine_types.get(machine_type)
     if per_vm is None:
