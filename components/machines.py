@@ -41,7 +41,7 @@ class MachineType:
 
     @property
     def general_purpose(self) -> bool:
-        """An N1 shape GCE attaches GPUs to (not ultramem/megamem, not custom beyond the N1 rules)."""
+        """A general-purpose shape (standard, highmem, highcpu or custom), not megamem/ultramem or shared core."""
         return self.shape in ("standard", "highmem", "highcpu", "custom")
 
 
@@ -149,7 +149,8 @@ CUSTOM: dict[str, CustomRule] = {
     "e2-medium": CustomRule((), 4096, 8192),
 }
 _CUSTOM_RX = re.compile(
-    r"(?:(?P<series>[a-z0-9]+)-)?custom-(?:(?P<shared>micro|small|medium)-)?(?:(?P<vcpus>\d+)-)?(?P<mib>\d+)(?P<ext>-ext)?"
+    r"(?:(?P<series>[a-z0-9]+)-)?custom-(?:(?P<shared>micro|small|medium)-)?"
+    r"(?:(?P<vcpus>\d+)-)?(?P<mib>\d+)(?P<ext>-ext)?"
 )
 
 
@@ -188,7 +189,9 @@ def machine_type(name: str) -> MachineType:
     m = re.fullmatch(r"([a-z0-9]+)-([a-z]+)-(\d+)(-lssd)?", name)
     shapes = PREDEFINED.get(series, {})
     if series not in _known_series():
-        raise CatalogueError(f"unknown machine type {name!r}: series {series!r} is not one of {', '.join(_known_series())}")
+        raise CatalogueError(
+            f"unknown machine type {name!r}: series {series!r} is not one of {', '.join(_known_series())}"
+        )
     if m is None or shape not in shapes:
         raise CatalogueError(f"unknown machine type {name!r}; {series} offers: {', '.join(_valid_names(series))}")
     vcpus, lssd = int(m.group(3)), bool(m.group(4))
@@ -211,7 +214,8 @@ def _known_series() -> list[str]:
 
 
 def _valid_names(series: str) -> list[str]:
-    names = [f"{series}-{shape}-{{{','.join(map(str, sizes))}}}" for shape, (_, sizes) in PREDEFINED.get(series, {}).items()]
+    shapes = PREDEFINED.get(series, {}).items()
+    names = [f"{series}-{shape}-{{{','.join(map(str, sizes))}}}" for shape, (_, sizes) in shapes]
     names += [n for n, row in _OTHER.items() if row[0] == series]
     names += [n for n in _ACCELERATOR_HOSTS if n.startswith(series + "-")]
     if series in CUSTOM:
@@ -325,7 +329,10 @@ def kube_reserved_memory_mib(capacity_mib: float) -> float:
 
 
 def kube_reserved_cpu_millis(mt: MachineType, max_pods: int = DEFAULT_MAX_PODS) -> int:
-    reserved = SHARED_CORE_RESERVED_MILLIS if mt.shared_core else round(_bracketed(mt.vcpus * 1000, CPU_BRACKETS_MILLIS))
+    if mt.shared_core:
+        reserved = SHARED_CORE_RESERVED_MILLIS
+    else:
+        reserved = round(_bracketed(mt.vcpus * 1000, CPU_BRACKETS_MILLIS))
     return reserved + (MANY_PODS_EXTRA_MILLIS if max_pods > DEFAULT_MAX_PODS else 0)
 
 
@@ -371,13 +378,17 @@ def system_daemons(mt: MachineType | str) -> Allocatable:
     return Allocatable(cpu, mib * MIB)
 
 
-def workload_allocatable(mt: MachineType | str, max_pods: int = DEFAULT_MAX_PODS, attached_gpus: int = 0) -> Allocatable:
+def workload_allocatable(
+    mt: MachineType | str, max_pods: int = DEFAULT_MAX_PODS, attached_gpus: int = 0
+) -> Allocatable:
     """allocatable() less system_daemons(): what one node offers to the workload's pods."""
     if isinstance(mt, str):
         mt = machine_type(mt)
     alloc, daemons = allocatable(mt, max_pods), system_daemons(mt)
     if attached_gpus and not mt.gpus:  # N1 + T4: the device plugin runs there too
-        daemons = Allocatable(daemons.cpu_millis + DEVICE_PLUGIN_CPU_MILLIS, daemons.memory_bytes + DEVICE_PLUGIN_MEMORY_MIB * MIB)
+        daemons = Allocatable(
+            daemons.cpu_millis + DEVICE_PLUGIN_CPU_MILLIS, daemons.memory_bytes + DEVICE_PLUGIN_MEMORY_MIB * MIB
+        )
     return Allocatable(
         max(alloc.cpu_millis - daemons.cpu_millis, 0), max(alloc.memory_bytes - daemons.memory_bytes, 0)
     )
