@@ -40,9 +40,9 @@ def _derived(host: str) -> Limits:
 
 # CPU compute classes, the "Minimum and maximum resource requests" table of the page above
 # (autopilot-resource-requests#min-max-requests; read here in a public transcription of that table,
-# not on the page itself): general purpose 1:1 to 1:6.5, 50m / 52 MiB minimum where bursting is supported (250m / 512 MiB where it is
-# not; we take the larger), at most 30 vCPU and 110 GiB; Balanced 1:1 to 1:8, 0.25 vCPU / 0.5 GiB, at
-# most 222 vCPU and 851 GiB.
+# not on the page itself): general purpose 1:1 to 1:6.5, 50m / 52 MiB minimum where bursting is
+# supported (250m / 512 MiB where it is not; we take the larger), at most 30 vCPU and 110 GiB;
+# Balanced 1:1 to 1:8, 0.25 vCPU / 0.5 GiB, at most 222 vCPU and 851 GiB.
 _DOC = "autopilot-resource-requests#min-max-requests"
 CPU_CLASSES: dict[str, AutopilotClass] = {
     "general-purpose": AutopilotClass("general-purpose", 250, 512, (1, 6.5), {0: Limits(30_000, 110 * 1024, _DOC)}),
@@ -89,7 +89,9 @@ AUTOPILOT_GPUS: tuple[str, ...] = (
 # Not re-verified against the page in this session; listed so that none is refused.
 AUTOPILOT_TPU_VERSIONS: tuple[str, ...] = tuple(catalogue.TPU_GENERATIONS)
 
-_CONFIRMED = {("nvidia-tesla-a100", 1): Limits(11_000, 74 * 1024, "argoproj/argo-workflows#13073 (Autopilot rejection)")}
+_CONFIRMED = {
+    ("nvidia-tesla-a100", 1): Limits(11_000, 74 * 1024, "argoproj/argo-workflows#13073 (Autopilot rejection)"),
+}
 
 
 def _build() -> dict[str, AutopilotClass]:
@@ -102,7 +104,8 @@ def _build() -> dict[str, AutopilotClass]:
         table[gpu_type] = cls
     for version in AUTOPILOT_TPU_VERSIONS:
         gen = catalogue.TPU_GENERATIONS[version]
-        limits = {chips: _derived(machine) for machine, chips in sorted(gen.machine_types.items(), key=lambda kv: kv[1])}
+        by_chips = sorted(gen.machine_types.items(), key=lambda kv: kv[1])
+        limits = {chips: _derived(machine) for machine, chips in by_chips}
         table[version] = AutopilotClass(version, None, None, None, limits)
     return table
 
@@ -161,7 +164,9 @@ def _over(what: str, lim: Limits, cpu: int, mem: int, adjusted: tuple[bool, bool
     note = [" (as raised to Autopilot's CPU:memory ratio)" if a else "" for a in adjusted]
     out = []
     if cpu > lim.max_cpu_millis:
-        out.append(f"Autopilot {what}: cpu request {cpu}m{note[0]} exceeds the maximum {lim.max_cpu_millis}m [{lim.source}]")
+        out.append(
+            f"Autopilot {what}: cpu request {cpu}m{note[0]} exceeds the maximum {lim.max_cpu_millis}m [{lim.source}]"
+        )
     if mem > lim.max_memory_mib * MIB:
         out.append(
             f"Autopilot {what}: memory request {mem // MIB} MiB{note[1]} exceeds the maximum {lim.max_memory_mib} MiB "
