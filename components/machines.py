@@ -42,7 +42,7 @@ class MachineType:
     @property
     def general_purpose(self) -> bool:
         """A general-purpose shape (standard, highmem, highcpu or custom), not megamem/ultramem or shared core."""
-        return self.shape in ("standard", "highmem", "highcpu", "custom")
+        return self.shape in ("standard", "highmem", "highcpu", "custom") and not self.shared_core
 
 
 def _mib(gib: float) -> int:
