@@ -4,13 +4,19 @@ import pulumi
 
 from components.config import ConfigError, load_from_pulumi
 from components.plan import build_plan
+from components.plan.admission import Admission
 from components.platform import deploy
 
-config = load_from_pulumi(source=f"stacks/Pulumi.{pulumi.get_stack()}.yaml")
+source = f"stacks/Pulumi.{pulumi.get_stack()}.yaml"
+config = load_from_pulumi(source=source)
 project = pulumi.Config("gcp").get("project")
 if not project:
     raise ConfigError([("gcp:project", "required: the Google Cloud project to deploy into")])
 # Module-level, so that synth reports on the very plan the program deployed.
 plan = build_plan(config, project)
+# What Kueue would never admit or kube-scheduler never place is refused before any resource.
+admission = Admission(plan)
+if admission.problems():
+    raise ConfigError(admission.problems(), source)
 for name, value in deploy(plan).items():
     pulumi.export(name, value)

@@ -51,6 +51,7 @@ class Result:
     stack: str
     recording: engine.Recording | None = None
     plan: Any = None
+    admission: Any = None  # components.plan.admission.Admission: the model's verdicts
     error: str | None = None
     exit_code: int = EXIT_OK
     violations: list[dict[str, Any]] = field(default_factory=list)
@@ -120,6 +121,7 @@ def _synthesize(root: Path, stack_file: StackFile) -> Result:
         result.exit_code = EXIT_INVALID_CONFIG
         return result
     result.plan = result.recording.program["plan"]
+    result.admission = result.recording.program["admission"]
 
     from . import policy, report
 

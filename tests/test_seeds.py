@@ -6,7 +6,18 @@ from __future__ import annotations
 import pytest
 
 import synth
+from components import machines
+from components.plan.kueue import quota_quantity
 from conftest import by_name, synth_config, synth_stack
+
+def node_quota(machine_type: str, nodes: int) -> list[dict]:
+    """cpu and memory quota entries for `nodes` nodes: what they leave to workload pods."""
+    alloc = machines.workload_allocatable(machine_type)
+    return [
+        {"name": "cpu", "nominalQuota": quota_quantity("cpu", nodes * alloc.cpu_millis)},
+        {"name": "memory", "nominalQuota": quota_quantity("memory", nodes * alloc.memory_bytes)},
+    ]
+
 
 TPU_TOLERATION = {"key": "google.com/tpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}
 
@@ -52,8 +63,9 @@ def test_hotswap_queue_flavor_and_local_queue():
             "preemption": {"reclaimWithinCohort": "Never"},
             "resourceGroups": [
                 {
-                    "coveredResources": ["google.com/tpu"],
-                    "flavors": [{"name": "tpu-v6e-slice", "resources": [{"name": "google.com/tpu", "nominalQuota": 32}]}],
+                    "coveredResources": ["google.com/tpu", "cpu", "memory"],
+                    "flavors": [{"name": "tpu-v6e-slice", "resources": [
+                        {"name": "google.com/tpu", "nominalQuota": 32}, *node_quota("ct6e-standard-4t", 8)]}],
                 }
             ],
         },
@@ -106,7 +118,8 @@ def test_hotswap_jobsets(name, priority, run, steps):
 def test_hotswap_capacity_matches_the_quota():
     plan = synth_stack("tpu-hotswap").plan
     assert [(p.name, p.nodes, p.chips) for p in plan.pools] == [("v6e-0", 4, 16), ("v6e-1", 4, 16)]
-    assert plan.flavors[0].capacity == {"google.com/tpu": 32}
+    alloc = machines.workload_allocatable("ct6e-standard-4t")
+    assert plan.flavors[0].capacity == {"google.com/tpu": 32, "cpu": 8 * alloc.cpu_millis, "memory": 8 * alloc.memory_bytes}
 
 
 # -- 001: batch-autopilot ----------------------------------------------------------------
@@ -185,7 +198,8 @@ def test_multislice_pools_flavor_and_queue():
     }
     cq = manifest(result, "ClusterQueue", "cluster-queue")["spec"]
     assert cq["resourceGroups"] == [
-        {"coveredResources": ["google.com/tpu"], "flavors": [{"name": "vlp-24", "resources": [{"name": "google.com/tpu", "nominalQuota": 24}]}]}
+        {"coveredResources": ["google.com/tpu", "cpu", "memory"], "flavors": [{"name": "vlp-24", "resources": [
+            {"name": "google.com/tpu", "nominalQuota": 24}, *node_quota("ct5lp-hightpu-4t", 6)]}]}
     ]
     assert cq["preemption"] == {"reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority"}
     assert manifest(result, "LocalQueue", "multislice-queue", "default")["spec"] == {"clusterQueue": "cluster-queue"}
@@ -252,8 +266,8 @@ def test_dws_admission_check_and_config():
     }
     cq = manifest("gpu-dws", "ClusterQueue", "dws-cluster-queue")["spec"]
     assert cq["admissionChecksStrategy"] == {"admissionChecks": [{"name": "dws-prov", "onFlavors": ["default-flavor"]}]}
-    assert cq["resourceGroups"][0]["coveredResources"] == ["cpu", "memory", "nvidia.com/gpu"]
-    assert [r["nominalQuota"] for r in cq["resourceGroups"][0]["flavors"][0]["resources"]] == [10000, "10000Gi", 10000]
+    assert cq["resourceGroups"][0]["coveredResources"] == ["nvidia.com/gpu", "cpu", "memory"]
+    assert [r["nominalQuota"] for r in cq["resourceGroups"][0]["flavors"][0]["resources"]] == [10000, 10000, "10000Gi"]
     assert manifest("gpu-dws", "LocalQueue", "dws-local-queue", "default")["spec"] == {"clusterQueue": "dws-cluster-queue"}
 
 

@@ -3,15 +3,17 @@
 A flavor's node labels are what its pools' nodes carry (so Kueue's injected nodeSelector lands
 pods on exactly those nodes), its tolerations cover every taint on them, and its capacity is
 what the pools provide at their ceiling: a TPU flavor of 3 slices x 8 chips holds 24
-google.com/tpu."""
+google.com/tpu, and the cpu and memory its nodes leave to pods (allocatable, after GKE's
+reservations), so that queues cover every resource a real pod requests (README "Quotas")."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from .. import catalogue, naming
+from .. import catalogue, machines, naming
 from ..config.stack import StackConfig
+from ..admission.requests import CPU, MEMORY
 from .pools import PoolPlan
 
 
@@ -24,7 +26,7 @@ class FlavorPlan:
     node_labels: dict[str, str]
     tolerations: tuple[dict[str, str], ...]
     queued: bool
-    capacity: dict[str, int]  # resource -> amount the pools provide
+    capacity: dict[str, int]  # resource -> amount the pools provide (cpu in millicores, memory in bytes)
     slices: int
     vms: int
 
@@ -44,6 +46,13 @@ class FlavorPlan:
             "metadata": {"name": self.name},
             "spec": spec,
         }
+
+
+def allocatable(machine_type: str, gpus: int = 0) -> dict[str, int]:
+    """cpu (millicores) and memory (bytes) that workload pods may request on one node of this
+    machine type: node allocatable after GKE's reservations, less GKE's own DaemonSets."""
+    a = machines.workload_allocatable(machine_type, attached_gpus=gpus)
+    return {CPU: a.cpu_millis, MEMORY: a.memory_bytes}
 
 
 def plan_flavors(cfg: StackConfig, pools: list[PoolPlan]) -> list[FlavorPlan]:
@@ -84,6 +93,9 @@ def _flavor(name, members, labels, tolerations, queued, entries, by_entry) -> Fl
     if kind in ("tpu", "gpu"):
         resource = catalogue.TPU_RESOURCE if kind == "tpu" else catalogue.GPU_RESOURCE
         capacity[resource] = sum(p.chips for p in plans)
+    if plans:
+        for resource in (CPU, MEMORY):
+            capacity[resource] = sum(p.nodes * allocatable(p.machine_type, _gpus(entries[p.entry]))[resource] for p in plans)
     return FlavorPlan(
         name=name,
         entries=tuple(members),
@@ -96,6 +108,10 @@ def _flavor(name, members, labels, tolerations, queued, entries, by_entry) -> Fl
         slices=sum(1 for p in plans if p.tpu is not None),
         vms=sum(p.nodes for p in plans),
     )
+
+
+def _gpus(entry) -> int:
+    return entry.gpu.count if entry.gpu is not None else 0
 
 
 def _common_labels(label_sets: list[dict[str, str]]) -> dict[str, str]:

@@ -11,16 +11,16 @@ import yaml
 
 from ..config.batch import ClusterQueueConfig, QuotaLimits
 from ..config.stack import BUILTIN_NAMESPACES, StackConfig
+from ..admission.objects import NAMESPACE_NAME_LABEL, PROVISIONING_CONTROLLER  # noqa: F401 (re-exported)
+from ..admission.requests import CPU, MEMORY
 from .flavors import FlavorPlan
 
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
 PROVISIONING_CLASS = "queued-provisioning.gke.io"
-PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
 KUEUE_CHART = "oci://registry.k8s.io/kueue/charts/kueue"
 JOBSET_CHART = "oci://registry.k8s.io/jobset/charts/jobset"
 KUEUE_NAMESPACE = "kueue-system"
 JOBSET_NAMESPACE = "jobset-system"
-NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
 
 
 @dataclass(frozen=True)
@@ -83,9 +83,10 @@ def _flavor_resources(entry, flavor: FlavorPlan) -> dict[str, dict[str, Any]]:
     """resource -> {nominalQuota, borrowingLimit?, lendingLimit?}; the accelerator defaults to
     what the flavor's pools provide."""
     out: dict[str, dict[str, Any]] = {}
+    # Derived resources first (the accelerator, cpu, memory), each replaced where the stack
+    # gives its quota; then resources only the stack names.
     for resource, amount in flavor.capacity.items():
-        if resource not in entry.quotas:
-            out[resource] = {"nominalQuota": amount}
+        out[resource] = {"nominalQuota": quota_quantity(resource, amount)}
     for resource, quota in entry.quotas.items():
         if isinstance(quota, QuotaLimits):
             item = {"nominalQuota": quota.nominal}
@@ -97,6 +98,18 @@ def _flavor_resources(entry, flavor: FlavorPlan) -> dict[str, dict[str, Any]]:
             item = {"nominalQuota": quota}
         out[resource] = item
     return out
+
+
+def quota_quantity(resource: str, amount: int) -> int | str:
+    """A derived quota as a quantity a reviewer reads: cpu in cores (exact to the millicore),
+    memory in Gi or Mi, rounded down so that the quota never promises more than the nodes hold."""
+    if resource == CPU:
+        cores, millis = divmod(amount, 1000)
+        return cores if not millis else f"{cores}.{millis:03d}".rstrip("0")
+    if resource == MEMORY:
+        mib = amount // 2**20
+        return f"{mib // 1024}Gi" if mib % 1024 == 0 else f"{mib}Mi"
+    return amount
 
 
 def _resource_groups(order: list[str], resources: dict[str, dict[str, dict]]) -> list[dict[str, Any]]:

@@ -9,11 +9,9 @@ from typing import Any
 from .. import catalogue, naming
 from ..config.stack import StackConfig
 from ..config.workloads import JobSetWorkload, JobWorkload, ProvisioningRequestWorkload
+from ..admission.objects import EXCLUSIVE_ANNOTATION, PRIORITY_LABEL, QUEUE_LABEL  # noqa: F401 (re-exported)
 from .kueue import PROVISIONING_CLASS
 
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
-EXCLUSIVE_ANNOTATION = "alpha.jobset.sigs.k8s.io/exclusive-topology"
 # pulumi-kubernetes waits for a Job to complete; a queued sample may wait for hours.
 SKIP_AWAIT = {"pulumi.com/skipAwait": "true"}
 MAX_RUN_ANNOTATION = "provreq.kueue.x-k8s.io/maxRunDurationSeconds"

@@ -11,6 +11,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from components import catalogue
+from components.admission.objects import PRIORITY_LABEL, QUEUE_LABEL
 
 from .base import (
     CLUSTER,
@@ -34,8 +35,6 @@ from .base import (
 )
 from .facts import is_autopilot
 
-QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
-PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 CONSUME_ANNOTATION = "cluster-autoscaler.kubernetes.io/consume-provisioning-request"
 
 

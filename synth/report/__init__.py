@@ -11,7 +11,7 @@ from typing import Any
 from components.catalogue import GPU_RESOURCE, TPU_RESOURCE
 from components import quantity
 
-from . import preemption, replacement
+from . import admission, preemption, replacement
 from .diagram import diagram
 from .md import DASH, code, codes, plural, table
 
@@ -33,6 +33,8 @@ def render(result, violations: list[dict[str, Any]]) -> str:
         ("Teams", _teams(plan)),
         ("Priorities: who can preempt whom", _priorities(plan)),
         ("Sample workloads", _workloads(plan)),
+        ("Admission: can each sample run, and where", admission.workloads(result.admission)),
+        ("Largest workload per cluster queue", admission.queues(result.admission)),
         ("Flow", _flow(plan)),
         ("Changes that force replacement", replacement.section(plan, protected)),
     ]

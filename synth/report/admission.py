@@ -1,0 +1,66 @@
+"""The report's admission section: for each sample workload, whether and where Kueue admits
+it and kube-scheduler places it (components/admission), and what it waits for; for each
+ClusterQueue, the largest workload it can admit."""
+
+from __future__ import annotations
+
+from components.admission import queue_limits
+from components.admission.requests import show
+
+from .md import DASH, code, codes, table
+
+
+def workloads(admission) -> list[str]:
+    if not admission.verdicts:
+        return ["No sample workloads."]
+    rows = []
+    for v in admission.verdicts:
+        wl = v.workload
+        where = sorted({g for p in v.placements for g in p.groups})
+        notes = [p.note for p in v.placements if p.note]
+        borrowed = ", ".join(f"{show(r, n)} {r} of {code(f)}" for (f, r), n in sorted(v.assignment.borrowed.items())) if v.assignment else ""
+        rows.append([
+            code(wl.name),
+            code(v.cluster_queue) if v.cluster_queue else "not queued",
+            codes(v.flavors) or DASH,
+            borrowed or "none",
+            (_pools(where) if where else "; ".join(dict.fromkeys(notes)) or DASH),
+            "✅ " + admission.at_once.get(wl.name, "runs") if v.admissible else f"❌ never: {v.never}",
+            "<br>".join(v.waits) or DASH,
+        ])
+    return [
+        *table(["workload", "cluster queue", "flavors", "borrows", "node pools that fit", "all samples at once", "may wait for"], rows),
+        "",
+        "Each sample is judged as Kueue v0.19's flavor assigner and kube-scheduler's filters would judge it on an "
+        "empty cluster (resources covered, flavor labels and taints, quota plus what the cohort lends, a node "
+        "pool whose nodes hold the pods, one pool per replica under exclusive placement); a stack with a "
+        "sample that could never run is refused by `python -m synth` and `pulumi up`. *All samples at once* "
+        "submits every sample together in priority order.",
+    ]
+
+
+def _pools(names: list[str]) -> str:
+    if len(names) > 6:
+        return f"{codes(names[:5])} and {len(names) - 5} more"
+    return codes(names)
+
+
+def queues(admission) -> list[str]:
+    world = admission.world
+    if not world.queues:
+        return ["No ClusterQueues."]
+    rows = []
+    for cq in world.queues.values():
+        by_flavor: dict[str, list[str]] = {}
+        for lim in queue_limits(world, cq):
+            text = f"{show(lim.resource, lim.most)} {lim.resource}"
+            if lim.most != lim.nominal:
+                text += f" ({show(lim.resource, lim.nominal)} own)"
+            by_flavor.setdefault(lim.flavor, []).append(text)
+        rows.append([code(cq.name), "<br>".join(f"{code(f)}: {', '.join(parts)}" for f, parts in by_flavor.items())])
+    return [
+        *table(["cluster queue", "largest workload it can admit, per flavor"], rows),
+        "",
+        "Nominal quota plus what other queues of the cohort can lend, within `borrowingLimit`: a workload that "
+        "asks for more on every flavor is never admitted.",
+    ]

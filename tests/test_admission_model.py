@@ -1,0 +1,299 @@
+"""The admission and placement model (components/admission), cross-checked on scenarios from
+Kueue's own flavor-assigner tests (kubernetes-sigs/kueue v0.19.2
+pkg/scheduler/flavorassigner/flavorassigner_test.go, TestAssignFlavors: the scenario is
+restated here, each named after its upstream case) and on kube-scheduler placement rules."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from components.admission import (
+    ClusterQueue, Flavor, NodeGroup, PodSet, Workload, World, judge, potential_available, simulate,
+)
+from components.admission.assigner import assign
+
+GI = 2**30
+MI = 2**20
+
+
+def flavor(name: str, labels: dict | None = None, taints=(), tolerations=()) -> Flavor:
+    return Flavor(name, labels or {}, tuple(taints), tuple(tolerations))
+
+
+FLAVORS = {
+    f.name: f
+    for f in (
+        flavor("default"),
+        flavor("one", {"type": "one"}),
+        flavor("two", {"type": "two"}),
+        flavor("tainted", taints=[{"key": "instance", "value": "spot", "effect": "NoSchedule"}]),
+        flavor(
+            "taint_and_toleration",
+            taints=[{"key": "instance", "value": "spot", "effect": "NoSchedule"}],
+            tolerations=[{"key": "instance", "operator": "Equal", "value": "spot", "effect": "NoSchedule"}],
+        ),
+    )
+}
+
+
+def cq(name: str, *groups: list, cohort: str | None = None, when_can_borrow: str | None = None) -> ClusterQueue:
+    """groups: [(flavor, {resource: nominal | (nominal, borrowingLimit, lendingLimit)}), ...] each."""
+    resource_groups = []
+    for g in groups:
+        covered: list[str] = []
+        flavors = []
+        for fname, quotas in g:
+            resources = []
+            for r, q in quotas.items():
+                if r not in covered:
+                    covered.append(r)
+                nominal, bl, ll = q if isinstance(q, tuple) else (q, None, None)
+                item: dict[str, Any] = {"name": r, "nominalQuota": nominal}
+                if bl is not None:
+                    item["borrowingLimit"] = bl
+                if ll is not None:
+                    item["lendingLimit"] = ll
+                resources.append(item)
+            flavors.append({"name": fname, "resources": resources})
+        resource_groups.append({"coveredResources": covered, "flavors": flavors})
+    spec: dict[str, Any] = {"resourceGroups": resource_groups, "namespaceSelector": {}}
+    if cohort:
+        spec["cohortName"] = cohort
+    if when_can_borrow:
+        spec["flavorFungibility"] = {"whenCanBorrow": when_can_borrow, "whenCanPreempt": "TryNextFlavor"}
+    return ClusterQueue.from_manifest({"metadata": {"name": name}, "spec": spec})
+
+
+def pod(requests: dict[str, Any], **spec: Any) -> dict[str, Any]:
+    return {"containers": [{"name": "c", "resources": {"requests": requests}}], **spec}
+
+
+def world(*queues: ClusterQueue, groups=(), **kw) -> World:
+    return World(
+        flavors=FLAVORS, queues={q.name: q for q in queues}, local_queues={("ns", "lq"): queues[0].name},
+        namespaces={"ns": {}}, node_groups=tuple(groups), **kw,
+    )
+
+
+def one(requests, count=1, **spec) -> tuple[PodSet, ...]:
+    return (PodSet("main", pod(requests, **spec), 1, count),)
+
+
+# -- Kueue's TestAssignFlavors scenarios ---------------------------------------------------------
+
+
+def test_single_flavor_fits():
+    q = cq("cq", [("default", {"cpu": 1, "memory": "2Mi"})])
+    a = assign(world(q), q, one({"cpu": "1", "memory": "1Mi"}))
+    assert a.error is None and a.pod_sets[0].flavors == {"cpu": "default", "memory": "default"}
+
+
+def test_single_flavor_fits_tainted_flavor_only_with_a_toleration():
+    q = cq("cq", [("tainted", {"cpu": 4})])
+    toleration = {"key": "instance", "operator": "Equal", "value": "spot", "effect": "NoSchedule"}
+    assert assign(world(q), q, one({"cpu": "1"}, tolerations=[toleration])).error is None
+    error = assign(world(q), q, one({"cpu": "1"})).error
+    assert "untolerated taint instance=spot:NoSchedule in flavor tainted" in error
+
+
+def test_single_flavor_fits_tainted_flavor_with_the_flavors_toleration():
+    q = cq("cq", [("taint_and_toleration", {"cpu": 4})])
+    assert assign(world(q), q, one({"cpu": "1"})).pod_sets[0].flavors == {"cpu": "taint_and_toleration"}
+
+
+def test_multiple_resources_in_a_group_doesnt_fit():
+    q = cq("cq", [("one", {"cpu": 2, "memory": "1Gi"}), ("two", {"cpu": 4, "memory": "5Mi"})])
+    error = assign(world(q), q, one({"cpu": "3", "memory": "10Mi"})).error
+    assert "insufficient quota for cpu in flavor one: the workload needs 3, the queue can have at most 2" in error
+    assert "insufficient quota for memory in flavor two: the workload needs 10Mi, the queue can have at most 5Mi" in error
+
+
+def test_multiple_flavors_fits_while_skipping_tainted_flavor():
+    q = cq("cq", [("tainted", {"cpu": 4}), ("two", {"cpu": 4})])
+    a = assign(world(q), q, one({"cpu": "3"}))
+    assert a.pod_sets[0].flavors == {"cpu": "two"}
+    assert [x.flavor for x in a.pod_sets[0].attempts] == ["tainted"]
+
+
+def test_multiple_flavors_fits_a_node_selector_ignoring_keys_no_flavor_has():
+    q = cq("cq", [("one", {"cpu": 4}), ("two", {"cpu": 4})])
+    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "ignored2", "operator": "In", "values": ["bar"]}]}]}}}
+    a = assign(world(q), q, one({"cpu": "1"}, nodeSelector={"type": "two", "ignored1": "foo"}, affinity=affinity))
+    assert a.pod_sets[0].flavors == {"cpu": "two"}
+    assert "flavor one doesn't match node affinity" in a.pod_sets[0].attempts[0].reason
+
+
+def test_multiple_flavors_doesnt_fit_node_affinity():
+    q = cq("cq", [("one", {"cpu": 4}), ("two", {"cpu": 4})])
+    affinity = {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "type", "operator": "In", "values": ["three"]}]}]}}}
+    error = assign(world(q), q, one({"cpu": "1"}, affinity=affinity)).error
+    assert "flavor one doesn't match node affinity" in error and "flavor two doesn't match node affinity" in error
+
+
+def test_multiple_specs_fits_borrowing():
+    q = cq("cq", [("default", {"cpu": (2, 98, None), "memory": "2Gi"})], cohort="test-cohort")
+    other = cq("secondary", [("default", {"cpu": 198, "memory": "198Gi"})], cohort="test-cohort")
+    sets = (PodSet("driver", pod({"cpu": "4", "memory": "1Gi"}), 1, 1), PodSet("worker", pod({"cpu": "6", "memory": "4Gi"}), 1, 1))
+    a = assign(world(q, other), q, sets)
+    assert a.error is None
+    assert a.borrowed == {("default", "cpu"): 8000, ("default", "memory"): 3 * GI}  # 10 - 2 cores, 5Gi - 2Gi
+
+
+def test_not_enough_space_to_borrow():
+    # The secondary queue lends nothing (lendingLimit 0): the cohort holds no cpu of flavor one.
+    q = cq("cq", [("one", {"cpu": 1})], cohort="test-cohort")
+    other = cq("secondary", [("one", {"cpu": (10, None, 0)})], cohort="test-cohort")
+    error = assign(world(q, other), q, one({"cpu": "2"})).error
+    assert "insufficient quota for cpu in flavor one: the workload needs 2, the queue can have at most 1" in error
+
+
+def test_resource_not_listed_in_cluster_queue():
+    q = cq("cq", [("one", {"cpu": 4})])
+    assert "resource example.com/gpu unavailable in ClusterQueue cq" in assign(world(q), q, one({"example.com/gpu": "2"})).error
+
+
+def test_zero_resource_request_not_in_cluster_queue_should_succeed():
+    q = cq("cq", [("default", {"cpu": 4})])
+    assert assign(world(q), q, one({"cpu": "1", "example.com/gpu": "0"})).error is None
+
+
+def test_num_pods_fit_and_dont_fit():
+    q = cq("cq", [("default", {"cpu": 10, "pods": 3})])
+    assert assign(world(q), q, one({"cpu": "1"}, count=3)).error is None
+    assert "insufficient quota for pods" in assign(world(q), q, one({"cpu": "1"}, count=4)).error
+
+
+def test_borrow_try_next_flavor_found_the_second_flavor():
+    q = cq("cq", [("one", {"cpu": (10, 1, None)}), ("two", {"cpu": 10})], cohort="c", when_can_borrow="TryNextFlavor")
+    other = cq("secondary", [("one", {"cpu": 1})], cohort="c")
+    a = assign(world(q, other), q, one({"cpu": "9"}), used={("cq", "one", "cpu"): 2000})
+    assert a.pod_sets[0].flavors == {"cpu": "two"} and a.borrowed == {}
+
+
+def test_borrow_before_try_next_flavor_with_may_stop_search():
+    q = cq("cq", [("one", {"cpu": (10, 1, None)}), ("two", {"cpu": 10})], cohort="c")
+    other = cq("secondary", [("one", {"cpu": 1})], cohort="c")
+    a = assign(world(q, other), q, one({"cpu": "9"}), used={("cq", "one", "cpu"): 2000})
+    assert a.pod_sets[0].flavors == {"cpu": "one"} and a.borrowed == {("one", "cpu"): 1000}
+
+
+# -- potential capacity (pkg/cache/scheduler/resource_node.go:potentialAvailable) ----------------
+
+
+def test_potential_capacity_adds_what_the_cohort_lends_within_the_borrowing_limit():
+    a = cq("a", [("default", {"cpu": (4, 2, None)})], cohort="c")
+    b = cq("b", [("default", {"cpu": (10, None, 3)})], cohort="c")
+    w = world(a, b)
+    assert potential_available(w, a, "default", "cpu") == 6000  # 4 + min(2, 3 lent)
+    assert potential_available(w, b, "default", "cpu") == 14000  # its 10 + a's 4
+    assert potential_available(world(cq("alone", [("default", {"cpu": 4})])), cq("alone", [("default", {"cpu": 4})]), "default", "cpu") == 4000
+
+
+# -- placement (kube-scheduler's filters) --------------------------------------------------------
+
+TPU_TAINT = {"key": "google.com/tpu", "value": "present", "effect": "NoSchedule"}
+TPU_TOLERATION = {"key": "google.com/tpu", "operator": "Equal", "value": "present", "effect": "NoSchedule"}
+
+
+def slice_pool(name: str, hosts: int = 2, chips: int = 4) -> NodeGroup:
+    return NodeGroup(name, {"cloud.google.com/gke-nodepool": name, "tpu": "v5e"}, (TPU_TAINT,),
+                     {"cpu": 100_000, "memory": 180 * GI, "google.com/tpu": chips}, hosts, "ct5lp-hightpu-4t", "onDemand", hosts)
+
+
+def tpu_world(pools: int, quota: int = 64) -> World:
+    f = Flavor("tpu", {"tpu": "v5e"}, (), (TPU_TOLERATION,))
+    q = cq("cq", [("tpu", {"google.com/tpu": quota, "cpu": 1000})])
+    return World({"tpu": f}, {"cq": q}, {("ns", "lq"): "cq"}, {"ns": {}}, tuple(slice_pool(f"p-{i}") for i in range(pools)))
+
+
+def jobset(replicas: int, pods: int, requests: dict | None = None, exclusive=True) -> Workload:
+    spec = pod(requests or {"google.com/tpu": 4})
+    return Workload("js", "JobSet", "ns", "lq", None, (PodSet("slice", spec, replicas, pods),),
+                    "cloud.google.com/gke-nodepool" if exclusive else None)
+
+
+def test_a_jobset_fits_as_many_slices_as_there_are_pools():
+    assert judge(tpu_world(2), jobset(2, 2)).admissible
+
+
+def test_exclusive_placement_needs_a_pool_per_replica():
+    v = judge(tpu_world(2), jobset(3, 2))
+    assert not v.admissible and v.rule == "placement"
+    assert "each of its 3 replicas on a node pool of its own, and only 2 pools can hold a replica of 2 pods" in v.never
+
+
+def test_multi_host_slice_takes_one_pod_per_host():
+    v = judge(tpu_world(2), jobset(1, 1))
+    assert not v.admissible
+    assert "multi-host TPU slice of 2 hosts" in v.never and "use 2" in v.never
+
+
+def test_a_pod_larger_than_its_node_is_never_placed():
+    v = judge(tpu_world(2), jobset(1, 2, {"google.com/tpu": 4, "cpu": "200"}))
+    assert not v.admissible
+    assert "a pod requests 200 cpu, a ct5lp-hightpu-4t node has 100 allocatable" in v.never
+
+
+def test_flavor_labels_reach_the_pod_and_select_the_pool():
+    # Kueue injects the flavor's nodeLabels into the pod's nodeSelector: a pool without them is no home.
+    w = tpu_world(1)
+    bare = NodeGroup("bare", {"cloud.google.com/gke-nodepool": "bare"}, (TPU_TAINT,), {"google.com/tpu": 4, "cpu": 10**6},
+                     2, "ct5lp-hightpu-4t", "onDemand", 2)
+    w = World(w.flavors, w.queues, w.local_queues, w.namespaces, (bare,))
+    v = judge(w, jobset(1, 2))
+    assert not v.admissible and "bare: nodes lack tpu=v5e" in v.never
+
+
+def test_quota_smaller_than_one_workload_is_never_admitted():
+    v = judge(tpu_world(2, quota=4), jobset(1, 2))
+    assert not v.admissible and v.rule == "quota"
+    assert "the workload needs 8, the queue can have at most 4" in v.never
+
+
+def test_namespace_outside_the_queue_selector_is_never_admitted():
+    w = tpu_world(2)
+    q = ClusterQueue.from_manifest({"metadata": {"name": "cq"}, "spec": {
+        "namespaceSelector": {"matchLabels": {"team": "x"}},
+        "resourceGroups": [{"coveredResources": ["google.com/tpu"], "flavors": [
+            {"name": "tpu", "resources": [{"name": "google.com/tpu", "nominalQuota": 8}]}]}]}})
+    w = World(w.flavors, {"cq": q}, w.local_queues, w.namespaces, w.node_groups)
+    v = judge(w, jobset(1, 2))
+    assert not v.admissible and "namespace ns doesn't match ClusterQueue cq's namespaceSelector" in v.never
+
+
+def test_all_pods_must_fit_at_once_under_wait_for_pods_ready():
+    cpu_pool = NodeGroup("cpu", {"cloud.google.com/gke-nodepool": "cpu"}, (), {"cpu": 4000, "memory": 16 * GI}, 2, "e2-standard-4", "onDemand")
+    q = cq("cq", [("default", {"cpu": 100})])
+    job = Workload("j", "Job", "ns", "lq", None, (PodSet("main", pod({"cpu": "2"}), 1, 5),))
+    w = world(q, groups=[cpu_pool])
+    v = judge(w, job)
+    assert not v.admissible and "5 pods must run at once" in v.never and "hold at most 4" in v.never
+    relaxed = World(w.flavors, w.queues, w.local_queues, w.namespaces, w.node_groups, wait_for_pods_ready=False)
+    assert judge(relaxed, job).admissible
+
+
+def test_side_by_side_simulation_admits_by_priority_then_order():
+    w = tpu_world(2, quota=16)
+    w = World(w.flavors, w.queues, w.local_queues, w.namespaces, w.node_groups, priorities={"high": 10, "low": 1})
+    low = Workload("low", "JobSet", "ns", "lq", "low", (PodSet("slice", pod({"google.com/tpu": 4}), 1, 2),), "x")
+    high = Workload("high", "JobSet", "ns", "lq", "high", (PodSet("slice", pod({"google.com/tpu": 4}), 1, 2),), "x")
+    big = Workload("big", "JobSet", "ns", "lq", None, (PodSet("slice", pod({"google.com/tpu": 4}), 2, 2),), "x")
+    at_once = simulate(w, [judge(w, x) for x in (low, high, big)])
+    assert at_once["high"] == at_once["low"] == "admitted"
+    assert at_once["big"].startswith("waits for quota: needs 16 google.com/tpu of tpu, 0 left")
+
+
+@pytest.mark.parametrize("requests, expected", [
+    ({"containers": [{"name": "a", "resources": {"requests": {"cpu": "1"}}}, {"name": "b", "resources": {"limits": {"cpu": "500m"}}}],
+      "initContainers": [{"name": "i", "resources": {"requests": {"cpu": "2"}}}]}, {"cpu": 2000}),
+    ({"containers": [{"name": "a", "resources": {"requests": {"memory": "1Gi"}}}, {"name": "b", "resources": {"requests": {"memory": "512Mi"}}}]},
+     {"memory": GI + 512 * MI}),
+])
+def test_pod_requests_sum_containers_max_init_and_take_limits_for_missing_requests(requests, expected):
+    from components.admission.requests import pod_requests
+
+    assert pod_requests(requests) == expected

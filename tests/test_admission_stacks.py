@@ -1,0 +1,101 @@
+"""Stacks that are schema-valid but would never run are refused at synth (exit 2), naming the
+workload or queue and the rule; a near miss of each renders. The model behind it is tested in
+test_admission_model.py; here the whole path from stack file to message."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from conftest import base_config, synth_config
+
+V6E = {"name": "v6e", "tpu": {"version": "v6e", "topology": "4x4"}, "slices": 2}
+TEAM = {"namespace": "team-a", "localQueue": "lq", "clusterQueue": "cq"}
+
+
+def jobset(**over) -> dict:
+    return {"kind": "jobset", "name": "train", "team": "team-a", "pool": "v6e", "slices": 2, "image": "i", **over}
+
+
+def stack(**over) -> dict:
+    keys = {
+        "nodePools": [copy.deepcopy(V6E)],
+        "clusterQueues": [{"name": "cq"}],
+        "teams": [dict(TEAM)],
+        "workloads": [jobset()],
+    }
+    keys.update(over)
+    return base_config(**keys)
+
+
+BIG_CPU = {"name": "cq", "flavors": [{"name": "tpu-v6e-slice-4x4", "quotas": {"cpu": 100000}}]}
+
+CASES = [
+    # (id, refused config, near miss that renders, key path, words)
+    (
+        "a resource no queue covers",
+        stack(workloads=[jobset(resources={"ephemeral-storage": "10Gi"})]),
+        stack(workloads=[jobset(resources={"ephemeral-storage": "10Gi"})],
+              clusterQueues=[{"name": "cq", "flavors": [{"name": "tpu-v6e-slice-4x4", "quotas": {"ephemeral-storage": "100Gi"}}]}]),
+        "gke-ai-batch:workloads[0]",
+        "resource ephemeral-storage unavailable in ClusterQueue cq",
+    ),
+    (
+        "a quota smaller than one workload",
+        stack(clusterQueues=[{"name": "cq", "flavors": [{"name": "tpu-v6e-slice-4x4", "quotas": {"google.com/tpu": 16}}]}]),
+        stack(clusterQueues=[{"name": "cq", "flavors": [{"name": "tpu-v6e-slice-4x4", "quotas": {"google.com/tpu": 32}}]}]),
+        "gke-ai-batch:workloads[0]",
+        "insufficient quota for google.com/tpu in flavor tpu-v6e-slice-4x4: the workload needs 32, the queue can have at most 16",
+    ),
+    (
+        "a pod larger than its machine type",
+        # The derived cpu quota is what the nodes hold, so it refuses first; a generous quota
+        # leaves the node itself to refuse.
+        stack(workloads=[jobset(resources={"cpu": 400})], clusterQueues=[BIG_CPU]),
+        stack(workloads=[jobset(resources={"cpu": 100})], clusterQueues=[BIG_CPU]),
+        "gke-ai-batch:workloads[0]",
+        "a pod requests 400 cpu, a ct6e-standard-4t node has",
+    ),
+    (
+        "flavor labels that match no node",
+        stack(flavors=[{"name": "fast", "nodeLabels": {"disk": "ssd"}}],
+              clusterQueues=[{"name": "cq", "flavors": [{"name": "fast", "quotas": {"cpu": 10}}]}], workloads=[]),
+        stack(flavors=[{"name": "fast", "pools": ["v6e"]}],
+              clusterQueues=[{"name": "cq", "flavors": [{"name": "fast", "quotas": {"cpu": 10}}]}], workloads=[]),
+        "gke-ai-batch:clusterQueues[0].flavors[0]",
+        "ResourceFlavor fast selects nodes labelled disk=ssd, and no node pool's nodes carry them",
+    ),
+    (
+        "a namespaceSelector that matches no team namespace",
+        stack(clusterQueues=[{"name": "cq", "namespaceSelector": {"matchLabels": {"tier": "ml"}}}]),
+        stack(clusterQueues=[{"name": "cq", "namespaceSelector": {"matchLabels": {"tier": "ml"}}}],
+              teams=[{**TEAM, "labels": {"tier": "ml"}}]),
+        "gke-ai-batch:clusterQueues[0].namespaceSelector",
+        "LocalQueue team-a/lq points at ClusterQueue cq, whose namespaceSelector does not match namespace team-a",
+    ),
+    (
+        "a multi-host slice short of pods",
+        stack(workloads=[{"kind": "job", "name": "j", "team": "team-a", "pool": "v6e", "parallelism": 2, "image": "i"}]),
+        stack(workloads=[{"kind": "job", "name": "j", "team": "team-a", "pool": "v6e", "parallelism": 4, "image": "i"}]),
+        "gke-ai-batch:workloads[0]",
+        "multi-host TPU slice of 4 hosts that runs one pod per host",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_refused_with_the_rule_and_a_near_miss_renders(tmp_path, case):
+    _, refused, near, path, words = case
+    result = synth_config(tmp_path, refused)
+    assert result.exit_code == 2 and result.recording is None
+    assert f"{path}: " in result.error, result.error
+    assert words in result.error, result.error
+    ok = synth_config(tmp_path, near)
+    assert ok.error is None and ok.exit_code == 0, ok.error
+
+
+def test_every_problem_is_reported_at_once(tmp_path):
+    config = stack(workloads=[jobset(resources={"cpu": 400}), jobset(name="other", resources={"ephemeral-storage": "1Gi"})])
+    error = synth_config(tmp_path, config).error
+    assert "gke-ai-batch:workloads[0]" in error and "gke-ai-batch:workloads[1]" in error
