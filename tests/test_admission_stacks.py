@@ -29,9 +29,27 @@ def stack(**over) -> dict:
     return base_config(**keys)
 
 
+def autopilot(cpu) -> dict:
+    return base_config(
+        cluster={"name": "ap", "mode": "autopilot"},
+        flavors=[{"name": "t4"}],
+        clusterQueues=[{"name": "cq", "flavors": [{"name": "t4", "quotas": {"cpu": 1000, "memory": "4000Gi", "nvidia.com/gpu": 8}}]}],
+        teams=[dict(TEAM)],
+        workloads=[{"kind": "job", "name": "j", "team": "team-a", "gpu": {"type": "nvidia-tesla-t4"}, "image": "i",
+                    "resources": {"cpu": cpu, "memory": "16Gi"}}],
+    )
+
+
 BIG_CPU = {"name": "cq", "flavors": [{"name": "tpu-v6e-slice-4x4", "quotas": {"cpu": 100000}}]}
 
 CASES = [
+    (
+        "a pod Autopilot's GPU class does not take",
+        autopilot(100),
+        autopilot(8),
+        "gke-ai-batch:workloads[0]",
+        "Autopilot would not run its pods: Autopilot 1 x nvidia-tesla-t4: cpu request 100000m exceeds the maximum",
+    ),
     # (id, refused config, near miss that renders, key path, words)
     (
         "a resource no queue covers",

@@ -30,6 +30,9 @@ from . import selection
 from .objects import Flavor, NodeGroup, PodSet, World
 from .requests import pod_requests, show
 
+GPU_LABEL = "cloud.google.com/gke-accelerator"
+TPU_LABEL = "cloud.google.com/gke-tpu-accelerator"
+COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
 # kubelet's default --max-pods on GKE Standard nodes (GKE "Configure maximum Pods per node").
 MAX_PODS_PER_NODE = 110
 
@@ -83,11 +86,10 @@ def fits_node(spec: Mapping[str, Any], requests: Mapping[str, int], group: NodeG
 
 def place(world: World, ps: PodSet, flavors: list[Flavor], exclusive_key: str | None) -> Placement:
     out = Placement(ps.name)
-    if world.autopilot:
-        out.note = "Autopilot creates nodes for the pod"
-        return out
     spec = injected_spec(ps.spec, flavors)
     requests = pod_requests(ps.spec)
+    if world.autopilot:
+        return _autopilot(out, spec, requests)
     for g in world.node_groups:
         per_node, why = fits_node(spec, requests, g)
         if why:
@@ -127,4 +129,23 @@ def place(world: World, ps: PodSet, flavors: list[Flavor], exclusive_key: str | 
             f"{ps.count} pods must run at once (Kueue's waitForPodsReady evicts a workload whose pods are not "
             f"all ready), and the pools that fit them hold at most {room} ({', '.join(out.groups)})"
         )
+    return out
+
+
+def _autopilot(out: Placement, spec: Mapping[str, Any], requests: Mapping[str, int]) -> Placement:
+    """Autopilot makes a node for each pod's nodeSelector, within the requests its compute
+    classes accept (components/autopilot.py cites GKE's "Autopilot resource requests")."""
+    from .. import autopilot
+
+    selector = spec.get("nodeSelector") or {}
+    accelerator = selector.get(GPU_LABEL) or selector.get(TPU_LABEL)
+    count = requests.get("nvidia.com/gpu", 0) or requests.get("google.com/tpu", 0)
+    problems = autopilot.autopilot_problems(
+        accelerator, count, requests.get("cpu", 0), requests.get("memory", 0),
+        selector.get(COMPUTE_CLASS_LABEL, "general-purpose").lower() if accelerator is None else "general-purpose",
+    )
+    if problems:
+        out.error = "Autopilot would not run its pods: " + "; ".join(problems)
+    else:
+        out.note = "Autopilot creates a node for each pod"
     return out

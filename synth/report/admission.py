@@ -28,8 +28,10 @@ def workloads(admission) -> list[str]:
             "✅ " + admission.at_once.get(wl.name, "runs") if v.admissible else f"❌ never: {v.never}",
             "<br>".join(v.waits) or DASH,
         ])
+    swaps = hotswap(admission)
     return [
         *table(["workload", "cluster queue", "flavors", "borrows", "node pools that fit", "all samples at once", "may wait for"], rows),
+        *(["", "**Hotswap:**", *swaps] if swaps else []),
         "",
         "Each sample is judged as Kueue v0.19's flavor assigner and kube-scheduler's filters would judge it on an "
         "empty cluster (resources covered, flavor labels and taints, quota plus what the cohort lends, a node "
@@ -37,6 +39,32 @@ def workloads(admission) -> list[str]:
         "sample that could never run is refused by `python -m synth` and `pulumi up`. *All samples at once* "
         "submits every sample together in priority order.",
     ]
+
+
+def hotswap(admission) -> list[str]:
+    """Pairs of samples that run side by side on the same pools with exclusive placement, one
+    of a higher PriorityClass: when a pool under the higher one fails, JobSet recreates its
+    replica, and kube-scheduler preempts the lower one's pods (pod priority) to place it on the
+    healthy pool at once (JobSet's failure policy; kube-scheduler's DefaultPreemption)."""
+    prio = admission.world.priorities
+    running = [
+        v for v in admission.verdicts
+        if v.admissible and v.workload.exclusive_key and admission.at_once.get(v.workload.name) == "admitted"
+    ]
+    lines = []
+    for hi in running:
+        for lo in running:
+            p_hi, p_lo = prio.get(hi.workload.priority_class or "", 0), prio.get(lo.workload.priority_class or "", 0)
+            shared = {g for p in hi.placements for g in p.groups} & {g for p in lo.placements for g in p.groups}
+            if hi is lo or p_hi <= p_lo or not shared:
+                continue
+            lines.append(
+                f"- {code(hi.workload.name)} ({p_hi}) and {code(lo.workload.name)} ({p_lo}) run side by side on "
+                f"{_pools(sorted(shared))}: if a pool under {code(hi.workload.name)} fails, JobSet recreates it and "
+                f"kube-scheduler preempts {code(lo.workload.name)}'s pods to place it on a healthy pool at once; "
+                f"{code(lo.workload.name)} waits until a pool is free again."
+            )
+    return lines
 
 
 def _pools(names: list[str]) -> str:
