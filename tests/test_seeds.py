@@ -315,7 +315,7 @@ def test_flex_pools():
     multi = by_name(result, "gcp:container/nodePool:NodePool", "flex-multi-0")["inputs"]
     for pool, vms in ((single, 1), (multi, 2)):
         assert pool["nodeConfig"]["flexStart"] is True
-        assert pool["autoscaling"] == {"totalMinNodeCount": 0, "totalMaxNodeCount": vms, "locationPolicy": "ANY"}
+        assert pool["autoscaling"] == {"minNodeCount": 0, "maxNodeCount": vms, "locationPolicy": "ANY"}
         assert pool["initialNodeCount"] == 0
         assert pool["nodeConfig"]["reservationAffinity"] == {"consumeReservationType": "NO_RESERVATION"}
         assert pool["management"]["autoRepair"] is False
