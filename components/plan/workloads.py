@@ -44,6 +44,7 @@ class WorkloadPlan:
     queue: str | None
     priority: str | None
     target: Target
+    image: str
 
 
 def plan_workloads(cfg: StackConfig) -> list[WorkloadPlan]:
@@ -150,7 +151,7 @@ def _plan(cfg: StackConfig, wl) -> WorkloadPlan:
     else:
         manifests = _provisioning_request(wl, target)
         queue = None
-    return WorkloadPlan(wl.name, wl.kind, wl.team, manifests, queue, wl.priority, target)
+    return WorkloadPlan(wl.name, wl.kind, wl.team, manifests, queue, wl.priority, target, wl.image)
 
 
 def _jobset(cfg: StackConfig, wl: JobSetWorkload, target: Target) -> dict[str, Any]:
