@@ -216,6 +216,7 @@ def seconds(value: int | str) -> int:
     return n * {"s": 1, "m": 60, "h": 3600, "d": 86400}[unit]
 
 
+RANK_WORDS = {"lowest", "low", "background", "besteffort", "best", "high", "highest"}
 IMAGES = ("us-docker.pkg.dev/cloud-tpu-images/jax-ai-image/tpu:latest", "busybox", "nvcr.io/nvidia/pytorch:24.05-py3")
 priority_values = st.one_of(
     st.integers(-2_147_483_648, 1_000_000_000), st.sampled_from((0, 1_000_000_000, -2_147_483_648))
@@ -718,7 +719,10 @@ def valid_stacks(
         if teams:
             config[f"{NS}:teams"] = teams
 
-    priorities = unique([draw(k8s_name(12)) for _ in range(draw(st.sampled_from((1, 2, 0, 3))))], set())
+    # Names that claim no rank (low, high, best-effort...): the rule that ranks by name is
+    # tested case by case in test_config_errors.py.
+    plain = k8s_name(12).filter(lambda n: not RANK_WORDS & set(n.replace("_", "-").replace(".", "-").split("-")))
+    priorities = unique([draw(plain) for _ in range(draw(st.sampled_from((1, 2, 0, 3))))], set())
     if priorities:
         config[f"{NS}:priorities"] = [
             {

@@ -86,6 +86,9 @@ CASES = [
     ("JobSet name too long for its pods", lambda c: c["gke-ai-batch:workloads"][0].update(name="x" * 50), "gke-ai-batch:workloads[0].name", "at most 47 here"),
     ("workload pool outside its queue", lambda c: c["gke-ai-batch:clusterQueues"][0].update(flavors=["nvidia-h100-80gb-queued"]), "gke-ai-batch:workloads[0].pool", "pool 'v6e' is flavor 'tpu-v6e-slice-4x4', which cluster queue 'cq' of team 'team-a' does not offer"),
     ("bad quantity", lambda c: c["gke-ai-batch:clusterQueues"][0].update(flavors=[{"name": "tpu-v6e-slice-4x4", "quotas": {"memory": "10 GB"}}]), "gke-ai-batch:clusterQueues[0].flavors[0].quotas.memory", "not a Kubernetes quantity"),
+    ("low priority above unprioritised work", lambda c: (c["gke-ai-batch:priorities"].append({"name": "batch-low", "value": 10}), c["gke-ai-batch:workloads"][0].pop("priority")), "gke-ai-batch:priorities[1].value", "priority 'batch-low' (value 10) outranks the workloads that set no priority (priority 0: train), though its name says low"),
+    ("low not below high", lambda c: c["gke-ai-batch:priorities"].append({"name": "low", "value": 1000}), "gke-ai-batch:priorities[1].value", "priority 'low' (value 1000) is not below 'high' (value 1000)"),
+    ("best-effort above highest", lambda c: c["gke-ai-batch:priorities"].extend([{"name": "best-effort", "value": 5000}, {"name": "highest", "value": 2000}]), "gke-ai-batch:priorities[1].value", "priority 'best-effort' (value 5000) is not below 'high' (value 1000)"),
     ("priority above the user range", lambda c: c["gke-ai-batch:priorities"][0].update(value=2_000_000_000), "gke-ai-batch:priorities[0].value", "less than or equal to 1000000000"),
     ("Autopilot without flavors", lambda c: (c.pop("gke-ai-batch:nodePools"), c.pop("gke-ai-batch:workloads"), c["gke-ai-batch:cluster"].update(mode="autopilot")), "gke-ai-batch:flavors", "Autopilot stacks declare their flavors"),
 ]
@@ -107,6 +110,28 @@ def test_invalid_config_names_the_key(tmp_path, mutate, path, words):
 
 def test_the_valid_base_really_is_valid(tmp_path):
     assert synth_config(tmp_path, valid()).exit_code == 0
+
+
+@pytest.mark.parametrize(
+    "priorities, unprioritised",
+    [
+        # Names that claim no rank, or a rank qualified by what the work needs, may be anything.
+        ([{"name": "low-latency", "value": 5000}, {"name": "high", "value": 1000}], True),
+        ([{"name": "high-memory", "value": -5}, {"name": "high", "value": 1000}], True),
+        ([{"name": "slow-lane", "value": 10}, {"name": "high", "value": 1000}], True),
+        # A low class above 0 is fine while every workload names a priority...
+        ([{"name": "high", "value": 1000}, {"name": "dev-low", "value": 100}], False),
+        # ... and below 0 it is fine either way.
+        ([{"name": "high", "value": 1000}, {"name": "low-priority", "value": -100}], True),
+    ],
+)
+def test_priority_order_rule_has_no_false_positives(tmp_path, priorities, unprioritised):
+    config = valid()
+    config["gke-ai-batch:priorities"] = priorities
+    if unprioritised:
+        config["gke-ai-batch:workloads"][0].pop("priority")
+    result = synth_config(tmp_path, config)
+    assert result.exit_code == 0, result.error
 
 
 def test_several_problems_are_listed_together():

@@ -189,7 +189,7 @@ def test_multislice_pools_flavor_and_queue():
     ]
     assert cq["preemption"] == {"reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority"}
     assert manifest(result, "LocalQueue", "multislice-queue", "default")["spec"] == {"clusterQueue": "cluster-queue"}
-    assert manifest(result, "PriorityClass", "low-priority")["value"] == 100
+    assert manifest(result, "PriorityClass", "low-priority")["value"] == -100
 
 
 @pytest.mark.parametrize("name, slices", [("multislice-1slice", 1), ("multislice-2slice", 2), ("multislice-3slice", 3)])
@@ -212,6 +212,20 @@ def test_multislice_low_priority_jobset():
     js = manifest("tpu-multislice", "JobSet", "low-priority", "default")
     assert pod_spec(js)["priorityClassName"] == "low-priority"
     assert js["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] == "low-priority"
+
+
+def test_multislice_low_priority_ranks_below_the_other_jobsets():
+    # The three multislice JobSets name no priority, so Kueue and kube-scheduler rank them 0;
+    # "low-priority" must be below that for the queue's LowerPriority preemption to favour them.
+    result = synth_stack("tpu-multislice")
+    low = manifest(result, "WorkloadPriorityClass", "low-priority")["value"]
+    assert low == manifest(result, "PriorityClass", "low-priority")["value"] < 0
+    for name in ("multislice-1slice", "multislice-2slice", "multislice-3slice"):
+        js = manifest(result, "JobSet", name, "default")
+        assert "kueue.x-k8s.io/priority-class" not in js["metadata"]["labels"]
+        assert "priorityClassName" not in pod_spec(js)
+    # The PR report says it: low-priority can preempt nothing (it used to preempt "no priority (0)").
+    assert "| `low-priority` | -100 | — |" in result.extra_files["report.md"]
 
 
 def test_multislice_autopilot_variant(tmp_path):
