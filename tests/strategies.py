@@ -632,9 +632,8 @@ def workload(
                 wl["parallelism"] = draw(st.integers(1, completions))
         elif draw(st.booleans()):
             wl["parallelism"] = draw(st.integers(1, 8))
-        for key, lo in (("backoffLimit", 0), ("ttlSecondsAfterFinished", 0)):
-            if draw(st.integers(0, 2)) == 0:
-                wl[key] = draw(st.integers(lo, 3600))
+        if draw(st.integers(0, 2)) == 0:
+            wl["backoffLimit"] = draw(st.integers(0, 3600))
         if draw(st.integers(0, 2)) == 0:
             wl["indexed"] = draw(st.booleans())
         if draw(st.integers(0, 2)) == 0:
@@ -1074,7 +1073,6 @@ OUT_OF_RANGE: list[tuple[tuple, list[Any]]] = [
     (("workloads", "*", "parallelism"), [0]),
     (("workloads", "*", "completions"), [0]),
     (("workloads", "*", "backoffLimit"), [-1]),
-    (("workloads", "*", "ttlSecondsAfterFinished"), [-1]),
     (("workloads", "*", "maxRunDurationSeconds"), [0, SEVEN_DAYS + 1]),
     (("workloads", "*", "failurePolicy", "maxRestarts"), [-1]),
     (("workloads", "*", "gpu", "count"), [0]),

@@ -76,6 +76,8 @@ CASES = [
     ("more slices than the pool", lambda c: c["gke-ai-batch:workloads"][0].update(slices=3), "gke-ai-batch:workloads[0].slices", "3 slices never fit pool 'v6e', which has 2"),
     ("TPU pod asking for part of a VM", lambda c: c["gke-ai-batch:workloads"][0].update(resources={"google.com/tpu": 2}), 'gke-ai-batch:workloads[0].resources["google.com/tpu"]', "takes all 4 chips of its ct6e-standard-4t VM"),
     ("missing gcp:project", lambda c: c.pop("gcp:project"), "gcp:project", "required"),
+    ("Job TTL", lambda c: c["gke-ai-batch:workloads"].append({"kind": "job", "name": "j", "team": "team-a", "pool": "v6e", "image": "i", "ttlSecondsAfterFinished": 60}), "gke-ai-batch:workloads[1].ttlSecondsAfterFinished", "unknown key 'ttlSecondsAfterFinished': Pulumi manages these workloads, and a Job that deletes itself after finishing is created again by the next `pulumi up` after a refresh"),
+    ("JobSet TTL", lambda c: c["gke-ai-batch:workloads"][0].update(ttlSecondsAfterFinished=60), "gke-ai-batch:workloads[0].ttlSecondsAfterFinished", "Remove the key: a finished Job stays"),
     ("unknown workload kind", lambda c: c["gke-ai-batch:workloads"][0].update(kind="cronjob"), "gke-ai-batch:workloads[0].kind", "unknown kind 'cronjob'"),
     ("kueue older than 0.15", lambda c: c.update({"gke-ai-batch:kueue": {"version": "0.14.2"}}), "gke-ai-batch:kueue.version", "too old"),
     ("unpinned chart version", lambda c: c.update({"gke-ai-batch:jobset": {"version": "^0.12"}}), "gke-ai-batch:jobset.version", "no 'v', no ranges"),

@@ -146,12 +146,13 @@ def test_autopilot_batch_sample_job():
     job = manifest("batch-autopilot", "Job", "sample-job-team-a", "team-a")
     assert job["metadata"]["labels"] == {"kueue.x-k8s.io/queue-name": "lq-team-a"}
     spec = job["spec"]
-    assert {k: spec[k] for k in ("parallelism", "completions", "suspend", "ttlSecondsAfterFinished")} == {
+    assert {k: spec[k] for k in ("parallelism", "completions", "suspend")} == {
         "parallelism": 3,
         "completions": 3,
         "suspend": True,
-        "ttlSecondsAfterFinished": 60,
     }
+    # Pulumi owns the Job: it must not delete itself, or the next deploy runs it again.
+    assert "ttlSecondsAfterFinished" not in spec
     pod = spec["template"]["spec"]
     assert pod["nodeSelector"] == {"cloud.google.com/gke-accelerator": "nvidia-tesla-t4"}
     assert pod["restartPolicy"] == "Never"

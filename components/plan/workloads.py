@@ -196,8 +196,6 @@ def _job(cfg: StackConfig, wl: JobWorkload, target: Target) -> list[dict[str, An
     backoff = wl.backoff_limit if wl.backoff_limit is not None else (0 if target.multi_host else None)
     if backoff is not None:
         spec["backoffLimit"] = backoff
-    if wl.ttl_seconds_after_finished is not None:
-        spec["ttlSecondsAfterFinished"] = wl.ttl_seconds_after_finished
     # Kueue's webhook suspends a queued Job anyway; saying so keeps it suspended if the
     # webhook were ever bypassed.
     spec["suspend"] = True
