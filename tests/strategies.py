@@ -698,6 +698,10 @@ def valid_stacks(
         queues = [draw(cluster_queue(n, flavor_names, poolless, fair_sharing_on, lenient)) for n in names]
         if queues or draw(st.booleans()):
             config[f"{NS}:clusterQueues"] = queues
+    cohorts = [q["cohort"] for q in queues if q.get("cohort")]
+    if fair_sharing_on and not any(cohorts.count(c) >= 2 for c in cohorts):
+        # Fair sharing needs a cohort of two or more queues (a config error otherwise).
+        fair_sharing = draw(st.sampled_from((None, False)))
 
     teams: list[dict[str, Any]] = []
     if queues:

@@ -84,7 +84,9 @@ CASES = [
     ("unknown integration", lambda c: c.update({"gke-ai-batch:kueue": {"integrations": ["batch/job", "argo"]}}), "gke-ai-batch:kueue.integrations[1]", "Input should be"),
     ("jobset without its integration", lambda c: c.update({"gke-ai-batch:kueue": {"integrations": ["batch/job"]}}), "gke-ai-batch:workloads[0].kind", "'jobset.x-k8s.io/jobset' integration"),
     ("borrowing without a cohort", lambda c: c["gke-ai-batch:clusterQueues"][0].update(flavors=[{"name": "tpu-v6e-slice-4x4", "quotas": {"google.com/tpu": {"nominal": 8, "borrowingLimit": 8}}}]), 'gke-ai-batch:clusterQueues[0].flavors[0].quotas["google.com/tpu"]', "need a cohort"),
-    ("borrowWithinCohort with fair sharing", lambda c: (c.update({"gke-ai-batch:kueue": {"fairSharing": True}}), c["gke-ai-batch:clusterQueues"][0].update(cohort="ml", preemption={"reclaimWithinCohort": "Any", "borrowWithinCohort": {"policy": "LowerPriority"}})), "gke-ai-batch:clusterQueues[0].preemption.borrowWithinCohort", "ignores borrowWithinCohort when fair sharing is on"),
+    ("borrowWithinCohort with fair sharing", lambda c: (c.update({"gke-ai-batch:kueue": {"fairSharing": True}}), c["gke-ai-batch:clusterQueues"].append({"name": "cq2", "cohort": "ml"}), c["gke-ai-batch:clusterQueues"][0].update(cohort="ml", preemption={"reclaimWithinCohort": "Any", "borrowWithinCohort": {"policy": "LowerPriority"}})), "gke-ai-batch:clusterQueues[0].preemption.borrowWithinCohort", "ignores borrowWithinCohort when fair sharing is on"),
+    ("fair sharing without a cohort", lambda c: c.update({"gke-ai-batch:kueue": {"fairSharing": True}}), "gke-ai-batch:kueue.fairSharing", "fair sharing divides a cohort's unused quota between its cluster queues, and no cohort here has two or more ('cq' in no cohort), so it would do nothing"),
+    ("fair sharing in a cohort of one", lambda c: (c.update({"gke-ai-batch:kueue": {"fairSharing": {}}}), c["gke-ai-batch:clusterQueues"][0].update(cohort="ml"), c["gke-ai-batch:clusterQueues"].append({"name": "cq2", "cohort": "other"})), "gke-ai-batch:kueue.fairSharing", "no cohort here has two or more ('cq' alone in cohort 'ml'; 'cq2' alone in cohort 'other')"),
     ("JobSet name too long for its pods", lambda c: c["gke-ai-batch:workloads"][0].update(name="x" * 50), "gke-ai-batch:workloads[0].name", "at most 47 here"),
     ("workload pool outside its queue", lambda c: c["gke-ai-batch:clusterQueues"][0].update(flavors=["nvidia-h100-80gb-queued"]), "gke-ai-batch:workloads[0].pool", "pool 'v6e' is flavor 'tpu-v6e-slice-4x4', which cluster queue 'cq' of team 'team-a' does not offer"),
     ("bad quantity", lambda c: c["gke-ai-batch:clusterQueues"][0].update(flavors=[{"name": "tpu-v6e-slice-4x4", "quotas": {"memory": "10 GB"}}]), "gke-ai-batch:clusterQueues[0].flavors[0].quotas.memory", "not a Kubernetes quantity"),
@@ -112,6 +114,14 @@ def test_invalid_config_names_the_key(tmp_path, mutate, path, words):
 
 def test_the_valid_base_really_is_valid(tmp_path):
     assert synth_config(tmp_path, valid()).exit_code == 0
+
+
+def test_fair_sharing_between_two_queues_of_a_cohort(tmp_path):
+    config = valid()
+    config["gke-ai-batch:kueue"] = {"fairSharing": True}
+    config["gke-ai-batch:clusterQueues"] = [{"name": "cq", "cohort": "ml"}, {"name": "cq2", "cohort": "ml"}, {"name": "solo"}]
+    result = synth_config(tmp_path, config)
+    assert result.exit_code == 0, result.error
 
 
 @pytest.mark.parametrize(

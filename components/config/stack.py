@@ -185,6 +185,7 @@ class StackConfig(Model):
     # -- queues -----------------------------------------------------------------------------
 
     def _check_queues(self) -> None:
+        self._check_fair_sharing()
         known = self.flavor_names()
         names: set[str] = set()
         derived = self._flavors_with_capacity()
@@ -226,6 +227,31 @@ class StackConfig(Model):
                                 (*at, "quotas", resource, "lendingLimit"),
                                 f"lendingLimit {q.lending_limit} exceeds nominal {q.nominal} (Kueue rejects it)",
                             )
+
+    def _check_fair_sharing(self) -> None:
+        """Kueue's fair sharing divides "the unused nominal quota of all the ClusterQueues in
+        the cohort" between "the tenants of a cohort" (Kueue v0.19.2 docs, concepts/preemption
+        #fair-sharing; share values compare a ClusterQueue "to others in the same cohort").
+        Without a cohort of two or more cluster queues there is nothing to share, and the
+        setting changes nothing."""
+        if self.kueue.fair_sharing is None:
+            return
+        cohorts: dict[str, list[str]] = {}
+        for cq in self.cluster_queues:
+            if cq.cohort is not None:
+                cohorts.setdefault(cq.cohort, []).append(cq.name)
+        if any(len(members) >= 2 for members in cohorts.values()):
+            return
+        alone = [f"{q[0]!r} alone in cohort {c!r}" for c, q in cohorts.items()]
+        loose = [repr(cq.name) for cq in self.cluster_queues if cq.cohort is None]
+        if loose:
+            alone.append(f"{', '.join(loose)} in no cohort")
+        raise RuleError(
+            ("kueue", "fairSharing"),
+            "fair sharing divides a cohort's unused quota between its cluster queues, and no cohort "
+            f"here has two or more ({'; '.join(alone) or 'no cluster queues'}), so it would do "
+            "nothing; remove kueue.fairSharing, or give the queues that should share one cohort",
+        )
 
     def _flavors_with_capacity(self) -> set[str]:
         """Flavors whose pools carry TPUs or GPUs, so a queue's quota can default to them."""
