@@ -88,7 +88,7 @@ def test_hotswap_jobsets(name, priority, run, steps):
     assert js["metadata"]["annotations"]["alpha.jobset.sigs.k8s.io/exclusive-topology"] == "cloud.google.com/gke-nodepool"
     assert js["spec"]["failurePolicy"] == {"maxRestarts": 10, "restartStrategy": "BlockingRecreate"}
     rj = js["spec"]["replicatedJobs"][0]
-    assert (rj["name"], rj["replicas"]) == ("slice", 2)
+    assert (rj["name"], rj["replicas"]) == ("slice", 1)  # one slice each, side by side
     assert {k: rj["template"]["spec"][k] for k in ("backoffLimit", "completions", "parallelism")} == {
         "backoffLimit": 0,
         "completions": 4,
@@ -107,6 +107,39 @@ def test_hotswap_capacity_matches_the_quota():
     plan = synth_stack("tpu-hotswap").plan
     assert [(p.name, p.nodes, p.chips) for p in plan.pools] == [("v6e-0", 4, 16), ("v6e-1", 4, 16)]
     assert plan.flavors[0].capacity == {"google.com/tpu": 32}
+
+
+def jobset_chips(js: dict) -> int:
+    """TPU chips a JobSet holds while it runs: slices x pods per slice x chips per pod."""
+    rj = js["spec"]["replicatedJobs"][0]
+    pod = rj["template"]["spec"]["template"]["spec"]
+    per_pod = pod["containers"][0]["resources"]["limits"]["google.com/tpu"]
+    return rj["replicas"] * rj["template"]["spec"]["parallelism"] * per_pod
+
+
+def test_hotswap_both_jobsets_run_side_by_side():
+    # Hotswap needs the low-priority JobSet running beside the high-priority one: Kueue must
+    # admit both at once (their chips within the queue's quota), and each must fit one slice,
+    # so that when the high one's slice fails it can take the low one's.
+    result = synth_stack("tpu-hotswap")
+    quota = manifest(result, "ClusterQueue", "tpu-training-cq")["spec"]["resourceGroups"][0]["flavors"][0]
+    (nominal,) = [r["nominalQuota"] for r in quota["resources"] if r["name"] == "google.com/tpu"]
+    slice_chips = {p.chips for p in result.plan.pools}
+    assert slice_chips == {16}
+    low, high = (manifest(result, "JobSet", n, "default") for n in ("low-jax-trillium", "high-jax-trillium"))
+    assert jobset_chips(low) == jobset_chips(high) == 16
+    assert jobset_chips(low) + jobset_chips(high) <= nominal == 32
+    # One slice each, and never two JobSets in one node pool.
+    total_slices = sum(js["spec"]["replicatedJobs"][0]["replicas"] for js in (low, high))
+    assert total_slices <= len(result.plan.pools) == 2
+    for js in (low, high):
+        assert js["metadata"]["annotations"]["alpha.jobset.sigs.k8s.io/exclusive-topology"] == "cloud.google.com/gke-nodepool"
+        # Pods select the slice shape, not one node pool: the high one can restart on either.
+        assert "cloud.google.com/gke-nodepool" not in pod_spec(js)["nodeSelector"]
+    # kube-scheduler lets the high-priority pods preempt the low-priority ones.
+    low_class, high_class = (manifest(result, "PriorityClass", n) for n in ("low-priority-job", "high-priority-job"))
+    assert high_class["value"] > low_class["value"]
+    assert high_class.get("preemptionPolicy", "PreemptLowerPriority") == "PreemptLowerPriority"
 
 
 # -- 001: batch-autopilot ----------------------------------------------------------------
