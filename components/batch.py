@@ -64,8 +64,11 @@ class KueueInstall(pulumi.ComponentResource):
         plan: Plan,
         provider: k8s.Provider,
         after: list[pulumi.Resource],
+        image_access: list[pulumi.Resource] | None = None,
         opts: pulumi.ResourceOptions | None = None,
     ):
+        """`image_access`: what the probe Pod must wait for to pull its image (the node
+        service account's Artifact Registry grant, when the probe image is on one)."""
         super().__init__("gke-ai-batch:batch:Kueue", resource_name, None, opts)
         self.release = _release(
             "kueue",
@@ -76,7 +79,7 @@ class KueueInstall(pulumi.ComponentResource):
             pulumi.ResourceOptions(parent=self, provider=provider, depends_on=after),
         )
         self.ready: list[pulumi.Resource] = [self.release]
-        previous: list[pulumi.Resource] = [self.release, *after]
+        previous: list[pulumi.Resource] = [self.release, *after, *(image_access or [])]
         for manifest in plan.webhook_probe:
             previous = [
                 k8s_objects.apply(

@@ -8,7 +8,7 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from .plan import Plan
-from .plan.cluster import NODE_SA_ROLE, node_service_account_id
+from .plan.cluster import NODE_SA_ROLE, REGISTRY_READER_ROLE, node_service_account_id, registry_repository
 
 
 def kubeconfig(name: str, endpoint: str, ca_certificate: str) -> str:
@@ -67,6 +67,22 @@ class GkeCluster(pulumi.ComponentResource):
             member=self.service_account.email.apply(lambda e: f"serviceAccount:{e}"),
             opts=child,
         )
+        member = self.service_account.email.apply(lambda e: f"serviceAccount:{e}")
+        # Read access to exactly the Artifact Registry repositories the stack's images come
+        # from, not project-wide (see plan.cluster.registry_grants). Autopilot nodes run as the
+        # same account (auto-provisioning defaults below), so both modes need it.
+        self.registry_readers: dict[str, gcp.artifactregistry.RepositoryIamMember] = {
+            grant.resource_name: gcp.artifactregistry.RepositoryIamMember(
+                grant.resource_name,
+                project=grant.project,
+                location=grant.location,
+                repository=grant.repository,
+                role=REGISTRY_READER_ROLE,
+                member=member,
+                opts=child,
+            )
+            for grant in plan.registry_grants
+        }
         args = dict(plan.cluster_args)
         if not cfg.cluster.standard:
             # Autopilot takes the node service account through auto-provisioning defaults.
@@ -133,3 +149,8 @@ class GkeCluster(pulumi.ComponentResource):
                 "nodeServiceAccount": self.node_service_account,
             }
         )
+
+    def readers_for(self, image: str) -> list[pulumi.Resource]:
+        """The grant pods of this image need before they can pull it ([] for most images)."""
+        grant = registry_repository(image)
+        return [self.registry_readers[grant.resource_name]] if grant is not None else []

@@ -25,7 +25,9 @@ def deploy(plan: Plan) -> dict[str, Any]:
     ]
     provider = cluster.provider
     jobset = JobSetInstall("jobset", plan, provider)
-    kueue = KueueInstall("kueue", plan, provider, after=[jobset.release])
+    kueue = KueueInstall(
+        "kueue", plan, provider, after=[jobset.release], image_access=cluster.readers_for(cfg.kueue.probe_image)
+    )
     queues = KueueQueues("queues", plan, provider, kueue.ready)
 
     namespaces = {m["metadata"]["name"]: m for m in plan.namespaces}
@@ -47,6 +49,8 @@ def deploy(plan: Plan) -> dict[str, Any]:
             needs.append(team.local_queues[wl.queue])
         if wl.priority is not None:
             needs.extend(priorities.classes[wl.priority])
+        # Its pods pull only once the nodes may read the image's repository.
+        needs.extend(cluster.readers_for(wl.image))
         SampleWorkload(wl.name, wl, provider, needs)
 
     return {

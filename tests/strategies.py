@@ -216,6 +216,7 @@ def seconds(value: int | str) -> int:
     return n * {"s": 1, "m": 60, "h": 3600, "d": 86400}[unit]
 
 
+RANK_WORDS = {"lowest", "low", "background", "besteffort", "best", "high", "highest"}
 IMAGES = ("us-docker.pkg.dev/cloud-tpu-images/jax-ai-image/tpu:latest", "busybox", "nvcr.io/nvidia/pytorch:24.05-py3")
 priority_values = st.one_of(
     st.integers(-2_147_483_648, 1_000_000_000), st.sampled_from((0, 1_000_000_000, -2_147_483_648))
@@ -631,9 +632,8 @@ def workload(
                 wl["parallelism"] = draw(st.integers(1, completions))
         elif draw(st.booleans()):
             wl["parallelism"] = draw(st.integers(1, 8))
-        for key, lo in (("backoffLimit", 0), ("ttlSecondsAfterFinished", 0)):
-            if draw(st.integers(0, 2)) == 0:
-                wl[key] = draw(st.integers(lo, 3600))
+        if draw(st.integers(0, 2)) == 0:
+            wl["backoffLimit"] = draw(st.integers(0, 3600))
         if draw(st.integers(0, 2)) == 0:
             wl["indexed"] = draw(st.booleans())
         if draw(st.integers(0, 2)) == 0:
@@ -698,6 +698,10 @@ def valid_stacks(
         queues = [draw(cluster_queue(n, flavor_names, poolless, fair_sharing_on, lenient)) for n in names]
         if queues or draw(st.booleans()):
             config[f"{NS}:clusterQueues"] = queues
+    cohorts = [q["cohort"] for q in queues if q.get("cohort")]
+    if fair_sharing_on and not any(cohorts.count(c) >= 2 for c in cohorts):
+        # Fair sharing needs a cohort of two or more queues (a config error otherwise).
+        fair_sharing = draw(st.sampled_from((None, False)))
 
     teams: list[dict[str, Any]] = []
     if queues:
@@ -718,7 +722,10 @@ def valid_stacks(
         if teams:
             config[f"{NS}:teams"] = teams
 
-    priorities = unique([draw(k8s_name(12)) for _ in range(draw(st.sampled_from((1, 2, 0, 3))))], set())
+    # Names that claim no rank (low, high, best-effort...): the rule that ranks by name is
+    # tested case by case in test_config_errors.py.
+    plain = k8s_name(12).filter(lambda n: not RANK_WORDS & set(n.replace("_", "-").replace(".", "-").split("-")))
+    priorities = unique([draw(plain) for _ in range(draw(st.sampled_from((1, 2, 0, 3))))], set())
     if priorities:
         config[f"{NS}:priorities"] = [
             {
@@ -1070,7 +1077,6 @@ OUT_OF_RANGE: list[tuple[tuple, list[Any]]] = [
     (("workloads", "*", "parallelism"), [0]),
     (("workloads", "*", "completions"), [0]),
     (("workloads", "*", "backoffLimit"), [-1]),
-    (("workloads", "*", "ttlSecondsAfterFinished"), [-1]),
     (("workloads", "*", "maxRunDurationSeconds"), [0, SEVEN_DAYS + 1]),
     (("workloads", "*", "failurePolicy", "maxRestarts"), [-1]),
     (("workloads", "*", "gpu", "count"), [0]),

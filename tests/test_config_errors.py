@@ -76,16 +76,23 @@ CASES = [
     ("more slices than the pool", lambda c: c["gke-ai-batch:workloads"][0].update(slices=3), "gke-ai-batch:workloads[0].slices", "3 slices never fit pool 'v6e', which has 2"),
     ("TPU pod asking for part of a VM", lambda c: c["gke-ai-batch:workloads"][0].update(resources={"google.com/tpu": 2}), 'gke-ai-batch:workloads[0].resources["google.com/tpu"]', "takes all 4 chips of its ct6e-standard-4t VM"),
     ("missing gcp:project", lambda c: c.pop("gcp:project"), "gcp:project", "required"),
+    ("Job TTL", lambda c: c["gke-ai-batch:workloads"].append({"kind": "job", "name": "j", "team": "team-a", "pool": "v6e", "image": "i", "ttlSecondsAfterFinished": 60}), "gke-ai-batch:workloads[1].ttlSecondsAfterFinished", "unknown key 'ttlSecondsAfterFinished': Pulumi manages these workloads, and a Job that deletes itself after finishing is created again by the next `pulumi up` after a refresh"),
+    ("JobSet TTL", lambda c: c["gke-ai-batch:workloads"][0].update(ttlSecondsAfterFinished=60), "gke-ai-batch:workloads[0].ttlSecondsAfterFinished", "Remove the key: a finished Job stays"),
     ("unknown workload kind", lambda c: c["gke-ai-batch:workloads"][0].update(kind="cronjob"), "gke-ai-batch:workloads[0].kind", "unknown kind 'cronjob'"),
     ("kueue older than 0.15", lambda c: c.update({"gke-ai-batch:kueue": {"version": "0.14.2"}}), "gke-ai-batch:kueue.version", "too old"),
     ("unpinned chart version", lambda c: c.update({"gke-ai-batch:jobset": {"version": "^0.12"}}), "gke-ai-batch:jobset.version", "no 'v', no ranges"),
     ("unknown integration", lambda c: c.update({"gke-ai-batch:kueue": {"integrations": ["batch/job", "argo"]}}), "gke-ai-batch:kueue.integrations[1]", "Input should be"),
     ("jobset without its integration", lambda c: c.update({"gke-ai-batch:kueue": {"integrations": ["batch/job"]}}), "gke-ai-batch:workloads[0].kind", "'jobset.x-k8s.io/jobset' integration"),
     ("borrowing without a cohort", lambda c: c["gke-ai-batch:clusterQueues"][0].update(flavors=[{"name": "tpu-v6e-slice-4x4", "quotas": {"google.com/tpu": {"nominal": 8, "borrowingLimit": 8}}}]), 'gke-ai-batch:clusterQueues[0].flavors[0].quotas["google.com/tpu"]', "need a cohort"),
-    ("borrowWithinCohort with fair sharing", lambda c: (c.update({"gke-ai-batch:kueue": {"fairSharing": True}}), c["gke-ai-batch:clusterQueues"][0].update(cohort="ml", preemption={"reclaimWithinCohort": "Any", "borrowWithinCohort": {"policy": "LowerPriority"}})), "gke-ai-batch:clusterQueues[0].preemption.borrowWithinCohort", "ignores borrowWithinCohort when fair sharing is on"),
+    ("borrowWithinCohort with fair sharing", lambda c: (c.update({"gke-ai-batch:kueue": {"fairSharing": True}}), c["gke-ai-batch:clusterQueues"].append({"name": "cq2", "cohort": "ml"}), c["gke-ai-batch:clusterQueues"][0].update(cohort="ml", preemption={"reclaimWithinCohort": "Any", "borrowWithinCohort": {"policy": "LowerPriority"}})), "gke-ai-batch:clusterQueues[0].preemption.borrowWithinCohort", "ignores borrowWithinCohort when fair sharing is on"),
+    ("fair sharing without a cohort", lambda c: c.update({"gke-ai-batch:kueue": {"fairSharing": True}}), "gke-ai-batch:kueue.fairSharing", "fair sharing divides a cohort's unused quota between its cluster queues, and no cohort here has two or more ('cq' in no cohort), so it would do nothing"),
+    ("fair sharing in a cohort of one", lambda c: (c.update({"gke-ai-batch:kueue": {"fairSharing": {}}}), c["gke-ai-batch:clusterQueues"][0].update(cohort="ml"), c["gke-ai-batch:clusterQueues"].append({"name": "cq2", "cohort": "other"})), "gke-ai-batch:kueue.fairSharing", "no cohort here has two or more ('cq' alone in cohort 'ml'; 'cq2' alone in cohort 'other')"),
     ("JobSet name too long for its pods", lambda c: c["gke-ai-batch:workloads"][0].update(name="x" * 50), "gke-ai-batch:workloads[0].name", "at most 47 here"),
     ("workload pool outside its queue", lambda c: c["gke-ai-batch:clusterQueues"][0].update(flavors=["nvidia-h100-80gb-queued"]), "gke-ai-batch:workloads[0].pool", "pool 'v6e' is flavor 'tpu-v6e-slice-4x4', which cluster queue 'cq' of team 'team-a' does not offer"),
     ("bad quantity", lambda c: c["gke-ai-batch:clusterQueues"][0].update(flavors=[{"name": "tpu-v6e-slice-4x4", "quotas": {"memory": "10 GB"}}]), "gke-ai-batch:clusterQueues[0].flavors[0].quotas.memory", "not a Kubernetes quantity"),
+    ("low priority above unprioritised work", lambda c: (c["gke-ai-batch:priorities"].append({"name": "batch-low", "value": 10}), c["gke-ai-batch:workloads"][0].pop("priority")), "gke-ai-batch:priorities[1].value", "priority 'batch-low' (value 10) outranks the workloads that set no priority (priority 0: train), though its name says low"),
+    ("low not below high", lambda c: c["gke-ai-batch:priorities"].append({"name": "low", "value": 1000}), "gke-ai-batch:priorities[1].value", "priority 'low' (value 1000) is not below 'high' (value 1000)"),
+    ("best-effort above highest", lambda c: c["gke-ai-batch:priorities"].extend([{"name": "best-effort", "value": 5000}, {"name": "highest", "value": 2000}]), "gke-ai-batch:priorities[1].value", "priority 'best-effort' (value 5000) is not below 'high' (value 1000)"),
     ("priority above the user range", lambda c: c["gke-ai-batch:priorities"][0].update(value=2_000_000_000), "gke-ai-batch:priorities[0].value", "less than or equal to 1000000000"),
     ("Autopilot without flavors", lambda c: (c.pop("gke-ai-batch:nodePools"), c.pop("gke-ai-batch:workloads"), c["gke-ai-batch:cluster"].update(mode="autopilot")), "gke-ai-batch:flavors", "Autopilot stacks declare their flavors"),
 ]
@@ -107,6 +114,36 @@ def test_invalid_config_names_the_key(tmp_path, mutate, path, words):
 
 def test_the_valid_base_really_is_valid(tmp_path):
     assert synth_config(tmp_path, valid()).exit_code == 0
+
+
+def test_fair_sharing_between_two_queues_of_a_cohort(tmp_path):
+    config = valid()
+    config["gke-ai-batch:kueue"] = {"fairSharing": True}
+    config["gke-ai-batch:clusterQueues"] = [{"name": "cq", "cohort": "ml"}, {"name": "cq2", "cohort": "ml"}, {"name": "solo"}]
+    result = synth_config(tmp_path, config)
+    assert result.exit_code == 0, result.error
+
+
+@pytest.mark.parametrize(
+    "priorities, unprioritised",
+    [
+        # Names that claim no rank, or a rank qualified by what the work needs, may be anything.
+        ([{"name": "low-latency", "value": 5000}, {"name": "high", "value": 1000}], True),
+        ([{"name": "high-memory", "value": -5}, {"name": "high", "value": 1000}], True),
+        ([{"name": "slow-lane", "value": 10}, {"name": "high", "value": 1000}], True),
+        # A low class above 0 is fine while every workload names a priority...
+        ([{"name": "high", "value": 1000}, {"name": "dev-low", "value": 100}], False),
+        # ... and below 0 it is fine either way.
+        ([{"name": "high", "value": 1000}, {"name": "low-priority", "value": -100}], True),
+    ],
+)
+def test_priority_order_rule_has_no_false_positives(tmp_path, priorities, unprioritised):
+    config = valid()
+    config["gke-ai-batch:priorities"] = priorities
+    if unprioritised:
+        config["gke-ai-batch:workloads"][0].pop("priority")
+    result = synth_config(tmp_path, config)
+    assert result.exit_code == 0, result.error
 
 
 def test_several_problems_are_listed_together():

@@ -92,7 +92,9 @@ def test_flex_start_multi_host_tpu(tmp_path):
         **COMMON,
         "name": "f-0",
         "initialNodeCount": 0,
-        "autoscaling": {"totalMinNodeCount": 0, "totalMaxNodeCount": 2, "locationPolicy": "ANY"},
+        # Per zone (the slice's one zone): with total limits the provider would send
+        # maxNodeCount 0, which GKE rejects for a TPU slice.
+        "autoscaling": {"minNodeCount": 0, "maxNodeCount": 2, "locationPolicy": "ANY"},
         "management": {"autoRepair": False, "autoUpgrade": True},
         "placementPolicy": {"type": "COMPACT", "tpuTopology": "2x4"},
         "nodeConfig": {
@@ -109,8 +111,28 @@ def test_flex_start_multi_host_tpu(tmp_path):
 def test_flex_start_single_host_tpu_scales_to_one(tmp_path):
     result = pools(tmp_path, {"name": "f", "tpu": {"version": "v6e", "topology": "2x2"}, "capacity": "flexStart"})
     got = inputs(result, "f-0")
-    assert got["autoscaling"] == {"totalMinNodeCount": 0, "totalMaxNodeCount": 1, "locationPolicy": "ANY"}
+    assert got["autoscaling"] == {"minNodeCount": 0, "maxNodeCount": 1, "locationPolicy": "ANY"}
     assert "placementPolicy" not in got
+
+
+def test_queued_multi_host_tpu_has_per_zone_limits_only(tmp_path):
+    result = pools(tmp_path, {"name": "q", "tpu": {"version": "v6e", "topology": "4x4"}, "capacity": "queued", "slices": 2})
+    for i in range(2):
+        got = inputs(result, f"q-{i}")
+        assert got["autoscaling"] == {"minNodeCount": 0, "maxNodeCount": 4, "locationPolicy": "ANY"}
+        assert got["nodeLocations"] == ["us-central1-b"]  # one zone: per zone is the pool's total
+        assert (got["initialNodeCount"], got["queuedProvisioning"]) == (0, {"enabled": True})
+        assert got["placementPolicy"] == {"type": "COMPACT", "tpuTopology": "4x4"}
+
+
+def test_regional_gpu_pool_keeps_total_limits(tmp_path):
+    # Across three zones a per-zone limit would triple the pool; totals say what the stack says.
+    result = pools(
+        tmp_path,
+        {"name": "g", "gpu": {"type": "nvidia-l4"}, "machineType": "g2-standard-8", "capacity": "flexStart", "maxNodes": 4},
+        cluster={"nodeLocations": ["us-central1-a", "us-central1-b", "us-central1-c"]},
+    )
+    assert inputs(result, "g")["autoscaling"] == {"totalMinNodeCount": 0, "totalMaxNodeCount": 4, "locationPolicy": "ANY"}
 
 
 def test_queued_gpu(tmp_path):

@@ -332,10 +332,17 @@ def test_multihost_tpu_pool_is_one_compact_slice():
         in check(rule, NODE_POOL, merge(TPU_POOL, {"nodeCount": 3}))[0]
     )
     assert "one" in check(rule, NODE_POOL, merge(TPU_POOL, {"nodeLocations": ["us-central1-a", "us-central1-b"]}))[0]
-    flex = merge(TPU_POOL, {"nodeCount": DROP, "autoscaling": {"totalMinNodeCount": 0, "totalMaxNodeCount": 2}})
+    flex = merge(TPU_POOL, {"nodeCount": DROP, "autoscaling": {"minNodeCount": 0, "maxNodeCount": 2}})
     assert check(rule, NODE_POOL, flex) == []
-    assert "maximum is 4" in check(rule, NODE_POOL, merge(flex, {"autoscaling": {"totalMaxNodeCount": 4}}))[0]
-    assert "partial slice" in check(rule, NODE_POOL, merge(flex, {"autoscaling": {"totalMinNodeCount": 1}}))[0]
+    assert "maximum is 4" in check(rule, NODE_POOL, merge(flex, {"autoscaling": {"maxNodeCount": 4}}))[0]
+    assert "partial slice" in check(rule, NODE_POOL, merge(flex, {"autoscaling": {"minNodeCount": 1}}))[0]
+    # Total limits: the provider sends maxNodeCount 0 beside them, which GKE refuses for a slice.
+    totals = merge(TPU_POOL, {"nodeCount": DROP, "autoscaling": {"totalMinNodeCount": 0, "totalMaxNodeCount": 2}})
+    assert check(rule, NODE_POOL, totals) == [
+        "autoscaling.totalMaxNodeCount 2 without maxNodeCount: the provider sends maxNodeCount 0, and GKE "
+        'rejects it ("Maximum node count 0 is not a valid size of TPU pod slice"); give per-zone limits '
+        "(minNodeCount, maxNodeCount 2) instead"
+    ]
     assert (
         "not a v5e topology" in check(rule, NODE_POOL, merge(TPU_POOL, {"placementPolicy": {"tpuTopology": "3x3"}}))[0]
     )

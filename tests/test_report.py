@@ -85,6 +85,13 @@ def test_dev_node_pools_table():
     assert cells(row(pools, "`system`"))[3] == "system (CPU)"
 
 
+def test_flex_tpu_pools_node_range():
+    # TPU pools autoscale with per-zone limits; the report still shows each pool's range.
+    pools = section(synth_stack("tpu-flex").extra_files["report.md"], "Node pools")
+    assert cells(row(pools, "`flex-single-0`"))[5] == "0..1 (autoscaled)"
+    assert cells(row(pools, "`flex-multi-0`"))[5] == "0..2 (autoscaled)"
+
+
 def test_dev_queues_teams_and_who_preempts_whom():
     result = synth_stack("dev")
     text = result.extra_files["report.md"]

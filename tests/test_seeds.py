@@ -100,7 +100,7 @@ def test_hotswap_jobsets(name, priority, run, steps):
     assert js["metadata"]["annotations"]["alpha.jobset.sigs.k8s.io/exclusive-topology"] == "cloud.google.com/gke-nodepool"
     assert js["spec"]["failurePolicy"] == {"maxRestarts": 10, "restartStrategy": "BlockingRecreate"}
     rj = js["spec"]["replicatedJobs"][0]
-    assert (rj["name"], rj["replicas"]) == ("slice", 2)
+    assert (rj["name"], rj["replicas"]) == ("slice", 1)  # one slice each, side by side
     assert {k: rj["template"]["spec"][k] for k in ("backoffLimit", "completions", "parallelism")} == {
         "backoffLimit": 0,
         "completions": 4,
@@ -120,6 +120,39 @@ def test_hotswap_capacity_matches_the_quota():
     assert [(p.name, p.nodes, p.chips) for p in plan.pools] == [("v6e-0", 4, 16), ("v6e-1", 4, 16)]
     alloc = machines.workload_allocatable("ct6e-standard-4t")
     assert plan.flavors[0].capacity == {"google.com/tpu": 32, "cpu": 8 * alloc.cpu_millis, "memory": 8 * alloc.memory_bytes}
+
+
+def jobset_chips(js: dict) -> int:
+    """TPU chips a JobSet holds while it runs: slices x pods per slice x chips per pod."""
+    rj = js["spec"]["replicatedJobs"][0]
+    pod = rj["template"]["spec"]["template"]["spec"]
+    per_pod = pod["containers"][0]["resources"]["limits"]["google.com/tpu"]
+    return rj["replicas"] * rj["template"]["spec"]["parallelism"] * per_pod
+
+
+def test_hotswap_both_jobsets_run_side_by_side():
+    # Hotswap needs the low-priority JobSet running beside the high-priority one: Kueue must
+    # admit both at once (their chips within the queue's quota), and each must fit one slice,
+    # so that when the high one's slice fails it can take the low one's.
+    result = synth_stack("tpu-hotswap")
+    quota = manifest(result, "ClusterQueue", "tpu-training-cq")["spec"]["resourceGroups"][0]["flavors"][0]
+    (nominal,) = [r["nominalQuota"] for r in quota["resources"] if r["name"] == "google.com/tpu"]
+    slice_chips = {p.chips for p in result.plan.pools}
+    assert slice_chips == {16}
+    low, high = (manifest(result, "JobSet", n, "default") for n in ("low-jax-trillium", "high-jax-trillium"))
+    assert jobset_chips(low) == jobset_chips(high) == 16
+    assert jobset_chips(low) + jobset_chips(high) <= nominal == 32
+    # One slice each, and never two JobSets in one node pool.
+    total_slices = sum(js["spec"]["replicatedJobs"][0]["replicas"] for js in (low, high))
+    assert total_slices <= len(result.plan.pools) == 2
+    for js in (low, high):
+        assert js["metadata"]["annotations"]["alpha.jobset.sigs.k8s.io/exclusive-topology"] == "cloud.google.com/gke-nodepool"
+        # Pods select the slice shape, not one node pool: the high one can restart on either.
+        assert "cloud.google.com/gke-nodepool" not in pod_spec(js)["nodeSelector"]
+    # kube-scheduler lets the high-priority pods preempt the low-priority ones.
+    low_class, high_class = (manifest(result, "PriorityClass", n) for n in ("low-priority-job", "high-priority-job"))
+    assert high_class["value"] > low_class["value"]
+    assert high_class.get("preemptionPolicy", "PreemptLowerPriority") == "PreemptLowerPriority"
 
 
 # -- 001: batch-autopilot ----------------------------------------------------------------
@@ -159,12 +192,13 @@ def test_autopilot_batch_sample_job():
     job = manifest("batch-autopilot", "Job", "sample-job-team-a", "team-a")
     assert job["metadata"]["labels"] == {"kueue.x-k8s.io/queue-name": "lq-team-a"}
     spec = job["spec"]
-    assert {k: spec[k] for k in ("parallelism", "completions", "suspend", "ttlSecondsAfterFinished")} == {
+    assert {k: spec[k] for k in ("parallelism", "completions", "suspend")} == {
         "parallelism": 3,
         "completions": 3,
         "suspend": True,
-        "ttlSecondsAfterFinished": 60,
     }
+    # Pulumi owns the Job: it must not delete itself, or the next deploy runs it again.
+    assert "ttlSecondsAfterFinished" not in spec
     pod = spec["template"]["spec"]
     assert pod["nodeSelector"] == {"cloud.google.com/gke-accelerator": "nvidia-tesla-t4"}
     assert pod["restartPolicy"] == "Never"
@@ -203,7 +237,7 @@ def test_multislice_pools_flavor_and_queue():
     ]
     assert cq["preemption"] == {"reclaimWithinCohort": "Any", "withinClusterQueue": "LowerPriority"}
     assert manifest(result, "LocalQueue", "multislice-queue", "default")["spec"] == {"clusterQueue": "cluster-queue"}
-    assert manifest(result, "PriorityClass", "low-priority")["value"] == 100
+    assert manifest(result, "PriorityClass", "low-priority")["value"] == -100
 
 
 @pytest.mark.parametrize("name, slices", [("multislice-1slice", 1), ("multislice-2slice", 2), ("multislice-3slice", 3)])
@@ -226,6 +260,20 @@ def test_multislice_low_priority_jobset():
     js = manifest("tpu-multislice", "JobSet", "low-priority", "default")
     assert pod_spec(js)["priorityClassName"] == "low-priority"
     assert js["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] == "low-priority"
+
+
+def test_multislice_low_priority_ranks_below_the_other_jobsets():
+    # The three multislice JobSets name no priority, so Kueue and kube-scheduler rank them 0;
+    # "low-priority" must be below that for the queue's LowerPriority preemption to favour them.
+    result = synth_stack("tpu-multislice")
+    low = manifest(result, "WorkloadPriorityClass", "low-priority")["value"]
+    assert low == manifest(result, "PriorityClass", "low-priority")["value"] < 0
+    for name in ("multislice-1slice", "multislice-2slice", "multislice-3slice"):
+        js = manifest(result, "JobSet", name, "default")
+        assert "kueue.x-k8s.io/priority-class" not in js["metadata"]["labels"]
+        assert "priorityClassName" not in pod_spec(js)
+    # The PR report says it: low-priority can preempt nothing (it used to preempt "no priority (0)").
+    assert "| `low-priority` | -100 | — |" in result.extra_files["report.md"]
 
 
 def test_multislice_autopilot_variant(tmp_path):
@@ -329,7 +377,7 @@ def test_flex_pools():
     multi = by_name(result, "gcp:container/nodePool:NodePool", "flex-multi-0")["inputs"]
     for pool, vms in ((single, 1), (multi, 2)):
         assert pool["nodeConfig"]["flexStart"] is True
-        assert pool["autoscaling"] == {"totalMinNodeCount": 0, "totalMaxNodeCount": vms, "locationPolicy": "ANY"}
+        assert pool["autoscaling"] == {"minNodeCount": 0, "maxNodeCount": vms, "locationPolicy": "ANY"}
         assert pool["initialNodeCount"] == 0
         assert pool["nodeConfig"]["reservationAffinity"] == {"consumeReservationType": "NO_RESERVATION"}
         assert pool["management"]["autoRepair"] is False

@@ -69,7 +69,8 @@ class KueueConfig(Model):
     integrations: list[Literal[KUEUE_FRAMEWORKS]] = ["batch/job", "jobset.x-k8s.io/jobset"]  # type: ignore[valid-type]
     """Every listed framework gets Kueue's fail-closed webhook; list only what you run."""
     fair_sharing: FairSharing | bool | None = None
-    """true (or an object) turns on fair sharing between cluster queues of a cohort."""
+    """true (or an object) turns on fair sharing between cluster queues of a cohort; needs a
+    cohort of two or more cluster queues, or it does nothing (refused)."""
     wait_for_pods_ready: WaitForPodsReady | Literal[False] = WaitForPodsReady()
     """On by default since Kueue 0.19 (30m); false turns it off."""
     manage_jobs_without_queue_name: bool = False

@@ -118,6 +118,10 @@ def _describe(root: type[BaseModel], loc: tuple, err: dict) -> str:
     if kind == "extra_forbidden":
         allowed = _allowed_keys(root, tuple(err["loc"][:-1]))
         key = str(loc[-1])
+        model = _model_at(root, tuple(err["loc"][:-1]))
+        removed = getattr(model, "REMOVED_KEYS", {}).get(key)
+        if removed:
+            return f"unknown key {key!r}: {removed}"
         hint = difflib.get_close_matches(key, allowed, n=1)
         text = f"unknown key {key!r}"
         if hint:
@@ -218,6 +222,12 @@ _SCALAR_LABELS = {"int", "str", "bool", "float", "none", "list", "dict"}
 
 
 def _allowed_keys(root: type[BaseModel], loc: tuple) -> list[str]:
+    model = _model_at(root, loc)
+    return [f.alias or n for n, f in model.model_fields.items()] if model is not None else []
+
+
+def _model_at(root: type[BaseModel], loc: tuple) -> type[BaseModel] | None:
+    """The model whose keys live at `loc`, or None."""
     annotation: Any = root
     for part in loc:
         step = _step(_unwrap(annotation), part)
@@ -226,9 +236,9 @@ def _allowed_keys(root: type[BaseModel], loc: tuple) -> list[str]:
         if isinstance(step, _Narrow):
             step = step.member
         if step is None:
-            return []
+            return None
         annotation = step
     for m in _members(_unwrap(annotation)):
         if isinstance(m, type) and issubclass(m, BaseModel):
-            return [f.alias or n for n, f in m.model_fields.items()]
-    return []
+            return m
+    return None

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from pydantic import model_validator
 
 from .. import naming, quantity
@@ -183,6 +185,7 @@ class StackConfig(Model):
     # -- queues -----------------------------------------------------------------------------
 
     def _check_queues(self) -> None:
+        self._check_fair_sharing()
         known = self.flavor_names()
         names: set[str] = set()
         derived = self._flavors_with_capacity()
@@ -224,6 +227,31 @@ class StackConfig(Model):
                                 (*at, "quotas", resource, "lendingLimit"),
                                 f"lendingLimit {q.lending_limit} exceeds nominal {q.nominal} (Kueue rejects it)",
                             )
+
+    def _check_fair_sharing(self) -> None:
+        """Kueue's fair sharing divides "the unused nominal quota of all the ClusterQueues in
+        the cohort" between "the tenants of a cohort" (Kueue v0.19.2 docs, concepts/preemption
+        #fair-sharing; share values compare a ClusterQueue "to others in the same cohort").
+        Without a cohort of two or more cluster queues there is nothing to share, and the
+        setting changes nothing."""
+        if self.kueue.fair_sharing is None:
+            return
+        cohorts: dict[str, list[str]] = {}
+        for cq in self.cluster_queues:
+            if cq.cohort is not None:
+                cohorts.setdefault(cq.cohort, []).append(cq.name)
+        if any(len(members) >= 2 for members in cohorts.values()):
+            return
+        alone = [f"{q[0]!r} alone in cohort {c!r}" for c, q in cohorts.items()]
+        loose = [repr(cq.name) for cq in self.cluster_queues if cq.cohort is None]
+        if loose:
+            alone.append(f"{', '.join(loose)} in no cohort")
+        raise RuleError(
+            ("kueue", "fairSharing"),
+            "fair sharing divides a cohort's unused quota between its cluster queues, and no cohort "
+            f"here has two or more ({'; '.join(alone) or 'no cluster queues'}), so it would do "
+            "nothing; remove kueue.fairSharing, or give the queues that should share one cohort",
+        )
 
     def _flavors_with_capacity(self) -> set[str]:
         """Flavors whose pools carry TPUs or GPUs, so a queue's quota can default to them."""
@@ -267,6 +295,36 @@ class StackConfig(Model):
             if prio.name in seen:
                 raise RuleError(("priorities", i, "name"), f"priority {prio.name!r} is declared twice")
             seen.add(prio.name)
+        self._check_priority_order()
+
+    def _check_priority_order(self) -> None:
+        """A priority named low must rank low. Its value is all kube-scheduler and Kueue
+        compare: a workload with no priority class ranks 0 (Kubernetes docs, pod-priority-
+        preemption: "pods without a priorityClassName ... priority zero" when no class is the
+        global default; Kueue takes a Workload's priority from its WorkloadPriorityClass, else
+        its pods' PriorityClass, else 0). So a "low" class above 0 outranks every workload that
+        names none, and one named low must sit below one named high."""
+        ranked = [(i, p, _rank(p.name)) for i, p in enumerate(self.priorities)]
+        unranked = [wl.name for wl in self.workloads if wl.priority is None]
+        for i, prio, rank in ranked:
+            if rank is None or rank > _LOW:
+                continue
+            if prio.value > 0 and unranked:
+                raise RuleError(
+                    ("priorities", i, "value"),
+                    f"priority {prio.name!r} (value {prio.value}) outranks the workloads that set no "
+                    f"priority (priority 0: {', '.join(unranked)}), though its name says low; give it "
+                    "a negative value, or give those workloads a priority above it",
+                )
+            for other in self.priorities:
+                other_rank = _rank(other.name)
+                if other_rank is not None and other_rank > rank and other.value <= prio.value:
+                    raise RuleError(
+                        ("priorities", i, "value"),
+                        f"priority {prio.name!r} (value {prio.value}) is not below {other.name!r} "
+                        f"(value {other.value}), though their names say it should be; Kueue and "
+                        "kube-scheduler compare only the values",
+                    )
 
     # -- workloads --------------------------------------------------------------------------
 
@@ -427,3 +485,24 @@ class StackConfig(Model):
 
 def _known(items) -> str:
     return ", ".join(items) or "none"
+
+
+# Rank words in priority names, lowest first. A word followed by what it qualifies is no
+# rank: "low-latency" or "high-memory" say what the work needs, not where it stands.
+_RANK_WORDS = {"lowest": 0, "low": 1, "background": 1, "besteffort": 1, "high": 2, "highest": 3}
+_LOW = 1
+_QUALIFIED = {"latency", "throughput", "memory", "mem", "cpu", "gpu", "tpu", "bandwidth", "cost", "power"}
+
+
+def _rank(name: str) -> int | None:
+    """The rank a priority's name claims, or None when it claims none (or contradicts itself)."""
+    words = [w for w in re.split(r"[-._]", name) if w]
+    words = [  # "best-effort" and "best_effort" are one word
+        "besteffort" if (w, nxt) == ("best", "effort") else w for w, nxt in zip(words, [*words[1:], ""])
+    ]
+    ranks = {
+        _RANK_WORDS[w]
+        for w, nxt in zip(words, [*words[1:], ""])
+        if w in _RANK_WORDS and nxt not in _QUALIFIED
+    }
+    return ranks.pop() if len(ranks) == 1 else None

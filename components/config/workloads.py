@@ -5,7 +5,7 @@ it) or a bare accelerator shape (Autopilot, where GKE makes the nodes)."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, Union
+from typing import Annotated, ClassVar, Literal, Union
 
 from pydantic import Field, model_validator
 
@@ -46,6 +46,22 @@ class WorkloadBase(Model):
     """Needed only for TPUs on GKE before 1.28; the policy pack allows it on Standard TPU pools only."""
     labels: Labels = {}
 
+    # Keys that no longer exist, with why: the unknown-key error says this instead of a guess.
+    REMOVED_KEYS: ClassVar[dict[str, str]] = {
+        # Kubernetes' TTL-after-finished controller deletes the finished Job
+        # (kubernetes.io/docs/concepts/workloads/controllers/ttlafterfinished). Pulumi still
+        # has it in its state: the next refresh drops it and the next `pulumi up` creates it
+        # again, so the sample runs again on every deploy (the same lifecycle problem as
+        # hashicorp/terraform-provider-kubernetes#2531).
+        "ttlSecondsAfterFinished": (
+            "Pulumi manages these workloads, and a Job that deletes itself after finishing is "
+            "created again by the next `pulumi up` after a refresh, so it runs again on every "
+            "deploy. Remove the key: a finished Job stays (its pods hold no accelerators); to "
+            "run it again, rename the workload or `pulumi up --replace` its URN; to remove it, "
+            "delete the workload from the stack"
+        ),
+    }
+
     @model_validator(mode="after")
     def _target(self):
         given = [k for k in ("pool", "tpu", "gpu") if getattr(self, k) is not None]
@@ -78,7 +94,6 @@ class JobWorkload(WorkloadBase):
     indexed: bool | None = None
     """Defaults to true for multi-host TPU slices."""
     backoff_limit: int | None = Field(None, ge=0)
-    ttl_seconds_after_finished: int | None = Field(None, ge=0)
     restart_policy: Literal["Never", "OnFailure"] = "Never"
     max_run_duration_seconds: int | None = Field(None, ge=1, le=SEVEN_DAYS)
     """Queued capacity only: passed to the ProvisioningRequest Kueue creates."""

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..config.stack import StackConfig
-from .cluster import cluster_args
+from .cluster import RegistryGrant, cluster_args, registry_grants
 from .flavors import FlavorPlan, plan_flavors
 from .kueue import (
     QueuePlan,
@@ -58,6 +58,7 @@ class Plan:
     workloads: list[WorkloadPlan]
     kueue_values: dict[str, Any]
     webhook_probe: list[dict[str, Any]]
+    registry_grants: list[RegistryGrant]  # Artifact Registry repositories the nodes pull from
 
     @property
     def cluster_args(self) -> dict[str, Any]:
@@ -103,4 +104,5 @@ def build_plan(cfg: StackConfig, project: str = "my-project") -> Plan:
         workloads=plan_workloads(cfg),
         kueue_values=kueue_values(cfg),
         webhook_probe=webhook_probe_manifests(cfg) if cfg.kueue.webhook_gate else [],
+        registry_grants=registry_grants(cfg),
     )

@@ -3,6 +3,8 @@ account's email), which the component adds."""
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass
 from typing import Any
 
 from ..config.stack import StackConfig
@@ -10,6 +12,61 @@ from .pools import CLOUD_PLATFORM_SCOPE
 
 NODE_SA_ROLE = "roles/container.defaultNodeServiceAccount"  # GKE's least-privilege node role
 SA_ID_MAX = 30
+
+# Pulling from a private Artifact Registry repository takes roles/artifactregistry.reader on
+# it; the node role above carries no Artifact Registry permission, and only the Compute Engine
+# default account gets same-project pulls by default (cloud.google.com/artifact-registry/docs/
+# integrate-gke; GKE docs security/configure-node-service-accounts; CIS GKE 5.2.1: grant
+# artifactregistry.reader "for pulling private images from Artifact Registry repositories").
+REGISTRY_READER_ROLE = "roles/artifactregistry.reader"
+# Docker repositories are addressed <location>-docker.pkg.dev/<project>/<repository>/<image>
+# (domain-scoped projects as <domain>/<project>; Artifact Registry docs docker/names).
+_AR_IMAGE = re.compile(r"(?P<location>[a-z][a-z0-9-]*[a-z0-9])-docker\.pkg\.dev/(?P<path>[^@]+)(@.*)?")
+# Google's public image projects: anyone may pull, and nobody outside Google may change their
+# IAM policy, so a grant would only fail (us-docker.pkg.dev/cloud-tpu-images/jax-ai-image/tpu
+# is the image GKE's TPU guides run).
+PUBLIC_REGISTRY_PROJECTS = frozenset({"cloud-tpu-images"})
+
+
+@dataclass(frozen=True, order=True)
+class RegistryGrant:
+    """roles/artifactregistry.reader for the node service account on one repository."""
+
+    project: str
+    location: str
+    repository: str
+
+    @property
+    def resource_name(self) -> str:
+        # Slashes keep it unambiguous (locations and project ids contain dashes).
+        return f"nodes-reader/{self.location}/{self.project}/{self.repository}"
+
+
+def registry_repository(image: str) -> RegistryGrant | None:
+    """The Artifact Registry repository an image is pulled from, or None when it is not on
+    Artifact Registry or is one of Google's public images."""
+    m = _AR_IMAGE.fullmatch(image)
+    if m is None:
+        return None
+    parts = m["path"].split("/")
+    if "." in parts[0]:  # domain-scoped project: <domain>/<project> stands for <domain>:<project>
+        parts = [f"{parts[0]}:{parts[1]}", *parts[2:]] if len(parts) > 1 else parts
+    if len(parts) < 3:  # no image below the repository: nothing a pod could pull
+        return None
+    project, repository = parts[0], parts[1]
+    if project in PUBLIC_REGISTRY_PROJECTS:
+        return None
+    return RegistryGrant(project=project, location=m["location"], repository=repository)
+
+
+def registry_grants(cfg: StackConfig) -> list[RegistryGrant]:
+    """One grant per repository the stack's pods pull from: every workload's image and the
+    Kueue webhook probe's. Every node runs as the program's node service account (Standard
+    pools, auto-provisioned pools and Autopilot alike), so that account is the one to grant."""
+    images = [wl.image for wl in cfg.workloads]
+    if cfg.kueue.webhook_gate:
+        images.append(cfg.kueue.probe_image)
+    return sorted({g for g in map(registry_repository, images) if g is not None})
 
 
 def node_service_account_id(cluster: str) -> str:

@@ -39,6 +39,7 @@ class PoolPlan:
     zones: tuple[str, ...]
     nodes: int  # fixed node count, or the autoscaling ceiling
     autoscaled: bool
+    floor: int  # fixed node count, or the autoscaling floor (across the pool's zones)
     chips: int  # accelerator chips (TPU) or GPUs the pool provides at its ceiling
     tpu: catalogue.TpuSlice | None
     workload_policy: str | None  # tpu7x multi-host: the workload policy's name
@@ -88,8 +89,7 @@ def _plan_pool(cfg: StackConfig, entry: NodePoolConfig, index: int, name: str, z
     if autoscaled:
         args["initial_node_count"] = _per_zone(floor, zones)
         args["autoscaling"] = {
-            "total_min_node_count": floor,
-            "total_max_node_count": ceiling,
+            **_limits(tpu is not None, floor, ceiling),
             "location_policy": "BALANCED" if entry.capacity == "onDemand" else "ANY",
         }
     else:
@@ -114,11 +114,42 @@ def _plan_pool(cfg: StackConfig, entry: NodePoolConfig, index: int, name: str, z
         zones=zones,
         nodes=ceiling,
         autoscaled=autoscaled,
+        floor=floor if autoscaled else ceiling,
         chips=chips,
         tpu=tpu,
         workload_policy=workload_policy,
         args=args,
     )
+
+
+def _limits(tpu: bool, floor: int, ceiling: int) -> dict[str, int]:
+    """Autoscaling limits: per zone for TPU pools, in total for the others.
+
+    The provider always sends all four limits, unset ones as 0 (ForceSendFields on
+    MinNodeCount, MaxNodeCount, TotalMinNodeCount and TotalMaxNodeCount in
+    terraform-provider-google, google/services/container/resource_container_node_pool.go,
+    expandNodePool). With total limits a TPU pool therefore carries maxNodeCount 0, and GKE
+    checks a multi-host slice against that per-zone maximum: "Maximum node count 0 is not a
+    valid size of TPU pod slice with topology ..." (vllm-project/ci-infra#545).
+    GoogleCloudPlatform/cluster-toolkit's modules/compute/gke-node-pool/main.tf sets
+    min_node_count/max_node_count instead "to workaround a Terraform provider bug when using
+    TPU Flex Start" (its dws-flex-start and dws-flex-start-queued-provisioning v6e and tpu7x
+    examples use them).
+
+    Every TPU pool here lives in exactly one zone (StackConfig._check_pool_location), so the
+    per-zone limit is the pool's total. Single-host TPU pools get the same: GKE's check is
+    against a slice topology they do not carry, so total limits would probably pass, but
+    Google's xpk sizes every flex-start TPU pool per zone (src/xpk/core/capacity.py:
+    `--max-nodes` = VMs per slice, single- or multi-host) and in one zone it is the same
+    number; one rule for all TPU pools leaves nothing to get wrong.
+
+    GPU and CPU pools keep total limits: they may span zones, where a per-zone limit would
+    multiply with the zone count, and GKE accepts totals with a per-zone 0 for them
+    (cluster-toolkit's dws-flex-start-queued-provisioning a3-ultragpu example sets
+    autoscaling_total_min_nodes, which the module sends as total_min_node_count)."""
+    if tpu:
+        return {"min_node_count": floor, "max_node_count": ceiling}
+    return {"total_min_node_count": floor, "total_max_node_count": ceiling}
 
 
 def _per_zone(total: int, zones: tuple[str, ...]) -> int:

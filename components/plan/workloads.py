@@ -42,6 +42,7 @@ class WorkloadPlan:
     queue: str | None
     priority: str | None
     target: Target
+    image: str
 
 
 def plan_workloads(cfg: StackConfig) -> list[WorkloadPlan]:
@@ -148,7 +149,7 @@ def _plan(cfg: StackConfig, wl) -> WorkloadPlan:
     else:
         manifests = _provisioning_request(wl, target)
         queue = None
-    return WorkloadPlan(wl.name, wl.kind, wl.team, manifests, queue, wl.priority, target)
+    return WorkloadPlan(wl.name, wl.kind, wl.team, manifests, queue, wl.priority, target, wl.image)
 
 
 def _jobset(cfg: StackConfig, wl: JobSetWorkload, target: Target) -> dict[str, Any]:
@@ -193,8 +194,6 @@ def _job(cfg: StackConfig, wl: JobWorkload, target: Target) -> list[dict[str, An
     backoff = wl.backoff_limit if wl.backoff_limit is not None else (0 if target.multi_host else None)
     if backoff is not None:
         spec["backoffLimit"] = backoff
-    if wl.ttl_seconds_after_finished is not None:
-        spec["ttlSecondsAfterFinished"] = wl.ttl_seconds_after_finished
     # Kueue's webhook suspends a queued Job anyway; saying so keeps it suspended if the
     # webhook were ever bypassed.
     spec["suspend"] = True

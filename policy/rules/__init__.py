@@ -99,7 +99,8 @@ RULES: tuple[Rule, ...] = (
         "pool-tpu-multihost-slice",
         "A multi-host TPU pool (a catalogue TPU machine type whose placement topology spans more than one VM) "
         "is exactly one slice: COMPACT placement with the slice topology (tpu7x: a workload policy "
-        "name and an empty type), one zone, and a node count or autoscaling maximum equal to the slice's VMs.",
+        "name and an empty type), one zone, and a node count or per-zone autoscaling maximum equal to the "
+        "slice's VMs (total limits leave a per-zone maximum of 0, which GKE rejects for a slice).",
         MANDATORY,
         gke.tpu_multihost_slice,
         types=(NODE_POOL,),

@@ -199,10 +199,20 @@ def tpu_multihost_slice(type_: str, props: Mapping[str, Any], config: Mapping[st
         yield f"nodeLocations lists {len(zones)} zones: a TPU slice lives in exactly one"
     auto = props.get("autoscaling")
     if isinstance(auto, Mapping):
-        ceiling = as_int(auto.get("totalMaxNodeCount")) or as_int(auto.get("maxNodeCount"))
-        if ceiling != tslice.vms:
+        # Per-zone limits only: the provider sends unset limits as 0, and GKE checks a slice
+        # against the per-zone maximum ("Maximum node count 0 is not a valid size of TPU pod
+        # slice"; cluster-toolkit modules/compute/gke-node-pool sets min/max_node_count).
+        ceiling = as_int(auto.get("maxNodeCount"))
+        total = as_int(auto.get("totalMaxNodeCount"))
+        if total and not ceiling:
+            yield (
+                f"autoscaling.totalMaxNodeCount {total} without maxNodeCount: the provider sends "
+                "maxNodeCount 0, and GKE rejects it (\"Maximum node count 0 is not a valid size of TPU "
+                f"pod slice\"); give per-zone limits (minNodeCount, maxNodeCount {tslice.vms}) instead"
+            )
+        elif ceiling != tslice.vms and auto.get("maxNodeCount") != UNKNOWN:
             yield f"autoscaling maximum is {_show(ceiling)}; {shape}"
-        floor = as_int(auto.get("totalMinNodeCount")) or as_int(auto.get("minNodeCount")) or 0
+        floor = as_int(auto.get("minNodeCount")) or as_int(auto.get("totalMinNodeCount")) or 0
         if floor not in (0, tslice.vms):
             yield f"autoscaling minimum {floor} is a partial slice, which never runs anything; {shape}"
     elif auto != UNKNOWN:

@@ -195,9 +195,9 @@ def _node_range(pools) -> str:
 
 
 def _floor(pool) -> int:
-    if not pool.autoscaled:
-        return pool.nodes
-    return (pool.args.get("autoscaling") or {}).get("total_min_node_count", 0)
+    # From the plan, not the NodePool arguments: TPU pools carry per-zone limits, the others
+    # total ones.
+    return pool.floor
 
 
 # -- node pools ---------------------------------------------------------------------------

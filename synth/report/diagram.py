@@ -81,5 +81,4 @@ def _pool_label(plan, entry: str) -> str:
     first = pools[0]
     if first.tpu is not None:
         return f"{entry} ({plural(len(pools), 'slice')} of {first.tpu.topology})"
-    floor = (first.args.get("autoscaling") or {}).get("total_min_node_count", 0)
-    return f"{entry} ({floor}..{first.nodes} nodes)"
+    return f"{entry} ({first.floor}..{first.nodes} nodes)"
