@@ -117,3 +117,35 @@ def test_every_problem_is_reported_at_once(tmp_path):
     config = stack(workloads=[jobset(resources={"cpu": 400}), jobset(name="other", resources={"ephemeral-storage": "1Gi"})])
     error = synth_config(tmp_path, config).error
     assert "gke-ai-batch:workloads[0]" in error and "gke-ai-batch:workloads[1]" in error
+
+
+# -- the committed stacks: every sample can run, and the seeds show what their documents claim --
+
+from conftest import STACKS, synth_stack  # noqa: E402
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_sample_of_every_stack_is_admissible(stack):
+    result = synth_stack(stack)
+    assert result.admission.verdicts or not result.plan.workloads
+    for v in result.admission.verdicts:
+        assert v.admissible, f"{stack}: {v.workload.name}: {v.never}"
+    assert "❌ never" not in result.extra_files["report.md"]
+
+
+def test_hotswap_runs_both_jobsets_side_by_side_and_shows_the_swap():
+    result = synth_stack("tpu-hotswap")
+    assert {v.workload.name: result.admission.at_once[v.workload.name] for v in result.admission.verdicts} == {
+        "high-jax-trillium": "admitted", "low-jax-trillium": "admitted",
+    }
+    report = result.extra_files["report.md"]
+    assert "**Hotswap:**" in report
+    assert "kube-scheduler preempts `low-jax-trillium`'s pods to place it on a healthy pool at once" in report
+
+
+def test_multislice_admits_by_priority_and_queues_the_rest():
+    at_once = synth_stack("tpu-multislice").admission.at_once
+    assert at_once["multislice-1slice"] == at_once["multislice-2slice"] == "admitted"
+    assert at_once["multislice-3slice"].startswith("waits for quota: needs 24 google.com/tpu of vlp-24, 0 left")
+    # the low-priority JobSet is below the unprioritised ones (seed 002), so it waits too
+    assert at_once["low-priority"].startswith("waits for quota")
