@@ -60,14 +60,14 @@ class GkeCluster(pulumi.ComponentResource):
             project=plan.project,
             opts=pulumi.ResourceOptions(parent=self, protect=protect, delete_before_replace=True),
         )
+        member = self.service_account.email.apply(lambda e: f"serviceAccount:{e}")
         self.node_role = gcp.projects.IAMMember(
             "nodes-role",
             project=plan.project,
             role=NODE_SA_ROLE,
-            member=self.service_account.email.apply(lambda e: f"serviceAccount:{e}"),
+            member=member,
             opts=child,
         )
-        member = self.service_account.email.apply(lambda e: f"serviceAccount:{e}")
         # Read access to exactly the Artifact Registry repositories the stack's images come
         # from, not project-wide (see plan.cluster.registry_grants). Autopilot nodes run as the
         # same account (auto-provisioning defaults below), so both modes need it.
