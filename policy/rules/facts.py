@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from components import catalogue, naming
+from components.admission import selection
 
 from .base import CLUSTER, NODE_POOL, UNKNOWN, Resource, as_dict, as_int, as_list, dig, of_type
 
@@ -157,8 +158,9 @@ def stack_pools(resources: Sequence[Resource]) -> list[PoolFacts]:
 
 
 def selects(node_labels: Mapping[str, Any], pool: PoolFacts) -> bool:
-    """Whether a flavor's nodeLabels land on this pool's nodes."""
-    return all(pool.labels.get(k) == v for k, v in node_labels.items())
+    """Whether a flavor's nodeLabels land on this pool's nodes: Kueue injects them as the pods'
+    nodeSelector, judged as the admission model judges placement."""
+    return selection.matches({"nodeSelector": node_labels}, pool.labels)
 
 
 def flavor_capacity(node_labels: Mapping[str, Any], pools: Sequence[PoolFacts]) -> set[str] | None:

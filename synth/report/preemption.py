@@ -1,20 +1,11 @@
-"""Who can preempt whom: a ClusterQueue's spec.preemption in words, and per priority the
-workloads Kueue may evict to admit it.
-
-The reading follows Kueue's ClusterQueue preemption API (kueue.x-k8s.io/v1beta2):
-- withinClusterQueue LowerPriority: a pending workload that fits its queue's nominal quota
-  evicts admitted workloads of the same queue with a lower priority;
-  LowerOrNewerEqualPriority also those of equal priority created after it.
-- reclaimWithinCohort: the pending workload takes its nominal quota back from other queues of
-  the cohort that borrow it (LowerPriority: only lower-priority workloads; Any: any).
-- borrowWithinCohort LowerPriority: a workload that needs to borrow evicts lower-priority
-  workloads of other queues of the cohort (at most maxPriorityThreshold, when set).
-A workload without a priority class has priority 0 (no PriorityClass here is globalDefault).
-"""
+"""Who can preempt whom, in the report's words: the reasoning is the admission model's
+(components/admission/preemption.py, which cites Kueue's preemption API); this module says it
+as a reviewer reads it."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from components.admission import preemption as model
+from components.admission.preemption import Policy
 
 from .md import DASH, code, codes
 
@@ -34,30 +25,8 @@ RULE = (
 )
 
 
-@dataclass(frozen=True)
-class Policy:
-    queue: str
-    cohort: str | None
-    within: str
-    reclaim: str
-    borrow: str
-    threshold: int | None
-    declared: bool
-
-
 def policy(queue) -> Policy:
-    spec = queue.manifest.get("spec", {})
-    pre = spec.get("preemption")
-    bwc = (pre or {}).get("borrowWithinCohort") or {}
-    return Policy(
-        queue=queue.name,
-        cohort=queue.cohort,
-        within=(pre or {}).get("withinClusterQueue", "Never"),
-        reclaim=(pre or {}).get("reclaimWithinCohort", "Never"),
-        borrow=bwc.get("policy", "Never"),
-        threshold=bwc.get("maxPriorityThreshold"),
-        declared=pre is not None,
-    )
+    return model.policy(queue.manifest)
 
 
 def in_words(p: Policy, fair_sharing: bool = False) -> str:
@@ -89,50 +58,25 @@ def in_words(p: Policy, fair_sharing: bool = False) -> str:
 def can_preempt(priorities, queues, fair_sharing: bool = False) -> dict[str, list[str]]:
     """priority name -> lines saying which workloads Kueue may evict to admit it, and where."""
     policies = [policy(q) for q in queues]
-    cohort_members: dict[str, list[str]] = {}
-    for p in policies:
-        if p.cohort:
-            cohort_members.setdefault(p.cohort, []).append(p.queue)
+    members = model.cohorts(policies)
     out: dict[str, list[str]] = {}
     for prio in priorities:
         # The same reach through several queues is one line naming them all.
         found: dict[tuple[str, str], list[str]] = {}
         for p in policies:
-            for targets, where in _reaches(prio, priorities, p, cohort_members, fair_sharing):
-                found.setdefault((targets, where), []).append(p.queue)
+            for reach in model.reaches(prio, priorities, p, members, fair_sharing):
+                found.setdefault(_words(reach, fair_sharing), []).append(p.queue)
         lines = [f"in {codes(qs)}{where}: {targets}" for (targets, where), qs in found.items()]
         out[prio.name] = lines or [DASH]
     return out
 
 
-def _reaches(prio, priorities, p: Policy, cohort_members: dict[str, list[str]], fair_sharing: bool):
-    """(whom, where) pairs for a workload of priority `prio` pending in p's queue; where is ""
-    for its own queue, or how the cohort is reached."""
-    lower = [code(o.name) for o in priorities if o.value < prio.value]
-    if prio.value > 0:
-        lower.append(NO_PRIORITY)
-    if p.within in ("LowerPriority", "LowerOrNewerEqualPriority"):
-        targets = list(lower)
-        if p.within == "LowerOrNewerEqualPriority":
-            targets += [f"newer {code(o.name)}" for o in priorities if o.value == prio.value]
-        if targets:
-            yield ", ".join(targets), ""
-    others = [q for q in cohort_members.get(p.cohort or "", []) if q != p.queue]
-    if not others:
-        return
-    # Under fair sharing the victims are whoever the share strategies pick, among these.
-    reclaim = f", from {codes(others)} " + ("by fair share" if fair_sharing else "over nominal quota")
-    if p.reclaim == "Any":
-        yield "any priority", reclaim
-    elif p.reclaim == "LowerPriority" and lower:
-        yield ", ".join(lower), reclaim
-    if p.borrow == "LowerPriority" and not fair_sharing:
-        capped = [
-            code(o.name)
-            for o in priorities
-            if o.value < prio.value and (p.threshold is None or o.value <= p.threshold)
-        ]
-        if prio.value > 0 and (p.threshold is None or p.threshold >= 0):
-            capped.append(NO_PRIORITY)
-        if capped:
-            yield ", ".join(capped), f", borrowing from {codes(others)}"
+def _words(reach: model.Reach, fair_sharing: bool) -> tuple[str, str]:
+    """(whom, where) as the report says them."""
+    victims = ["any priority" if v == "any" else NO_PRIORITY if v is None else code(v) for v in reach.victims]
+    victims += [f"newer {code(n)}" for n in reach.newer]
+    if reach.how == "queue":
+        return ", ".join(victims), ""
+    if reach.how == "reclaim":
+        return ", ".join(victims), f", from {codes(reach.others)} " + ("by fair share" if fair_sharing else "over nominal quota")
+    return ", ".join(victims), f", borrowing from {codes(reach.others)}"
