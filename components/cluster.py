@@ -55,7 +55,7 @@ class GkeCluster(pulumi.ComponentResource):
 
         self.service_account = gcp.serviceaccount.Account(
             "nodes",
-            account_id=node_service_account_id(cfg.cluster.name),
+            account_id=node_service_account_id(cfg.cluster.name, cfg.cluster.location),
             display_name=f"GKE nodes of {cfg.cluster.name}",
             project=plan.project,
             opts=pulumi.ResourceOptions(parent=self, protect=protect, delete_before_replace=True),

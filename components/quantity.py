@@ -19,7 +19,7 @@ _SUFFIXES = {
 
 
 def is_quantity(text: str) -> bool:
-    return bool(PATTERN.match(text))
+    return bool(PATTERN.fullmatch(text))  # fullmatch: "$" alone would accept a trailing newline
 
 
 def value(q: Any) -> float | None:

@@ -92,14 +92,18 @@ def outputs_for(project: str):
     return outputs
 
 
-def synthesize(root: Path, stack_file: StackFile) -> Result:
+def synthesize(root: Path, stack_file: StackFile, stacks_dir: Path | None = None) -> Result:
+    """`stacks_dir` (default root/stacks): a stack file in it is checked against the others
+    there for collisions in GCP (synth/crossstack.py)."""
     # Policy and report run over the whole recording too: keep the collector off for them.
     with engine.lean_runtime():
-        return _synthesize(root, stack_file)
+        return _synthesize(root, stack_file, stacks_dir or root / "stacks")
 
 
-def _synthesize(root: Path, stack_file: StackFile) -> Result:
+def _synthesize(root: Path, stack_file: StackFile, stacks_dir: Path) -> Result:
     from components.config import ConfigError
+
+    from . import crossstack
 
     result = Result(stack_file.stack)
     try:
@@ -107,6 +111,12 @@ def _synthesize(root: Path, stack_file: StackFile) -> Result:
     except (ValueError, yaml.YAMLError) as exc:
         result.error, result.exit_code = f"{stack_file.display()}: {exc}", EXIT_INVALID_CONFIG
         return result
+    if stack_file.path.resolve().parent == stacks_dir.resolve():
+        clashes = crossstack.collisions(stack_file.path, stacks_dir, _display)
+        if clashes:
+            result.error = ConfigError(clashes, stack_file.display()).render()
+            result.exit_code = EXIT_INVALID_CONFIG
+            return result
     gcp_project = config.get("gcp:project", "")
     try:
         result.recording = engine.run(
@@ -131,6 +141,13 @@ def _synthesize(root: Path, stack_file: StackFile) -> Result:
     result.extra_files["policy.json"] = json.dumps(result.violations, indent=2, sort_keys=True) + "\n"
     result.extra_files["report.md"] = report.render(result, result.violations)
     return result
+
+
+def _display(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
 
 
 def manifests(recording: engine.Recording) -> list[dict[str, Any]]:

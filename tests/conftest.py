@@ -60,7 +60,7 @@ def base_config(**overrides: Any) -> dict[str, Any]:
     config: dict[str, Any] = {
         "gcp:project": "test-project",
         "gcp:region": "us-central1",
-        "gke-ai-batch:cluster": {"name": "test", "nodeLocations": ["us-central1-b"]},
+        "gke-ai-batch:cluster": {"name": "test", "nodeLocations": ["us-central1-a"]},
     }
     for key, value in overrides.items():
         config[f"gke-ai-batch:{key}"] = value

@@ -27,11 +27,14 @@ from typing import Any
 from hypothesis import strategies as st
 
 from components import catalogue
+from components import regions as R
+from components import versions as V
 
 NS = "gke-ai-batch"
 SEVEN_DAYS = 7 * 86400
 REGIONS = ("us-central1", "europe-west4", "us-east5")
-ZONE_LETTERS = ("a", "b", "c", "f")
+# Zones come from the regions catalogue (components/regions.py), and each pool's accelerator
+# from what its zones offer there.
 BUILTIN_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 # Namespaces that exist without the team: built in, or made by the Helm releases.
 SPECIAL_NAMESPACES = ("default", "kueue-system", "jobset-system")
@@ -58,21 +61,9 @@ QUOTA_RESOURCES = ("cpu", "memory", "google.com/tpu", "nvidia.com/gpu", "ephemer
 POOL_LABEL_KEYS = ("team", "env", "example.com/owner")
 FRAMEWORKS_EXTRA = ("kubeflow.org/pytorchjob", "ray.io/rayjob", "pod", "leaderworkerset.x-k8s.io/leaderworkerset")
 
-# minMasterVersion -> (flexStart TPU allowed, flexStart GPU allowed, tpu7x allowed); None: unset.
-# flexStart needs 1.33.0-gke.1712000 (TPU) / 1.32.2-gke.1652000 (GPU), tpu7x 1.34.0-gke.2201000;
-# a prefix such as "1.33" stands for the newest patch of that minor.
-VERSIONS: dict[str | None, tuple[bool, bool, bool]] = {
-    None: (True, True, True),
-    "1.31.5": (False, False, False),
-    "1.32": (False, True, False),
-    "1.32.2-gke.1652000": (False, True, False),
-    "1.33": (True, True, False),
-    "1.33.0-gke.1711999": (False, True, False),
-    "1.33.0-gke.1712000": (True, True, False),
-    "1.34": (True, True, True),
-    "1.34.0-gke.2201000": (True, True, True),
-    "1.35.1-gke.1000": (True, True, True),
-}
+# minMasterVersion is a minor alias the channel offers (components/versions.py); every minor the
+# channels offer is at or above the flexStart (1.33.0-gke.1712000 TPU, 1.32.2-gke.1652000 GPU)
+# and tpu7x (1.34.0-gke.2201000) floors, so every capacity and generation is allowed.
 
 
 # -- names -------------------------------------------------------------------------------------
@@ -118,12 +109,14 @@ def unique(names: list[str], taken: set[str]) -> list[str]:
 
 @lru_cache(maxsize=None)
 def tpu_shapes(version: str) -> tuple[tuple[str, str], ...]:
-    """Every (topology, machine type) the catalogue builds for a generation."""
+    """Every (topology, machine type) the catalogue builds for a generation, within GKE's 1,000
+    nodes per node pool per zone."""
     gen = catalogue.TPU_GENERATIONS[version]
     return tuple(
         (topology, machine)
         for machine in gen.machine_types
         for topology in catalogue.tpu_topologies_for_machine(gen, machine)
+        if catalogue.topology_chips(topology) // gen.machine_types[machine] <= 1000
     )
 
 
@@ -139,10 +132,10 @@ def tpu_spec(draw, versions=tuple(catalogue.TPU_VERSIONS)) -> dict[str, Any]:
 
 
 @st.composite
-def gpu_spec_and_machine(draw) -> tuple[dict[str, Any], str | None]:
+def gpu_spec_and_machine(draw, types=tuple(sorted(catalogue.GPU_TYPES))) -> tuple[dict[str, Any], str | None]:
     """A GPU spec with a machine type that carries it; the machine type is None when the
     catalogue has exactly one for that count (the pool may then omit it)."""
-    gtype = draw(st.sampled_from(sorted(catalogue.GPU_TYPES)))
+    gtype = draw(st.sampled_from(types))
     gpu = catalogue.GPU_TYPES[gtype]
     spec: dict[str, Any] = {"type": gtype}
     if not gpu.machine_types:
@@ -243,7 +236,12 @@ class Ctx:
 
 
 def zones_of(region: str) -> list[str]:
-    return [f"{region}-{z}" for z in ZONE_LETTERS]
+    return R.DEFAULT.zones_of(region)
+
+
+def shape_zones(ctx: Ctx) -> list[str]:
+    """Where GKE may create nodes for a bare tpu/gpu shape: the cluster's zones, or the region's."""
+    return ctx.cluster_zones or zones_of(ctx.region)
 
 
 @st.composite
@@ -270,11 +268,12 @@ def cluster_part(draw, mode: str | None = None) -> tuple[dict[str, Any], dict[st
     node_locations = draw(st.lists(st.sampled_from(zones_of(region)), max_size=3, unique=True))
     if node_locations:
         cluster["nodeLocations"] = node_locations
-    version = draw(st.sampled_from((None, "1.34", None, *VERSIONS)))
+    channel = draw(st.sampled_from((None, "RAPID", "REGULAR", "STABLE")))
+    if channel is not None:
+        cluster["releaseChannel"] = channel
+    version = draw(st.sampled_from((None, None, *V.DEFAULT.minors(channel or "REGULAR"))))
     if version is not None:
         cluster["minMasterVersion"] = version
-    if draw(st.booleans()):
-        cluster["releaseChannel"] = draw(st.sampled_from(("RAPID", "REGULAR", "STABLE")))
     for key in ("deletionProtection", "privateNodes"):
         if draw(st.booleans()):
             cluster[key] = draw(st.booleans())
@@ -328,19 +327,22 @@ def cluster_part(draw, mode: str | None = None) -> tuple[dict[str, Any], dict[st
 
 @st.composite
 def node_pool(draw, ctx: Ctx) -> dict[str, Any]:
-    flex_tpu, flex_gpu, tpu7x = VERSIONS[ctx.version]
     kind = draw(st.sampled_from(("tpu", "tpu", "gpu", "cpu")))
     pool: dict[str, Any] = {"name": draw(gke_name(20))}
+    offering: list[str] = []
     if kind == "tpu":
-        versions = tuple(v for v in catalogue.TPU_VERSIONS if tpu7x or v != "tpu7x")
+        versions = tuple(v for v in catalogue.TPU_VERSIONS if R.DEFAULT.tpu_zones(ctx.region, v))
         pool["tpu"] = draw(tpu_spec(versions))
-        capacities = (["flexStart"] if flex_tpu else []) + ["spot", "queued", "onDemand", "reservation"]
+        offering = R.DEFAULT.tpu_zones(ctx.region, pool["tpu"]["version"])
+        capacities = ["flexStart", "spot", "queued", "onDemand", "reservation"]
     elif kind == "gpu":
-        spec, machine = draw(gpu_spec_and_machine())
+        types = tuple(t for t in sorted(catalogue.GPU_TYPES) if R.DEFAULT.gpu_zones(ctx.region, t))
+        spec, machine = draw(gpu_spec_and_machine(types))
+        offering = R.DEFAULT.gpu_zones(ctx.region, spec["type"])
         pool["gpu"] = spec
         if machine is not None:
             pool["machineType"] = machine
-        capacities = ["queued"] + (["flexStart"] if flex_gpu else []) + ["spot", "onDemand", "reservation"]
+        capacities = ["queued", "flexStart", "spot", "onDemand", "reservation"]
     else:
         pool["machineType"] = draw(st.sampled_from(CPU_MACHINES))
         capacities = ["spot", "onDemand", "reservation"]
@@ -354,15 +356,18 @@ def node_pool(draw, ctx: Ctx) -> dict[str, Any]:
     if kind == "tpu":
         if draw(st.booleans()):
             pool["slices"] = draw(st.integers(1, 4))
-        if len(ctx.cluster_zones) != 1 or draw(st.booleans()):
-            pool["zones"] = [draw(st.sampled_from(zones_of(ctx.region)))]
+        if len(ctx.cluster_zones) != 1 or ctx.cluster_zones[0] not in offering or draw(st.booleans()):
+            pool["zones"] = [draw(st.sampled_from(offering))]
     else:
         hi = draw(st.integers(1, 8))
         pool["maxNodes"] = hi
         if draw(st.booleans()):
             pool["minNodes"] = 0 if capacity in PROVISIONED else draw(st.integers(0, hi))
-        if draw(st.booleans()):
-            pool["zones"] = draw(st.lists(st.sampled_from(zones_of(ctx.region)), min_size=1, max_size=2, unique=True))
+        # A GPU pool's zones must all offer its type; without zones it takes the cluster's.
+        where = offering if kind == "gpu" else zones_of(ctx.region)
+        must = kind == "gpu" and not set(ctx.cluster_zones) <= set(offering)
+        if must or draw(st.booleans()):
+            pool["zones"] = draw(st.lists(st.sampled_from(where), min_size=1, max_size=2, unique=True))
     if draw(st.integers(0, 3)) == 0:
         pool["gvnic"] = draw(st.booleans())
     if draw(st.integers(0, 3)) == 0:
@@ -378,6 +383,8 @@ def node_pool(draw, ctx: Ctx) -> dict[str, Any]:
                     },
                 ),
                 max_size=2,
+                # Taints are unique by key and effect (core/v1 Node validation).
+                unique_by=lambda t: (t["key"], t.get("effect", "NoSchedule")),
             )
         )
     return pool
@@ -575,7 +582,10 @@ def workload(
     # ProvisioningRequest bypasses Kueue: any queued pool.
     queued = [p for p in pools if p.get("capacity") == "queued"]
     reachable = admitted.get(team["clusterQueue"], [])
-    targets = ["tpu", "gpu"]
+    allowed = set(shape_zones(ctx))
+    tpu_versions = tuple(v for v in catalogue.TPU_VERSIONS if allowed & set(R.DEFAULT.tpu_zones(ctx.region, v)))
+    gpu_types = tuple(t for t in sorted(catalogue.GPU_TYPES) if allowed & set(R.DEFAULT.gpu_zones(ctx.region, t)))
+    targets = (["tpu"] if tpu_versions else []) + (["gpu"] if gpu_types else [])
     if kind == "provisioningRequest":
         if queued:
             targets.append("pool")
@@ -592,9 +602,9 @@ def workload(
         pool = draw(st.sampled_from(queued if kind == "provisioningRequest" else reachable))
         wl["pool"] = pool["name"]
     elif target == "tpu":
-        wl["tpu"] = draw(tpu_spec())
+        wl["tpu"] = draw(tpu_spec(tpu_versions))
     elif target == "gpu":
-        wl["gpu"] = {"type": draw(st.sampled_from(sorted(catalogue.GPU_TYPES))), "count": draw(st.integers(1, 8))}
+        wl["gpu"] = {"type": draw(st.sampled_from(gpu_types)), "count": draw(st.integers(1, 8))}
     wl["image"] = draw(st.sampled_from(IMAGES))
     on_tpu = target == "tpu" or (pool is not None and "tpu" in pool)
     if on_tpu and ctx.standard and draw(st.integers(0, 3)) == 0:

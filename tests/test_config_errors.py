@@ -48,7 +48,7 @@ CASES = [
     ("superfluous reservation", lambda c: pools(c)[0].update(reservation="r"), "gke-ai-batch:nodePools[0].reservation", "only with capacity reservation, not onDemand"),
     ("queued with a reservation", lambda c: pools(c)[1].update(reservation="r"), "gke-ai-batch:nodePools[1].reservation", "NO_RESERVATION"),
     ("flexStart with a reservation", lambda c: pools(c)[0].update(capacity="flexStart", reservation="r"), "gke-ai-batch:nodePools[0].reservation", "flexStart pools cannot consume a reservation"),
-    ("flexStart below 1.33.0-gke.1712000", lambda c: (pools(c)[0].update(capacity="flexStart"), c["gke-ai-batch:cluster"].update(minMasterVersion="1.33.0-gke.1711999")), "gke-ai-batch:nodePools[0].capacity", "need GKE 1.33.0-gke.1712000 or later"),
+    ("flexStart below 1.33.0-gke.1712000", lambda c: (pools(c)[0].update(capacity="flexStart"), c.update({"gke-ai-batch:catalogue": {"channels": {"REGULAR": {"minors": ["1.32"]}}}}), c["gke-ai-batch:cluster"].update(minMasterVersion="1.32")), "gke-ai-batch:nodePools[0].capacity", "need GKE 1.33.0-gke.1712000 or later"),
     ("maxRunDuration over 7 days", lambda c: pools(c)[1].update(maxRunDuration="8d"), "gke-ai-batch:nodePools[1].maxRunDuration", "exceeds GKE's limit of 7 days"),
     ("maxRunDuration on demand", lambda c: pools(c)[0].update(maxRunDuration="1h"), "gke-ai-batch:nodePools[0].maxRunDuration", "only flexStart and queued"),
     ("node pools on Autopilot", lambda c: c["gke-ai-batch:cluster"].update(mode="autopilot"), "gke-ai-batch:nodePools[0]", "Autopilot clusters have no node pools"),
@@ -63,7 +63,7 @@ CASES = [
     ("TPU slice across zones", lambda c: c["gke-ai-batch:cluster"].update(nodeLocations=["us-central1-a", "us-central1-b"]), "gke-ai-batch:nodePools[0].zones", "exactly one zone"),
     ("zone outside the region", lambda c: pools(c)[1].update(zones=["europe-west4-a"]), "gke-ai-batch:nodePools[1].zones[0]", "not in the cluster's region us-central1"),
     ("GPU machine type that cannot carry it", lambda c: pools(c)[1].update(machineType="a3-highgpu-4g"), "gke-ai-batch:nodePools[1].machineType", "carries exactly 4"),
-    ("tpu7x below its version", lambda c: (pools(c)[0]["tpu"].update(version="tpu7x", topology="2x2x2"), c["gke-ai-batch:cluster"].update(minMasterVersion="1.33")), "gke-ai-batch:nodePools[0].tpu.version", "tpu7x needs GKE 1.34.0-gke.2201000"),
+    ("tpu7x below its version", lambda c: (pools(c)[0]["tpu"].update(version="tpu7x", topology="2x2x2"), pools(c)[0].update(zones=["us-central1-c"]), c.update({"gke-ai-batch:catalogue": {"channels": {"REGULAR": {"minors": ["1.33"]}}}}), c["gke-ai-batch:cluster"].update(minMasterVersion="1.33")), "gke-ai-batch:nodePools[0].tpu.version", "tpu7x pools need GKE 1.34.0-gke.2201000"),
     ("wrong type", lambda c: pools(c)[1].update(maxNodes="lots"), "gke-ai-batch:nodePools[1].maxNodes", "valid integer"),
     ("unknown capacity", lambda c: pools(c)[0].update(capacity="preemptible"), "gke-ai-batch:nodePools[0].capacity", "'onDemand', 'spot', 'reservation', 'flexStart' or 'queued'"),
     # batch layer cross-references

@@ -16,7 +16,7 @@ SECURE = {
     "workloadMetadataConfig": {"mode": "GKE_METADATA"},
     "metadata": {"disable-legacy-endpoints": "true"},
 }
-COMMON = {"cluster": "test", "location": "us-central1", "project": "test-project", "nodeLocations": ["us-central1-b"]}
+COMMON = {"cluster": "test", "location": "us-central1", "project": "test-project", "nodeLocations": ["us-central1-a"]}
 
 
 def pools(tmp_path, *entries, cluster=None):
@@ -86,7 +86,7 @@ def test_flex_start_multi_host_tpu(tmp_path):
     result = pools(
         tmp_path,
         {"name": "f", "tpu": {"version": "v6e", "topology": "2x4"}, "capacity": "flexStart", "maxRunDuration": "48h"},
-        cluster={"minMasterVersion": "1.33.0-gke.1712000"},
+        cluster={"minMasterVersion": "1.34"},
     )
     assert inputs(result, "f-0") == {
         **COMMON,
@@ -120,7 +120,7 @@ def test_queued_multi_host_tpu_has_per_zone_limits_only(tmp_path):
     for i in range(2):
         got = inputs(result, f"q-{i}")
         assert got["autoscaling"] == {"minNodeCount": 0, "maxNodeCount": 4, "locationPolicy": "ANY"}
-        assert got["nodeLocations"] == ["us-central1-b"]  # one zone: per zone is the pool's total
+        assert len(got["nodeLocations"]) == 1  # one zone: per zone is the pool's total
         assert (got["initialNodeCount"], got["queuedProvisioning"]) == (0, {"enabled": True})
         assert got["placementPolicy"] == {"type": "COMPACT", "tpuTopology": "4x4"}
 
@@ -188,8 +188,8 @@ def test_cpu_pool_carries_no_accelerator_settings(tmp_path):
 def test_tpu7x_multi_host_uses_a_workload_policy(tmp_path):
     result = pools(
         tmp_path,
-        {"name": "iw", "tpu": {"version": "tpu7x", "topology": "2x2x2"}},
-        cluster={"minMasterVersion": "1.34.0-gke.2201000"},
+        {"name": "iw", "tpu": {"version": "tpu7x", "topology": "2x2x2"}, "zones": ["us-central1-c"]},
+        cluster={"minMasterVersion": "1.34"},
     )
     policy = by_name(result, "gcp:compute/resourcePolicy:ResourcePolicy", "test-iw")
     assert policy["inputs"] == {

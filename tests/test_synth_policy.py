@@ -85,7 +85,7 @@ def test_a_mandatory_violation_exits_3(tmp_path):
 
 
 def test_production_is_per_stack_policy_config(tmp_path):
-    cluster = {"name": "test", "nodeLocations": ["us-central1-b"], "privateNodes": True}
+    cluster = {"name": "test", "nodeLocations": ["us-central1-a"], "privateNodes": True}
     unprotected = base_config(cluster={**cluster, "deletionProtection": False})
     assert synth_config(tmp_path, unprotected, stack="sandbox").exit_code == synth.EXIT_OK
     prod = synth_config(tmp_path, unprotected, stack="prod")  # policy/config/prod.json: production

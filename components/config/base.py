@@ -39,8 +39,14 @@ class Model(BaseModel):
     )
 
 
+# Every pattern here is ASCII-only: Python's \d, \w and str.isdigit() also accept other
+# scripts' digits and letters (fullwidth '１', Arabic-Indic '٣'), which no Google or Kubernetes
+# API accepts. Ranges such as [0-9] are spelled out, patterns compiled with re.ASCII, and
+# fullmatch used throughout ("$" alone lets a trailing newline through).
+
+
 def _pattern_check(pattern: str, max_len: int, what: str):
-    rx = re.compile(pattern)
+    rx = re.compile(pattern, re.ASCII)
 
     def check(value: str) -> str:
         if len(value) > max_len or not rx.fullmatch(value):
@@ -56,13 +62,21 @@ def _pattern_check(pattern: str, max_len: int, what: str):
 _DNS_LABEL = r"[a-z]([-a-z0-9]*[a-z0-9])?"
 _K8S_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 
-# GKE cluster and node pool names: RFC 1035 label, 40 characters at most.
+# GKE cluster and node pool names: RFC 1035 label, 40 characters at most (GKE API:
+# Cluster.name "must start with a letter, end with a number or a letter, and contain only
+# lowercase letters, numbers and hyphens, at most 40 characters",
+# https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters#Cluster;
+# node pools likewise, NodePool.name).
 GKE_NAME_MAX = 40
 GkeName = Annotated[str, AfterValidator(_pattern_check(_DNS_LABEL, GKE_NAME_MAX, "GKE name"))]
 
-# Kubernetes object names: RFC 1123 label (namespaces, queues, flavors, priority classes).
+# Kubernetes object names: RFC 1123 label (namespaces, queues, flavors, priority classes;
+# https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#dns-label-names).
+_K8S_NAME_RX = re.compile(_K8S_LABEL, re.ASCII)
+
+
 def _check_k8s_name(value: str) -> str:
-    if len(value) > 63 or not re.fullmatch(_K8S_LABEL, value):
+    if len(value) > 63 or not _K8S_NAME_RX.fullmatch(value):
         raise ValueError(
             f"{value!r} is not a valid Kubernetes name: lowercase letters, digits and '-', "
             "starting and ending with a letter or digit, at most 63 characters"
@@ -73,27 +87,89 @@ def _check_k8s_name(value: str) -> str:
 K8sName = Annotated[str, AfterValidator(_check_k8s_name)]
 
 
-# Label keys: optional DNS-subdomain prefix + "/" + name (Kubernetes rules).
+# Label keys and other qualified names: an optional DNS-subdomain prefix (at most 253
+# characters) and "/", then a name of at most 63 letters, digits, '-', '_' or '.', starting and
+# ending with a letter or digit. Values: at most 63 of the same, or empty. The rules of
+# apimachinery's IsQualifiedName / IsLabelValue (k8s.io/apimachinery/pkg/util/validation),
+# https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/#syntax-and-character-set.
+# Taint keys are qualified names and taint values label values (core/v1 validation, and Kueue's
+# ResourceFlavor webhook: validateNodeTaints); Kueue's coveredResources are qualified names.
 _LABEL_NAME = r"([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)"
 _LABEL_PREFIX = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*"
-_LABEL_KEY_RX = re.compile(rf"({_LABEL_PREFIX}/)?{_LABEL_NAME}")
-_LABEL_VALUE_RX = re.compile(rf"({_LABEL_NAME})?")
+_LABEL_KEY_RX = re.compile(rf"({_LABEL_PREFIX}/)?{_LABEL_NAME}", re.ASCII)
+_LABEL_VALUE_RX = re.compile(rf"({_LABEL_NAME})?", re.ASCII)
+QUALIFIED_NAME_RULE = (
+    "an optional DNS-subdomain prefix and '/', then at most 63 ASCII letters, digits, '-', '_' "
+    "or '.', starting and ending with a letter or digit (e.g. example.com/team)"
+)
+LABEL_VALUE_RULE = (
+    "at most 63 ASCII letters, digits, '-', '_' or '.', starting and ending with a letter or "
+    "digit, or empty"
+)
+
+
+def is_qualified_name(key: str) -> bool:
+    prefix, _, name = key.rpartition("/")
+    return bool(_LABEL_KEY_RX.fullmatch(key)) and len(name) <= 63 and len(prefix) <= 253
+
+
+def is_label_value(value: str) -> bool:
+    return len(value) <= 63 and bool(_LABEL_VALUE_RX.fullmatch(value))
+
+
+def check_qualified_name(value: str, what: str = "key") -> str:
+    if not is_qualified_name(value):
+        raise ValueError(f"{what} {value!r} is not a valid Kubernetes qualified name: {QUALIFIED_NAME_RULE}")
+    return value
+
+
+def check_label_value(value: str, what: str = "value") -> str:
+    if not is_label_value(value):
+        raise ValueError(f"{what} {value!r} is not a valid Kubernetes label value: {LABEL_VALUE_RULE}")
+    return value
 
 
 def _check_labels(labels: dict[str, str]) -> dict[str, str]:
     for key, value in labels.items():
-        name = key.rsplit("/", 1)[-1]
-        if not _LABEL_KEY_RX.fullmatch(key) or len(name) > 63 or len(key.split("/")[0]) > 253:
-            raise ValueError(f"label key {key!r} is not a valid Kubernetes label key")
-        if len(value) > 63 or not _LABEL_VALUE_RX.fullmatch(value):
-            raise ValueError(
-                f"label {key}={value!r}: values are at most 63 letters, digits, '-', '_' or '.', "
-                "starting and ending with a letter or digit"
-            )
+        if not is_qualified_name(key):
+            raise RuleError(key, f"label key {key!r} is not a valid Kubernetes label key: {QUALIFIED_NAME_RULE}")
+        if not is_label_value(value):
+            raise RuleError(key, f"label {key}={value!r}: values are {LABEL_VALUE_RULE}")
     return labels
 
 
 Labels = Annotated[dict[str, str], AfterValidator(_check_labels)]
+QualifiedName = Annotated[str, AfterValidator(lambda v: check_qualified_name(v))]
+LabelValue = Annotated[str, AfterValidator(lambda v: check_label_value(v))]
+
+
+# GCP resource labels (the cluster's resourceLabels): at most 64; keys 1 to 63 characters of
+# lowercase letters, digits, '_' and '-', starting with a lowercase letter; values 0 to 63 of
+# the same. Google also allows international lowercase letters; this project takes ASCII only.
+# https://cloud.google.com/resource-manager/docs/labels-overview#requirements
+GCP_LABELS_MAX = 64
+_GCP_LABEL_KEY_RX = re.compile(r"[a-z][a-z0-9_-]{0,62}", re.ASCII)
+_GCP_LABEL_VALUE_RX = re.compile(r"[a-z0-9_-]{0,63}", re.ASCII)
+
+
+def _check_gcp_labels(labels: dict[str, str]) -> dict[str, str]:
+    if len(labels) > GCP_LABELS_MAX:
+        raise ValueError(f"{len(labels)} labels; a Google Cloud resource takes at most {GCP_LABELS_MAX}")
+    for key, value in labels.items():
+        if not _GCP_LABEL_KEY_RX.fullmatch(key):
+            raise RuleError(
+                key,
+                f"GCP label key {key!r}: 1 to 63 lowercase ASCII letters, digits, '_' or '-', "
+                "starting with a lowercase letter",
+            )
+        if not _GCP_LABEL_VALUE_RX.fullmatch(value):
+            raise RuleError(
+                key, f"GCP label {key}={value!r}: values are at most 63 lowercase ASCII letters, digits, '_' or '-'"
+            )
+    return labels
+
+
+GcpLabels = Annotated[dict[str, str], AfterValidator(_check_gcp_labels)]
 
 def _check_quantity(value: int | str) -> int | str:
     if isinstance(value, bool):
@@ -112,7 +188,7 @@ def _check_quantity(value: int | str) -> int | str:
 Quantity = Annotated[int | str, AfterValidator(_check_quantity)]
 
 
-_DURATION_RX = re.compile(r"^(\d+)(s|m|h|d)$")
+_DURATION_RX = re.compile(r"([0-9]+)(s|m|h|d)", re.ASCII)
 _DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
@@ -123,7 +199,7 @@ def duration_seconds(value: int | str) -> int:
     if isinstance(value, int):
         seconds = value
     else:
-        m = _DURATION_RX.match(value)
+        m = _DURATION_RX.fullmatch(value)
         if not m:
             raise ValueError(
                 f"{value!r} is not a duration; use whole seconds or a number with s, m, h or d (e.g. '24h')"
@@ -137,23 +213,3 @@ def duration_seconds(value: int | str) -> int:
 Duration = Annotated[int | str, AfterValidator(duration_seconds)]
 
 SEVEN_DAYS = 7 * 86400
-
-
-def parse_gke_version(version: str) -> tuple[int, ...]:
-    """'1.33.0-gke.1712000' -> (1, 33, 0, 1712000); '1.33' -> (1, 33)."""
-    m = re.fullmatch(r"(\d+)\.(\d+)(?:\.(\d+)(?:-gke\.(\d+))?)?", version)
-    if not m:
-        raise ValueError(
-            f"{version!r} is not a GKE version (examples: '1.33', '1.33.2', '1.33.0-gke.1712000')"
-        )
-    return tuple(int(g) for g in m.groups() if g is not None)
-
-
-def version_at_least(version: str, minimum: str) -> bool:
-    """Whether a version prefix can only resolve to `minimum` or later. '1.33' means the
-    newest 1.33 patch GKE offers, so only the components given are compared."""
-    have, need = parse_gke_version(version), parse_gke_version(minimum)
-    n = min(len(have), len(need))
-    if have[:n] != need[:n]:
-        return have[:n] > need[:n]
-    return True

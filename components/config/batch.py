@@ -7,10 +7,22 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from .base import Duration, K8sName, Labels, Model, Quantity, RuleError
+from .. import quantity
+from .base import (
+    LABEL_VALUE_RULE,
+    QUALIFIED_NAME_RULE,
+    Duration,
+    K8sName,
+    Labels,
+    Model,
+    Quantity,
+    RuleError,
+    is_label_value,
+    is_qualified_name,
+)
 
 KUEUE_MIN_VERSION = (0, 15, 0)  # first release whose storage API is v1beta2
-_SEMVER_RX = re.compile(r"(\d+)\.(\d+)\.(\d+)")
+_SEMVER_RX = re.compile(r"([0-9]+)\.([0-9]+)\.([0-9]+)", re.ASCII)
 
 # Kueue's integration framework names (Configuration v1beta2, integrations.frameworks).
 KUEUE_FRAMEWORKS = (
@@ -126,6 +138,12 @@ class Toleration(Model):
 
     @model_validator(mode="after")
     def _rules(self):
+        # Toleration key: qualified name; value: label value (core/v1 validateTolerations, which
+        # Kueue's ResourceFlavor webhook applies to spec.tolerations).
+        if self.key and not is_qualified_name(self.key):
+            raise RuleError("key", f"toleration key {self.key!r} is not a valid qualified name: {QUALIFIED_NAME_RULE}")
+        if self.value and not is_label_value(self.value):
+            raise RuleError("value", f"toleration value {self.value!r} is not valid: {LABEL_VALUE_RULE}")
         if self.operator == "Exists" and self.value:
             raise RuleError("value", "operator Exists takes no value")
         if not self.key and self.operator != "Exists":
@@ -170,6 +188,16 @@ class QueueFlavor(Model):
     {nominal, borrowingLimit, lendingLimit}. Accelerators default to what the flavor's pools
     provide."""
 
+    @field_validator("quotas")
+    @classmethod
+    def _resource_names(cls, v: dict) -> dict:
+        # Resource names become coveredResources, which Kueue's webhook requires to be
+        # qualified names (v0.19.2 pkg/webhooks/common.go validateResourceName: IsLabelKey).
+        for name in v:
+            if not is_qualified_name(name):
+                raise RuleError(name, f"resource name {name!r} is not a valid qualified name: {QUALIFIED_NAME_RULE}")
+        return v
+
 
 class BorrowWithinCohort(Model):
     policy: Literal["Never", "LowerPriority"] = "Never"
@@ -199,6 +227,13 @@ class LabelSelectorRequirement(Model):
 
     @model_validator(mode="after")
     def _values(self):
+        # metav1 ValidateLabelSelectorRequirement: key a qualified name, values label values
+        # (Kueue's ClusterQueue webhook runs it on spec.namespaceSelector).
+        if not is_qualified_name(self.key):
+            raise RuleError("key", f"selector key {self.key!r} is not a valid qualified name: {QUALIFIED_NAME_RULE}")
+        for i, value in enumerate(self.values):
+            if not is_label_value(value):
+                raise RuleError(("values", i), f"selector value {value!r} is not valid: {LABEL_VALUE_RULE}")
         if self.operator in ("In", "NotIn") and not self.values:
             raise RuleError("values", f"operator {self.operator} needs values")
         if self.operator in ("Exists", "DoesNotExist") and self.values:
@@ -227,6 +262,15 @@ class ClusterQueueConfig(Model):
     """spec.fairSharing.weight, used when kueue.fairSharing is on."""
     stop_policy: Literal["None", "Hold", "HoldAndDrain"] | None = None
 
+    @field_validator("fair_sharing_weight")
+    @classmethod
+    def _weight(cls, v):
+        # Kueue v0.19.2 pkg/webhooks/common.go validateFairSharing: "When not 0, weight must be
+        # > 10e-9" (a smaller weight collapses to 0 in its arithmetic).
+        if v is not None and 0 < (quantity.value(v) or 0) <= 1e-9:
+            raise ValueError(f"fairSharingWeight {v!r} is too small: Kueue wants 0 or more than 1n (10e-9)")
+        return v
+
     @field_validator("flavors")
     @classmethod
     def _shorthand(cls, v: list) -> list[QueueFlavor]:
@@ -252,7 +296,7 @@ class ClusterQueueConfig(Model):
 
 class TeamConfig(Model):
     namespace: K8sName
-    """Created unless it is one every cluster has (default, kube-system, ...)."""
+    """Created unless it is default; kube-*, gke-* and gmp-* namespaces belong to Kubernetes and GKE."""
     local_queue: K8sName
     """LocalQueue in that namespace; workloads name it in kueue.x-k8s.io/queue-name."""
     cluster_queue: K8sName
@@ -262,10 +306,21 @@ class TeamConfig(Model):
 
 class PriorityConfig(Model):
     name: K8sName
-    """Becomes a PriorityClass and a Kueue WorkloadPriorityClass of the same name and value."""
+    """Becomes a PriorityClass and a Kueue WorkloadPriorityClass of the same name and value; not
+    starting with system- (reserved by Kubernetes)."""
     value: int = Field(ge=-2_147_483_648, le=1_000_000_000)
     """PriorityClass value; above 1,000,000,000 is reserved for system classes."""
     description: str = ""
+
+    @field_validator("name")
+    @classmethod
+    def _not_system(cls, v: str) -> str:
+        # "a PriorityClass name ... cannot be prefixed with system-": reserved for the built-in
+        # system-cluster-critical and system-node-critical classes
+        # (https://kubernetes.io/docs/concepts/scheduling-eviction/pod-priority-preemption/#priorityclass).
+        if v.startswith("system-"):
+            raise ValueError(f"{v!r}: PriorityClass names starting with 'system-' are reserved by Kubernetes")
+        return v
 
     @field_validator("description")
     @classmethod

@@ -3,21 +3,34 @@
 from __future__ import annotations
 
 import ipaddress
-import re
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
+from .. import versions
 from ..catalogue import GPU_TYPES, TPU_GENERATIONS
-from .base import GkeName, Labels, Model, RuleError, parse_gke_version
-
-_REGION_RX = re.compile(r"[a-z]+-[a-z]+\d+")
-_ZONE_RX = re.compile(r"([a-z]+-[a-z]+\d+)-[a-z]")
+from ..regions import REGION_RX as _REGION_RX, ZONE_RX as _ZONE_RX
+from .base import GcpLabels, GkeName, Model, RuleError
 
 
 def region_of(location: str) -> str:
     m = _ZONE_RX.fullmatch(location)
-    return m.group(1) if m else location
+    return m.group("region") if m else location
+
+
+def check_minor_version(value: str) -> str:
+    """minMasterVersion: a minor alias ('1.34'), never an exact patch (components/versions.py
+    says why: GKE retires patches, and then refuses to create a cluster at one)."""
+    if versions.MINOR_RX.fullmatch(value):
+        return value
+    if versions.VERSIONISH_RX.fullmatch(value) and value.count(".") >= 2:
+        minor = ".".join(value.split("-")[0].split(".")[:2])
+        raise ValueError(
+            f"{value!r} pins an exact GKE version; GKE retires patch versions within months and then "
+            f"refuses to create a cluster at one. Write the minor alias {minor!r} (GKE picks the newest "
+            f"{minor} patch of the release channel) or leave minMasterVersion out for the channel's default"
+        )
+    raise ValueError(f"{value!r} is not a GKE minor version; write it as '1.34' (or leave it out)")
 
 
 def check_location(value: str) -> str:
@@ -113,7 +126,8 @@ class ClusterConfig(Model):
     release_channel: Literal["RAPID", "REGULAR", "STABLE"] = "REGULAR"
     """Always enrolled: security patches arrive on their own (and GKE then keeps node auto-upgrade on)."""
     min_master_version: str | None = None
-    """Control-plane version floor, e.g. '1.33' or '1.33.0-gke.1712000'; checked against what flexStart and tpu7x need."""
+    """GKE minor version to create the control plane at, e.g. '1.35' (the channel's newest patch of
+    it); exact patches are refused. Unset: the release channel's default version."""
     deletion_protection: bool = True
     """GKE refuses to delete the cluster while true."""
     private_nodes: bool = False
@@ -125,8 +139,8 @@ class ClusterConfig(Model):
     subnetwork: str | None = None
     system_pool: SystemPool | None = None
     """Standard only; defaults to e2-standard-4, 1 to 3 nodes."""
-    labels: Labels = {}
-    """GCP resource labels on the cluster."""
+    labels: GcpLabels = {}
+    """GCP resource labels on the cluster: at most 64; lowercase letters, digits, '_' and '-'."""
     auto_provisioning: AutoProvisioning | None = None
 
     @field_validator("location")
@@ -137,9 +151,7 @@ class ClusterConfig(Model):
     @field_validator("min_master_version")
     @classmethod
     def _version(cls, v: str | None) -> str | None:
-        if v is not None:
-            parse_gke_version(v)
-        return v
+        return None if v is None else check_minor_version(v)
 
     @model_validator(mode="after")
     def _mode_rules(self):

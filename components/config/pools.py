@@ -8,14 +8,27 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from .. import catalogue
-from .base import SEVEN_DAYS, Duration, GkeName, GKE_NAME_MAX, Labels, Model, RuleError
+from .. import naming
+from .base import (
+    LABEL_VALUE_RULE,
+    QUALIFIED_NAME_RULE,
+    SEVEN_DAYS,
+    Duration,
+    GkeName,
+    GKE_NAME_MAX,
+    Labels,
+    Model,
+    RuleError,
+    is_label_value,
+    is_qualified_name,
+)
 from .cluster import Zones
 
 Capacity = Literal["onDemand", "spot", "reservation", "flexStart", "queued"]
 # Capacity types whose nodes are created on demand by GKE and must start from zero.
 PROVISIONED_ON_DEMAND = ("flexStart", "queued")
 
-_TOPOLOGY_RX = re.compile(r"\d+x\d+(x\d+)?")
+_TOPOLOGY_RX = re.compile(r"[0-9]+x[0-9]+(x[0-9]+)?", re.ASCII)
 # "name-<i>" for a TPU entry's slices: leave room for "-" and up to three digits.
 SLICE_SUFFIX_ROOM = 4
 
@@ -69,10 +82,52 @@ class GpuSpec(Model):
         return v
 
 
+# Label and taint-key domains a node pool may not set. Kubernetes: the NodeRestriction
+# admission plugin lets a kubelet set only an allow-list of kubernetes.io/ and k8s.io/ labels,
+# and kubelet refuses other --node-labels in those domains at start-up
+# (https://kubernetes.io/docs/reference/access-authn-authz/admission-controllers/#noderestriction,
+# https://kubernetes.io/docs/reference/labels-annotations-taints/); GKE node pool labels are
+# passed to the kubelet that way. cloud.google.com/ is the domain of the labels and taints GKE
+# itself puts on nodes (gke-nodepool, gke-spot, gke-accelerator, gke-tpu-*, gke-queued...:
+# the GKE TPU, GPU, Spot and DWS docs cited in components/catalogue.py and naming.py), which it sets and
+# overrides (not verified offline that GKE's API refuses a user's; kubelet's refusal of the
+# other two is). gke-ai-batch/ is this program's own (naming.CAPACITY_LABEL): a pool that set it
+# would no longer match the flavor derived for it.
+RESERVED_NODE_DOMAINS = ("kubernetes.io", "k8s.io", "cloud.google.com", naming.CAPACITY_LABEL.split("/")[0])
+
+
+def reserved_domain(key: str) -> str | None:
+    """The reserved domain a label or taint key is in, if any (subdomains included)."""
+    prefix = key.rpartition("/")[0]
+    for domain in RESERVED_NODE_DOMAINS:
+        if prefix == domain or prefix.endswith("." + domain):
+            return domain
+    return None
+
+
 class Taint(Model):
     key: str
+    """A qualified name, e.g. example.com/dedicated."""
     value: str = ""
+    """A label value (may be empty)."""
     effect: Literal["NoSchedule", "PreferNoSchedule", "NoExecute"] = "NoSchedule"
+
+    @model_validator(mode="after")
+    def _syntax(self):
+        # Taint key: qualified name; value: label value (core/v1 validation of Node taints,
+        # k8s.io/kubernetes pkg/apis/core/validation validateNodeTaints).
+        if not is_qualified_name(self.key):
+            raise RuleError("key", f"taint key {self.key!r} is not a valid qualified name: {QUALIFIED_NAME_RULE}")
+        if not is_label_value(self.value):
+            raise RuleError("value", f"taint value {self.value!r} is not valid: {LABEL_VALUE_RULE}")
+        domain = reserved_domain(self.key)
+        if domain is not None:
+            raise RuleError(
+                "key",
+                f"taint key {self.key!r} is in the {domain}/ domain, which Kubernetes, GKE or this "
+                "program reserves for its own taints; use your own domain (e.g. example.com/dedicated)",
+            )
+        return self
 
 
 class NodePoolConfig(Model):
@@ -104,6 +159,30 @@ class NodePoolConfig(Model):
     """Extra Kubernetes labels on the nodes."""
     taints: list[Taint] = []
     """Extra taints; flavors and sample workloads tolerate them."""
+
+    @field_validator("labels")
+    @classmethod
+    def _reserved_labels(cls, v: dict[str, str]) -> dict[str, str]:
+        for key in v:
+            domain = reserved_domain(key)
+            if domain is not None:
+                raise RuleError(
+                    key,
+                    f"label {key!r} is in the {domain}/ domain, which Kubernetes, GKE or this program "
+                    "sets on nodes itself; a node pool may not set it (use your own domain, e.g. example.com/team)",
+                )
+        return v
+
+    @field_validator("taints")
+    @classmethod
+    def _unique_taints(cls, v: list[Taint]) -> list[Taint]:
+        seen: set[tuple[str, str]] = set()
+        for i, taint in enumerate(v):
+            # Unique by key and effect (core/v1 Node validation; Kueue's validateNodeTaints).
+            if (taint.key, taint.effect) in seen:
+                raise RuleError(i, f"taint {taint.key}:{taint.effect} is listed twice (taints are unique by key and effect)")
+            seen.add((taint.key, taint.effect))
+        return v
 
     @model_validator(mode="after")
     def _rules(self):

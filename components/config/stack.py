@@ -6,8 +6,10 @@ import re
 
 from pydantic import model_validator
 
-from .. import naming, quantity
-from .base import Model, RuleError, version_at_least
+import math
+
+from .. import catalogue, naming, quantity, regions, versions
+from .base import Model, RuleError
 from .batch import (
     ClusterQueueConfig,
     FlavorConfig,
@@ -17,13 +19,47 @@ from .batch import (
     QuotaLimits,
     TeamConfig,
 )
+from .catalogue import CatalogueOverride
 from .cluster import ClusterConfig, region_of
 from .pools import NodePoolConfig
 from .workloads import JobSetWorkload, JobWorkload, ProvisioningRequestWorkload, Workload
 
 # Minimum control-plane versions (GKE docs: concepts/provisioning-model, concepts/tpu-ironwood).
+# Checked against what the cluster's minor alias (or its channel's default) resolves to:
+# components/versions.py explains how.
 FLEX_START_MIN = {"tpu": "1.33.0-gke.1712000", "gpu": "1.32.2-gke.1652000"}
 TPU7X_MIN = "1.34.0-gke.2201000"
+# GKE limits per cluster (https://cloud.google.com/kubernetes-engine/quotas, "Limits per
+# cluster"): 1,000 nodes per node pool per zone; 15,000 nodes per Standard cluster (beyond 5,000
+# needs a quota raise from support, which config cannot tell, so only 15,000 is refused).
+NODES_PER_POOL_ZONE = 1000
+NODES_PER_STANDARD_CLUSTER = 15000
+# GKE's default for a regional cluster without node locations: three zones of the region
+# (the same assumption as components/plan/pools.py DEFAULT_ZONES_PER_REGION).
+DEFAULT_ZONES_PER_REGION = 3
+# Kubernetes reserves these for itself: PriorityClass names starting with "system-"
+# (https://kubernetes.io/docs/concepts/scheduling-eviction/pod-priority-preemption/#priorityclass),
+# namespaces starting with "kube-"
+# (https://kubernetes.io/docs/concepts/overview/working-with-objects/namespaces/#initial-namespaces).
+# GKE owns gke-* and gmp-* namespaces (gke-managed-*, gke-gmp-system, gmp-system, gmp-public),
+# and on Autopilot they and kube-system are managed namespaces in which GKE Warden denies
+# users' writes (https://cloud.google.com/kubernetes-engine/docs/concepts/autopilot-security,
+# "managed namespaces"; error "GKE Warden authz [denied by managed-namespaces-limitation]").
+RESERVED_PRIORITY_PREFIX = "system-"
+RESERVED_NAMESPACE_PREFIXES = {"kube-": "Kubernetes", "gke-": "GKE", "gmp-": "GKE (Managed Service for Prometheus)"}
+# Kueue v0.19.2 limits on a ClusterQueue's resource groups: the CRD's maxItems
+# (config/components/crd/bases/kueue.x-k8s.io_clusterqueues.yaml: resourceGroups <= 16,
+# coveredResources <= 64, flavors <= 64 per group) and the webhook's totals
+# (pkg/webhooks/clusterqueue_webhook.go: validateTotalFlavors <= 256,
+# validateTotalCoveredResources <= 256, validateFlavorResourceCombinations <= 512 per group).
+KUEUE_MAX_GROUPS = 16
+KUEUE_MAX_PER_GROUP = 64
+KUEUE_MAX_TOTAL = 256
+KUEUE_MAX_COMBINATIONS = 512
+# ResourceFlavor CRD (kueue.x-k8s.io_resourceflavors.yaml): nodeLabels maxProperties 8,
+# tolerations maxItems 8.
+KUEUE_FLAVOR_MAX_LABELS = 8
+KUEUE_FLAVOR_MAX_TOLERATIONS = 8
 RESOURCE_POLICY_NAME_MAX = 63
 # Namespaces every cluster has; teams may use them but the program must not create them.
 BUILTIN_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
@@ -44,16 +80,111 @@ class StackConfig(Model):
     teams: list[TeamConfig] = []
     priorities: list[PriorityConfig] = []
     workloads: list[Workload] = []
+    catalogue: CatalogueOverride = CatalogueOverride()
+    """Zones, accelerators and GKE versions newer than the built-in catalogues
+    (components/regions.py, components/versions.py); synth's report lists them."""
 
     @model_validator(mode="after")
     def _cross_references(self):
+        self._check_locations()
+        self._check_version()
         self._check_pools()
+        self._check_node_limits()
         self._check_flavors()
         self._check_queues()
         self._check_teams()
         self._check_priorities()
         self._check_workloads()
         return self
+
+    # -- catalogues ---------------------------------------------------------------------------
+
+    @property
+    def regions(self) -> regions.Catalogue:
+        """The zone catalogue with this stack's override applied."""
+        return self.catalogue.region_catalogue()
+
+    @property
+    def versions(self) -> versions.Versions:
+        """The version catalogue with this stack's override applied."""
+        return self.catalogue.version_catalogue()
+
+    # -- locations ----------------------------------------------------------------------------
+
+    def _check_locations(self) -> None:
+        """Regions and zones must exist (components/regions.py, or the stack's catalogue override)."""
+        cat = self.regions
+        location = self.cluster.location
+        region = region_of(location)
+        if not cat.has_region(region):
+            raise RuleError(
+                ("cluster", "location"),
+                f"{region!r} is not a Google Cloud region this catalogue knows; known: "
+                f"{', '.join(sorted(cat.regions))} (a newer one: add its zones under gke-ai-batch:catalogue.zones)",
+            )
+        self._check_zone(("cluster", "location"), location)
+        for i, zone in enumerate(self.cluster.node_locations):
+            self._check_zone(("cluster", "nodeLocations", i), zone)
+        for i, zone in enumerate(self.cluster.auto_provisioning.locations if self.cluster.auto_provisioning else []):
+            self._check_zone(("cluster", "autoProvisioning", "locations", i), zone)
+        for i, pool in enumerate(self.node_pools):
+            for j, zone in enumerate(pool.zones):
+                if region_of(zone) == region:
+                    self._check_zone(("nodePools", i, "zones", j), zone)
+
+    def _check_zone(self, at: tuple, location: str) -> None:
+        cat = self.regions
+        region = region_of(location)
+        if region == location or region not in cat.regions:
+            return  # a region (checked above), or a zone of another region (refused elsewhere)
+        if cat.zone(location) is None:
+            raise RuleError(
+                at,
+                f"{location!r} is not a zone of {region}; its zones: {', '.join(cat.zones_of(region))} "
+                "(a newer one: add it under gke-ai-batch:catalogue.zones)",
+            )
+
+    # -- versions -----------------------------------------------------------------------------
+
+    def _check_version(self) -> None:
+        """minMasterVersion must be a minor the cluster's release channel offers."""
+        version = self.cluster.min_master_version
+        if version is None:
+            return
+        vers = self.versions
+        channel = self.cluster.release_channel
+        offered = vers.minors(channel)
+        every = vers.all_minors()
+        have = versions.minor_of(version)
+        at = ("cluster", "minMasterVersion")
+        if have > versions.minor_of(every[-1]):
+            raise RuleError(
+                at,
+                f"GKE offers no {version} (newest minor as of {versions.CATALOGUE_DATE}: {every[-1]}, "
+                f"{versions.SOURCE}); if it is newer than this catalogue, add it under "
+                f"gke-ai-batch:catalogue.channels.{channel}.minors",
+            )
+        if version not in offered:
+            older = have < versions.minor_of(offered[0])
+            raise RuleError(
+                at,
+                f"the {channel} channel does not offer {version}"
+                + (" any more (below its oldest supported minor)" if older else "")
+                + f"; it offers {', '.join(offered)} (as of {versions.CATALOGUE_DATE}, {versions.SOURCE})",
+            )
+
+    def _version_floor(self, at: tuple, minimum: str, what: str) -> None:
+        version = self.cluster.min_master_version
+        channel = self.cluster.release_channel
+        vers = self.versions
+        if vers.resolves_at_least(channel, version, minimum):
+            return
+        given = f"cluster.minMasterVersion {version!r} gives {vers.resolved_text(channel, version)}" if version else (
+            f"without cluster.minMasterVersion the cluster gets {vers.resolved_text(channel, None)}"
+        )
+        later = [m for m in vers.minors(channel) if versions.minor_of(m) > versions.minor_of(minimum)]
+        hint = f"set minMasterVersion to {later[0]!r}" if later else f"use a channel that offers a minor above {minimum}"
+        raise RuleError(at, f"{what} need GKE {minimum} or later; {given}; {hint}")
 
     # -- node pools -------------------------------------------------------------------------
 
@@ -86,23 +217,52 @@ class StackConfig(Model):
                 "a TPU slice lives in exactly one zone: list one zone here (or give the cluster a "
                 "single node location)",
             )
+        self._check_pool_offer(i, pool)
+
+    def _check_pool_offer(self, i: int, pool: NodePoolConfig) -> None:
+        """The pool's accelerator must be offered in its zones (components/regions.py)."""
+        cat = self.regions
+        region = region_of(self.cluster.location)
+        where = ("nodePools", i, "zones") if pool.zones else ("cluster", "nodeLocations")
+        zones = self.pool_zones(pool)
+        if pool.tpu is not None:
+            version = pool.tpu.version
+            offering = cat.tpu_zones(region, version)
+            zone = zones[0]
+            if zone not in offering:
+                raise RuleError(
+                    (*where, 0) if pool.zones else ("nodePools", i, "tpu", "version"),
+                    f"GKE offers TPU {version} in {region} only in {', '.join(offering) or 'no zone'}, "
+                    f"not in {zone}" + _override_hint(zone),
+                )
+        elif pool.gpu is not None:
+            gpu = pool.gpu.type
+            offering = cat.gpu_zones(region, gpu)
+            if not zones:
+                if not offering:
+                    raise RuleError(
+                        ("nodePools", i, "gpu", "type"),
+                        f"GKE offers {gpu} in no zone of {region} (the cluster names no node locations, "
+                        "so GKE picks the zones; at least one must offer it)" + _override_hint(region),
+                    )
+                return
+            for j, zone in enumerate(zones):
+                if zone not in offering:
+                    at = ("nodePools", i, "zones", j) if pool.zones else ("nodePools", i, "gpu", "type")
+                    via = "" if pool.zones else " (the pool takes the cluster's nodeLocations)"
+                    raise RuleError(
+                        at,
+                        f"GKE offers {gpu} in {region} only in {', '.join(offering) or 'no zone'}, not in "
+                        f"{zone}{via}; every zone of a GPU pool must offer it" + _override_hint(zone),
+                    )
 
     def _check_pool_versions(self, i: int, pool: NodePoolConfig) -> None:
-        version = self.cluster.min_master_version
-        if pool.capacity == "flexStart" and version is not None:
-            minimum = FLEX_START_MIN[pool.kind]
-            if not version_at_least(version, minimum):
-                raise RuleError(
-                    ("nodePools", i, "capacity"),
-                    f"flexStart {pool.kind.upper()} pools need GKE {minimum} or later; "
-                    f"cluster.minMasterVersion is {version}",
-                )
+        if pool.capacity == "flexStart":
+            self._version_floor(
+                ("nodePools", i, "capacity"), FLEX_START_MIN[pool.kind], f"flexStart {pool.kind.upper()} pools"
+            )
         if pool.tpu is not None and pool.tpu.version == "tpu7x":
-            if version is not None and not version_at_least(version, TPU7X_MIN):
-                raise RuleError(
-                    ("nodePools", i, "tpu", "version"),
-                    f"tpu7x needs GKE {TPU7X_MIN} or later; cluster.minMasterVersion is {version}",
-                )
+            self._version_floor(("nodePools", i, "tpu", "version"), TPU7X_MIN, "tpu7x pools")
             name = naming.workload_policy_name(self.cluster.name, pool.name)
             if pool.tpu.slice.multi_host and len(name) > RESOURCE_POLICY_NAME_MAX:
                 raise RuleError(
@@ -121,9 +281,59 @@ class StackConfig(Model):
             return [self.cluster.location]
         return []
 
+    def pool_zone_count(self, pool: NodePoolConfig) -> int:
+        """How many zones the pool's nodes spread over (GKE's default for a regional cluster
+        without node locations: DEFAULT_ZONES_PER_REGION)."""
+        return len(self.pool_zones(pool)) or DEFAULT_ZONES_PER_REGION
+
+    def pool_max_nodes(self, pool: NodePoolConfig) -> int:
+        """The most nodes an entry's pools can have: slices x VMs per slice, or maxNodes."""
+        if pool.tpu is not None:
+            return pool.slice_count * pool.tpu.slice.vms
+        return pool.max_nodes or 0
+
+    def _check_node_limits(self) -> None:
+        """GKE's node limits (NODES_PER_POOL_ZONE, NODES_PER_STANDARD_CLUSTER)."""
+        total = 0
+        for i, pool in enumerate(self.node_pools):
+            if pool.tpu is not None:
+                vms = pool.tpu.slice.vms
+                if vms > NODES_PER_POOL_ZONE:
+                    raise RuleError(
+                        ("nodePools", i, "tpu", "topology"),
+                        f"a {pool.tpu.version} {pool.tpu.topology} slice is {vms} VMs in one node pool in one "
+                        f"zone; GKE allows at most {NODES_PER_POOL_ZONE} nodes per node pool per zone",
+                    )
+            else:
+                zones = self.pool_zone_count(pool)
+                if pool.max_nodes is not None and pool.max_nodes > NODES_PER_POOL_ZONE * zones:
+                    raise RuleError(
+                        ("nodePools", i, "maxNodes"),
+                        f"maxNodes {pool.max_nodes} over {zones} zone{'s' if zones > 1 else ''} exceeds GKE's "
+                        f"{NODES_PER_POOL_ZONE} nodes per node pool per zone (at most "
+                        f"{NODES_PER_POOL_ZONE * zones} here)",
+                    )
+            total += self.pool_max_nodes(pool)
+        system = self.cluster.system
+        if system is not None:
+            total += system.max_nodes
+        if total > NODES_PER_STANDARD_CLUSTER:
+            parts = ", ".join(
+                f"{p.name} {self.pool_max_nodes(p)}" for p in self.node_pools
+            ) + (f", system {system.max_nodes}" if system is not None else "")
+            raise RuleError(
+                "nodePools",
+                f"the pools can grow to {total} nodes ({parts}); a GKE Standard cluster has at most "
+                f"{NODES_PER_STANDARD_CLUSTER}",
+            )
+
     # -- flavors ----------------------------------------------------------------------------
 
     def _check_flavors(self) -> None:
+        self._check_flavor_references()
+        self._check_flavor_limits()
+
+    def _check_flavor_references(self) -> None:
         if self.flavors is None:
             if not self.cluster.standard and self.cluster_queues:
                 raise RuleError(
@@ -227,6 +437,7 @@ class StackConfig(Model):
                                 (*at, "quotas", resource, "lendingLimit"),
                                 f"lendingLimit {q.lending_limit} exceeds nominal {q.nominal} (Kueue rejects it)",
                             )
+            self._check_resource_groups(i, cq)
 
     def _check_fair_sharing(self) -> None:
         """Kueue's fair sharing divides "the unused nominal quota of all the ClusterQueues in
@@ -278,6 +489,19 @@ class StackConfig(Model):
                     ("teams", i, "clusterQueue"),
                     f"unknown cluster queue {team.cluster_queue!r}; known: {', '.join(queues) or 'none'}",
                 )
+            reserved = next((p for p in RESERVED_NAMESPACE_PREFIXES if team.namespace.startswith(p)), None)
+            if reserved is not None:
+                owner = RESERVED_NAMESPACE_PREFIXES[reserved]
+                managed = (
+                    "; on Autopilot GKE also denies writes in its managed namespaces"
+                    if not self.cluster.standard
+                    else ""
+                )
+                raise RuleError(
+                    ("teams", i, "namespace"),
+                    f"{team.namespace!r}: namespaces starting with {reserved!r} belong to {owner}{managed}; "
+                    "give the team its own namespace",
+                )
             if team.namespace in INSTALL_NAMESPACES:
                 raise RuleError(
                     ("teams", i, "namespace"),
@@ -288,6 +512,95 @@ class StackConfig(Model):
                     ("teams", i, "labels"),
                     f"namespace {team.namespace!r} exists in every cluster and is not managed here",
                 )
+
+    def _check_flavor_limits(self) -> None:
+        """Kueue's ResourceFlavor CRD: at most 8 node labels and 8 tolerations."""
+        pools = {p.name: p for p in self.node_pools}
+        members: dict[str, list[NodePoolConfig]] = {}
+        declared = {f.name: f for f in self.flavors or []}
+        for pool in self.node_pools:
+            name = self.pool_flavor(pool)
+            if name is not None:
+                members.setdefault(name, []).append(pool)
+        for i, name in enumerate(self.flavor_names()):
+            flavor = declared.get(name)
+            mine = [pools[p] for p in flavor.pools] if flavor is not None else members.get(name, [])
+            if flavor is not None and flavor.node_labels is not None:
+                labels = dict(flavor.node_labels)
+            else:
+                sets = [{**naming.pool_node_labels(p), **p.labels} for p in mine]
+                labels = {k: v for k, v in (sets[0] if sets else {}).items() if all(x.get(k) == v for x in sets)}
+            if flavor is not None and flavor.tolerations is not None:
+                tolerations = len(flavor.tolerations)
+            else:
+                tolerations = len({(t["key"], t["value"], t["effect"]) for p in mine for t in naming.pool_taints(p)})
+            at = ("flavors", i) if flavor is not None else ("nodePools", self.node_pools.index(mine[0]))
+            if len(labels) > KUEUE_FLAVOR_MAX_LABELS:
+                raise RuleError(
+                    (*at, "nodeLabels" if flavor is not None else "labels"),
+                    f"flavor {name!r} would select on {len(labels)} node labels ({', '.join(sorted(labels))}); "
+                    f"a Kueue ResourceFlavor takes at most {KUEUE_FLAVOR_MAX_LABELS}",
+                )
+            if tolerations > KUEUE_FLAVOR_MAX_TOLERATIONS:
+                raise RuleError(
+                    (*at, "tolerations" if flavor is not None else "taints"),
+                    f"flavor {name!r} would carry {tolerations} tolerations (one per taint of its pools); "
+                    f"a Kueue ResourceFlavor takes at most {KUEUE_FLAVOR_MAX_TOLERATIONS}",
+                )
+
+    def _check_resource_groups(self, i: int, cq: ClusterQueueConfig) -> None:
+        """Kueue's limits on the resource groups the plan derives for a queue (flavors whose
+        resources overlap share a group, as components/plan/kueue.py groups them)."""
+        accel = self._flavor_accelerators()
+        entries = [(f.name, list(f.quotas)) for f in cq.flavors] or [(f, []) for f in self.flavor_names()]
+        groups: list[tuple[list[str], list[str]]] = []  # (flavors, resources)
+        for name, quotas in entries:
+            mine = [r for r in [accel.get(name)] if r and r not in quotas] + quotas
+            joined = [g for g in groups if set(g[1]) & set(mine)]
+            flavors, resources = [], []
+            for g in joined:
+                flavors += g[0]
+                resources += [r for r in g[1] if r not in resources]
+                groups.remove(g)
+            groups.append((flavors + [name], resources + [r for r in mine if r not in resources]))
+        at = ("clusterQueues", i, "flavors")
+        if len(groups) > KUEUE_MAX_GROUPS:
+            raise RuleError(
+                at,
+                f"these flavors make {len(groups)} resource groups (flavors with no resource in common "
+                f"cannot share one); Kueue allows at most {KUEUE_MAX_GROUPS}",
+            )
+        for flavors, resources in groups:
+            if len(flavors) > KUEUE_MAX_PER_GROUP or len(resources) > KUEUE_MAX_PER_GROUP:
+                raise RuleError(
+                    at,
+                    f"a resource group of {len(flavors)} flavors and {len(resources)} resources (from "
+                    f"{flavors[0]} on); Kueue allows at most {KUEUE_MAX_PER_GROUP} of each per group",
+                )
+            if len(flavors) * len(resources) > KUEUE_MAX_COMBINATIONS:
+                raise RuleError(
+                    at,
+                    f"a resource group of {len(flavors)} flavors x {len(resources)} resources = "
+                    f"{len(flavors) * len(resources)} quotas; Kueue allows at most {KUEUE_MAX_COMBINATIONS} per group",
+                )
+        flavors = sum(len(g[0]) for g in groups)
+        resources = sum(len(g[1]) for g in groups)
+        if flavors > KUEUE_MAX_TOTAL or resources > KUEUE_MAX_TOTAL:
+            raise RuleError(
+                at,
+                f"{flavors} flavors and {resources} resources across resource groups; Kueue allows at most "
+                f"{KUEUE_MAX_TOTAL} of each in a ClusterQueue",
+            )
+
+    def _flavor_accelerators(self) -> dict[str, str]:
+        """flavor -> the accelerator resource its pools provide (their derived quota)."""
+        out: dict[str, str] = {}
+        for pool in self.node_pools:
+            name = self.pool_flavor(pool)
+            resource = {"tpu": catalogue.TPU_RESOURCE, "gpu": catalogue.GPU_RESOURCE}.get(pool.kind)
+            if name is not None and resource is not None and name not in out:
+                out[name] = resource
+        return out
 
     def _check_priorities(self) -> None:
         seen: set[str] = set()
@@ -350,6 +663,7 @@ class StackConfig(Model):
                     f"unknown priority {wl.priority!r}; known: {', '.join(priorities) or 'none'}",
                 )
             pool = pools.get(wl.pool) if wl.pool else None
+            self._check_shape_offered(at, wl)
             self._check_accelerator_request(at, wl, pool)
             self._check_generated_names(at, wl, pool)
             if pool is not None and not isinstance(wl, ProvisioningRequestWorkload):
@@ -391,12 +705,38 @@ class StackConfig(Model):
                 f"{wl.team!r} does not offer ({', '.join(names)}); Kueue would never admit this workload",
             )
 
+    def _check_shape_offered(self, at: tuple, wl) -> None:
+        """A bare tpu/gpu shape (Autopilot, or auto-provisioned nodes) needs a zone of the cluster
+        that offers it: GKE creates the nodes there (components/regions.py)."""
+        cat = self.regions
+        region = region_of(self.cluster.location)
+        location = self.cluster.location
+        if self.cluster.node_locations:
+            allowed = list(self.cluster.node_locations)
+        elif region_of(location) != location:
+            allowed = [location]
+        else:
+            allowed = cat.zones_of(region)
+        for kind, spec in (("tpu", wl.tpu), ("gpu", wl.gpu)):
+            if spec is None:
+                continue
+            name = spec.version if kind == "tpu" else spec.type
+            offering = cat.tpu_zones(region, name) if kind == "tpu" else cat.gpu_zones(region, name)
+            if not set(offering) & set(allowed):
+                where = "the cluster's zones " + ", ".join(allowed) if allowed != cat.zones_of(region) else region
+                raise RuleError(
+                    (*at, kind, "version" if kind == "tpu" else "type"),
+                    f"GKE offers {'TPU ' if kind == 'tpu' else ''}{name} in {region} only in "
+                    f"{', '.join(offering) or 'no zone'}, none of them in {where}, so no node can be made "
+                    "for this workload" + _override_hint(region),
+                )
+
     def _check_generated_names(self, at: tuple, wl, pool: NodePoolConfig | None) -> None:
         """Names Kubernetes derives from a workload's must be DNS labels too: JobSet pods are
         <name>-slice-<job>-<pod>-<5 random>, a multi-host Job's Service is <name>-hosts."""
         tpu = pool.tpu if pool is not None else wl.tpu
         vms = tpu.slice.vms if tpu is not None else 1
-        if not wl.name[0].isalpha():
+        if not ("a" <= wl.name[0] <= "z"):  # ASCII: str.isalpha() also takes other scripts' letters
             raise RuleError((*at, "name"), f"{wl.name!r} must start with a letter (it names pods and Services)")
         if isinstance(wl, JobSetWorkload):
             room = 63 - len("-slice-") - len(str(wl.slices - 1)) - 1 - len(str(vms - 1)) - 6
@@ -506,3 +846,10 @@ def _rank(name: str) -> int | None:
         if w in _RANK_WORDS and nxt not in _QUALIFIED
     }
     return ranks.pop() if len(ranks) == 1 else None
+
+
+def _override_hint(where: str) -> str:
+    return (
+        f" (components/regions.py, as of {regions.CATALOGUE_DATE}; if GKE offers it there now, "
+        f"add it under gke-ai-batch:catalogue.zones for {where})"
+    )

@@ -3,6 +3,7 @@ account's email), which the component adds."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass
 from typing import Any
@@ -69,10 +70,22 @@ def registry_grants(cfg: StackConfig) -> list[RegistryGrant]:
     return sorted({g for g in map(registry_repository, images) if g is not None})
 
 
-def node_service_account_id(cluster: str) -> str:
-    """Service account ids are 6 to 30 characters; keep the cluster's name recognisable."""
+SA_ID_HASH_LEN = 6
+
+
+def node_service_account_id(cluster: str, location: str) -> str:
+    """The node service account's id: <cluster>-nodes when that fits the 30 characters a
+    service account id may have (6 to 30: [a-z][-a-z0-9]*[a-z0-9], IAM CreateServiceAccount
+    accountId), as before, so existing stacks keep their account. A longer cluster name is cut,
+    and a stable hash of the full name and location replaces the cut tail, so that
+    ml-platform-production-us-central1 and ml-platform-production-us-east1 (or one name in two
+    locations) get two accounts rather than one shared ml-platform-production-u-nodes."""
     suffix = "-nodes"
-    return cluster[: SA_ID_MAX - len(suffix)].rstrip("-") + suffix
+    if len(cluster) + len(suffix) <= SA_ID_MAX:
+        return cluster + suffix
+    digest = hashlib.sha256(f"{cluster}@{location}".encode()).hexdigest()[:SA_ID_HASH_LEN]
+    room = SA_ID_MAX - len(suffix) - 1 - SA_ID_HASH_LEN
+    return f"{cluster[:room].rstrip('-')}-{digest}{suffix}"
 
 
 def cluster_args(cfg: StackConfig, project: str) -> dict[str, Any]:

@@ -38,6 +38,9 @@ def render(result, violations: list[dict[str, Any]]) -> str:
         ("Flow", _flow(plan)),
         ("Changes that force replacement", replacement.section(plan, protected)),
     ]
+    overrides = _overrides(plan)
+    if overrides:
+        sections.insert(1, ("Catalogue overrides", overrides))
     for heading, body in sections:
         lines += ["", f"### {heading}", "", *body]
     return "\n".join(lines) + "\n"
@@ -65,6 +68,23 @@ def _title(stack: str, plan) -> list[str]:
         f"{mode} · {where} · release channel {c.release_channel} · {prod}",
         "",
         total,
+    ]
+
+
+# -- catalogue overrides ---------------------------------------------------------------------
+
+
+def _overrides(plan) -> list[str]:
+    """What the stack vouches for beyond the built-in zone and version catalogues
+    (gke-ai-batch:catalogue); nothing when it relies on the catalogues alone."""
+    lines = plan.config.catalogue.summary()
+    if not lines:
+        return []
+    return [
+        "⚠️ This stack relies on `gke-ai-batch:catalogue`, not on the built-in zone and version "
+        "catalogues (components/regions.py, components/versions.py), for:",
+        "",
+        *[f"- {line}" for line in lines],
     ]
 
 

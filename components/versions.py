@@ -1,0 +1,140 @@
+"""GKE control-plane versions per release channel, and how a minor alias resolves.
+
+Pure data and pure functions (no pydantic, no Pulumi). A stack can extend the channels for
+versions newer than this catalogue (`gke-ai-batch:catalogue.channels`).
+
+Why minor aliases only: `cluster.minMasterVersion` becomes the cluster's
+initialClusterVersion (pulumi-gcp min_master_version, terraform-provider-google
+resource_container_cluster.go sets InitialClusterVersion from it). The GKE API takes either an
+exact version or an alias, and "1.X" "picks the highest valid patch+gke.N patch in the 1.X
+version"; "" picks the default version (Cluster.initialClusterVersion,
+https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters#Cluster).
+An exact patch (1.34.0-gke.2201000) stops being valid once GKE retires it, months later, and
+from then on every create of that stack fails; an alias keeps resolving.
+
+What an alias resolves to: for a cluster in a release channel, the valid versions are those
+the channel offers (getServerConfig channels[].validVersions); "1.X" is the newest 1.X patch of
+the channel. So a feature floor such as flex-start TPUs' 1.33.0-gke.1712000 is met by "1.33"
+only if the channel's newest 1.33 patch is at least the floor: true once the floor patch (or a
+later one) has reached that channel, which is what `newest_known_patch` checks against the
+patches this catalogue knows. A minor above the floor's minor always meets it. Without
+minMasterVersion the channel's default version applies.
+
+Source: GKE release notes, "Current versions" table
+(https://cloud.google.com/kubernetes-engine/docs/release-notes), as of 2026-09 (Regular's
+default 1.35.7-gke.1222000; the 2026-09-17 Regular release note moved it to 1.35.8). Patches
+travel Rapid -> Regular -> Stable (https://cloud.google.com/kubernetes-engine/docs/concepts/release-channels),
+so a patch known in a slower channel counts as known in the faster ones: their newest patch
+of that minor is at least as new.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Iterable, Mapping
+
+CATALOGUE_DATE = "2026-09"
+SOURCE = "https://cloud.google.com/kubernetes-engine/docs/release-notes (Current versions)"
+
+CHANNEL_NAMES = ("RAPID", "REGULAR", "STABLE")  # fastest first
+MINOR_RX = re.compile(r"1\.([0-9]{1,3})", re.ASCII)
+PATCH_RX = re.compile(r"1\.([0-9]{1,3})\.([0-9]{1,3})-gke\.([0-9]{1,12})", re.ASCII)
+# Anything that looks like a version but is not a bare minor: 1.34.0, 1.34.0-gke.2201000, 2.0.
+VERSIONISH_RX = re.compile(r"[0-9]+(\.[0-9]+)*(-gke\.[0-9]+)?", re.ASCII)
+
+
+@dataclass(frozen=True)
+class Channel:
+    minors: tuple[str, ...]  # minor versions offered for cluster creation, oldest first
+    default: str  # the exact patch a cluster gets when no version is asked for
+    patches: tuple[str, ...] = ()  # other exact patches known to be offered
+
+
+CHANNELS: dict[str, Channel] = {
+    # Available minor versions and default patch for cluster creation, from the table above;
+    # the recommended auto-upgrade targets (1.36.4-gke.1082000, 1.35.7-gke.1222000,
+    # 1.34.9-gke.1655001) are offered patches too.
+    "RAPID": Channel(("1.34", "1.35", "1.36", "1.37"), "1.36.4-gke.1082000"),
+    "REGULAR": Channel(("1.34", "1.35", "1.36"), "1.35.7-gke.1222000"),
+    "STABLE": Channel(("1.34", "1.35"), "1.35.6-gke.1250000", ("1.34.9-gke.1655001",)),
+}
+
+
+def minor_of(version: str) -> tuple[int, int]:
+    m = MINOR_RX.fullmatch(version) or PATCH_RX.fullmatch(version)
+    if not m:
+        raise ValueError(f"{version!r} is not a GKE version")
+    return (1, int(m.group(1)))
+
+
+def patch_key(patch: str) -> tuple[int, int, int, int]:
+    m = PATCH_RX.fullmatch(patch)
+    if not m:
+        raise ValueError(f"{patch!r} is not an exact GKE version such as 1.34.9-gke.1655001")
+    return (1, int(m.group(1)), int(m.group(2)), int(m.group(3)))
+
+
+def minor_text(minor: tuple[int, int]) -> str:
+    return f"{minor[0]}.{minor[1]}"
+
+
+@dataclass(frozen=True)
+class Versions:
+    channels: Mapping[str, Channel]
+
+    def minors(self, channel: str) -> list[str]:
+        return sorted(self.channels[channel].minors, key=minor_of)
+
+    def all_minors(self) -> list[str]:
+        return sorted({m for c in self.channels.values() for m in c.minors}, key=minor_of)
+
+    def known_patches(self, channel: str) -> list[str]:
+        """Patches offered in this channel or, by the Rapid -> Regular -> Stable order, in a
+        slower one."""
+        slower = CHANNEL_NAMES[CHANNEL_NAMES.index(channel):] if channel in CHANNEL_NAMES else (channel,)
+        out: list[str] = []
+        for name in slower:
+            c = self.channels.get(name)
+            if c is not None:
+                out += [c.default, *c.patches]
+        return out
+
+    def newest_known_patch(self, channel: str, minor: str) -> str | None:
+        mine = [p for p in self.known_patches(channel) if minor_of(p) == minor_of(minor)]
+        return max(mine, key=patch_key) if mine else None
+
+    def resolves_at_least(self, channel: str, version: str | None, floor: str) -> bool:
+        """Whether the cluster's initial version is at least `floor`: the channel's default
+        when `version` is None, else the newest patch of the minor `version` names."""
+        if version is None:
+            return patch_key(self.channels[channel].default) >= patch_key(floor)
+        if minor_of(version) > minor_of(floor):
+            return True
+        if minor_of(version) < minor_of(floor):
+            return False
+        known = self.newest_known_patch(channel, version)
+        return known is not None and patch_key(known) >= patch_key(floor)
+
+    def resolved_text(self, channel: str, version: str | None) -> str:
+        """How a reader should picture the version: 'the REGULAR default 1.35.7-gke.1222000' or
+        'the newest 1.33 patch of REGULAR (newest known: ...)'."""
+        if version is None:
+            return f"the {channel} channel's default {self.channels[channel].default}"
+        known = self.newest_known_patch(channel, version)
+        return f"the newest {version} patch of {channel}" + (f" (newest known here: {known})" if known else "")
+
+    def extended(self, overrides: Mapping[str, tuple[Iterable[str], str | None, Iterable[str]]]) -> "Versions":
+        """A copy with each channel's (extra minors, new default or None, extra patches)."""
+        channels = dict(self.channels)
+        for name, (minors, default, patches) in overrides.items():
+            old = channels[name]
+            channels[name] = Channel(
+                tuple(dict.fromkeys([*old.minors, *minors])),
+                default or old.default,
+                tuple(dict.fromkeys([*old.patches, *patches])),
+            )
+        return Versions(channels)
+
+
+DEFAULT = Versions(CHANNELS)
