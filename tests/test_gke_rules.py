@@ -92,7 +92,6 @@ REFUSED = [
     ("alias of the floor's minor without a known patch", lambda c: (pools(c)[0].update(capacity="flexStart"), with_overrides(c, channels={"REGULAR": {"minors": ["1.33"]}}), cluster(c).update(minMasterVersion="1.33")), f"{NS}:nodePools[0].capacity", "cluster.minMasterVersion '1.33' gives the newest 1.33 patch of REGULAR; set minMasterVersion to '1.34'"),
     ("override with a malformed patch", lambda c: with_overrides(c, channels={"RAPID": {"patches": ["1.38.0"]}}), f"{NS}:catalogue.channels.RAPID.patches[0]", "'1.38.0' is not an exact GKE version"),
     # -- node limits ------------------------------------------------------------------------
-    ("TPU slice over 1,000 VMs", lambda c: pools(c)[0].update(tpu={"version": "v5p", "topology": "16x16x24"}, zones=["us-central1-a"]), f"{NS}:nodePools[0].tpu.topology", "a v5p 16x16x24 slice is 1536 VMs in one node pool in one zone; GKE allows at most 1000 nodes per node pool per zone"),
     ("GPU pool over 1,000 nodes per zone", lambda c: pools(c)[1].update(maxNodes=1001), f"{NS}:nodePools[1].maxNodes", "maxNodes 1001 over 1 zone exceeds GKE's 1000 nodes per node pool per zone (at most 1000 here)"),
     ("cluster over 15,000 nodes", lambda c: pools(c).extend(cpu_pools(15)), f"{NS}:nodePools", "the pools can grow to 15013 nodes (v6e 8, h100 2, cpu0 1000"),
     # -- names: ASCII only ------------------------------------------------------------------
