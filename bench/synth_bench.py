@@ -108,6 +108,21 @@ def scale(slices: int) -> dict[str, int]:
     return {"entries": entries, "teams": teams, "queues": queues}
 
 
+def _vms(pool: dict[str, Any]) -> int:
+    if "tpu" not in pool:
+        return 1
+    sys.path.insert(0, str(ROOT))
+    from components.catalogue import tpu_slice
+
+    return tpu_slice(pool["tpu"]["version"], pool["tpu"]["topology"], pool["tpu"].get("machineType")).vms
+
+
+GPU_TYPES = (
+    "nvidia-tesla-t4", "nvidia-l4", "nvidia-tesla-a100", "nvidia-a100-80gb", "nvidia-h100-80gb",
+    "nvidia-h100-mega-80gb", "nvidia-h200-141gb", "nvidia-b200",
+)
+
+
 def stack_config(slices: int) -> dict[str, Any]:
     """The `config:` mapping of a stack file with `slices` TPU slices."""
     s = scale(slices)
@@ -159,6 +174,8 @@ def stack_config(slices: int) -> dict[str, Any]:
                 "team": "team-0",
                 "pool": queued["name"],
                 "image": image,
+                # one pod per host of the slice, as a multi-host TPU slice runs
+                "count": _vms(queued),
             }
         )
     else:
@@ -166,13 +183,16 @@ def stack_config(slices: int) -> dict[str, Any]:
     return {
         "gcp:project": "bench-project",
         "gcp:region": "us-central1",
-        "gke-ai-batch:cluster": {"name": "bench", "nodeLocations": ["us-central1-b"]},
+        "gke-ai-batch:cluster": {"name": "bench", "nodeLocations": ["us-central1-a"]},
+        # A synthetic platform: every shape in one zone, which no real zone offers.
+        "gke-ai-batch:catalogue": {"zones": {"us-central1-a": {
+            "tpu": ["v4", "v5e", "v5p", "v6e", "tpu7x"], "gpu": sorted(GPU_TYPES)}}},
         "gke-ai-batch:nodePools": pools,
         "gke-ai-batch:clusterQueues": queues,
         "gke-ai-batch:teams": teams,
         "gke-ai-batch:priorities": [
             {"name": "bench-high", "value": 1000, "description": "Interactive."},
-            {"name": "bench-low", "value": 100, "description": "Background; preempted first."},
+            {"name": "bench-low", "value": -100, "description": "Background; preempted first."},
         ],
         "gke-ai-batch:workloads": workloads,
     }
