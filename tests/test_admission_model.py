@@ -265,15 +265,49 @@ def test_namespace_outside_the_queue_selector_is_never_admitted():
     assert not v.admissible and "namespace ns doesn't match ClusterQueue cq's namespaceSelector" in v.never
 
 
-def test_all_pods_must_fit_at_once_under_wait_for_pods_ready():
+def test_pods_beyond_the_pools_run_in_waves_but_queued_provisioning_is_all_or_nothing():
+    # Kueue's PodsReady counts succeeded pods too (job_controller.go), so a Job may run in waves;
+    # a ProvisioningRequest gets every pod's node or none.
     cpu_pool = NodeGroup("cpu", {"cloud.google.com/gke-nodepool": "cpu"}, (), {"cpu": 4000, "memory": 16 * GI}, 2, "e2-standard-4", "onDemand")
     q = cq("cq", [("default", {"cpu": 100})])
     job = Workload("j", "Job", "ns", "lq", None, (PodSet("main", pod({"cpu": "2"}), 1, 5),))
-    w = world(q, groups=[cpu_pool])
-    v = judge(w, job)
-    assert not v.admissible and "5 pods must run at once" in v.never and "hold at most 4" in v.never
-    relaxed = World(w.flavors, w.queues, w.local_queues, w.namespaces, w.node_groups, wait_for_pods_ready=False)
-    assert judge(relaxed, job).admissible
+    v = judge(world(q, groups=[cpu_pool]), job)
+    assert v.admissible and "pod set main runs in waves: at most 4 of its 5 pods at once" in v.waits
+    queued = NodeGroup("dws", {"cloud.google.com/gke-nodepool": "dws"}, (), {"cpu": 4000, "memory": 16 * GI}, 2, "e2-standard-4", "queued")
+    request = Workload("pr", "ProvisioningRequest", "ns", None, None, (PodSet("podset-0", pod({"cpu": "2"}), 1, 5),))
+    v = judge(world(q, groups=[queued]), request)
+    assert not v.admissible and "creates the nodes of all 5 pods at once or none" in v.never
+
+
+def test_extended_resource_toleration_is_added_by_the_api_server():
+    gpu_pool = NodeGroup("l4", {"cloud.google.com/gke-nodepool": "l4"}, ({"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"},),
+                         {"cpu": 7000, "memory": 28 * GI, "nvidia.com/gpu": 1}, 2, "g2-standard-8", "onDemand")
+    q = cq("cq", [("default", {"cpu": 100, "nvidia.com/gpu": 2})])
+    job = Workload("j", "Job", "ns", "lq", None, (PodSet("main", pod({"nvidia.com/gpu": 1}), 1, 1),))
+    assert judge(world(q, groups=[gpu_pool]), job).admissible
+    cpu_only = Workload("c", "Job", "ns", "lq", None, (PodSet("main", pod({"cpu": "1"}), 1, 1),))
+    assert "taint nvidia.com/gpu=present:NoSchedule is not tolerated" in judge(world(q, groups=[gpu_pool]), cpu_only).never
+
+
+def test_well_known_node_labels_the_model_does_not_enumerate_are_taken_as_met():
+    pool = NodeGroup("cpu", {"cloud.google.com/gke-nodepool": "cpu"}, (), {"cpu": 4000, "memory": 16 * GI}, 2, "e2-standard-4", "onDemand")
+    q = cq("cq", [("default", {"cpu": 100})])
+    arch = Workload("a", "Job", "ns", "lq", None, (PodSet("main", pod({"cpu": "1"}, nodeSelector={"kubernetes.io/arch": "amd64"}), 1, 1),))
+    assert judge(world(q, groups=[pool]), arch).admissible
+    own = Workload("o", "Job", "ns", "lq", None, (PodSet("main", pod({"cpu": "1"}, nodeSelector={"disk": "ssd"}), 1, 1),))
+    assert "cpu: nodes lack disk=ssd" in judge(world(q, groups=[pool]), own).never
+
+
+def test_a_cpu_pod_on_a_multi_host_slice_is_not_held_to_one_pod_per_host():
+    job = Workload("prep", "Job", "ns", "lq", None, (PodSet("main", pod({"cpu": "1"}, tolerations=[TPU_TOLERATION]), 1, 1),))
+    assert judge(tpu_world(1), job).admissible
+
+
+def test_kueue_ignores_jobs_in_kube_system():
+    q = cq("cq", [("default", {"cpu": 100})])
+    w = World(FLAVORS, {"cq": q}, {("kube-system", "lq"): "cq"}, {}, ())
+    job = Workload("j", "Job", "kube-system", "lq", None, (PodSet("main", pod({"cpu": "1"}), 1, 1),))
+    assert "Kueue does not manage jobs in kube-system" in judge(w, job).never
 
 
 def test_side_by_side_simulation_admits_by_priority_then_order():

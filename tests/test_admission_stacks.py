@@ -149,3 +149,42 @@ def test_multislice_admits_by_priority_and_queues_the_rest():
     assert at_once["multislice-3slice"].startswith("waits for quota: needs 24 google.com/tpu of vlp-24, 0 left")
     # the low-priority JobSet is below the unprioritised ones (seed 002), so it waits too
     assert at_once["low-priority"].startswith("waits for quota")
+
+
+# -- found by red-teaming the model ------------------------------------------------------------
+
+
+def test_a_machine_type_the_catalogue_does_not_size_renders_unchecked(tmp_path):
+    config = base_config(cluster={"name": "t", "nodeLocations": ["us-central1-a"], "systemPool": {"machineType": "c4-standard-8"}},
+                         nodePools=[{"name": "cpu", "machineType": "c4-standard-8", "maxNodes": 2}])
+    result = synth_config(tmp_path, config)
+    assert result.error is None and result.exit_code == 0, result.error
+
+
+def test_huge_quantities_saturate_instead_of_crashing(tmp_path):
+    result = synth_config(tmp_path, stack(workloads=[jobset(resources={"cpu": "1e400"})]))
+    assert result.exit_code == 2 and "insufficient quota for cpu" in result.error
+
+
+def test_a_cpu_flavor_beside_an_accelerator_flavor_takes_the_cpu_pods(tmp_path):
+    config = stack(
+        nodePools=[copy.deepcopy(V6E), {"name": "cpu", "machineType": "n2-standard-8", "maxNodes": 3}],
+        flavors=[{"name": "tpu", "pools": ["v6e"]}, {"name": "cpu", "pools": ["cpu"]}],
+        clusterQueues=[{"name": "cq", "flavors": ["tpu", {"name": "cpu", "quotas": {"cpu": 24}}]}],
+        workloads=[{"kind": "job", "name": "prep", "team": "team-a", "pool": "cpu", "image": "i", "resources": {"cpu": "2"}},
+                   jobset(resources={"cpu": "8"})],
+    )
+    result = synth_config(tmp_path, config)
+    assert result.error is None, result.error
+    assert [v.flavors for v in result.admission.verdicts] == [["cpu"], ["tpu"]]
+
+
+def test_a_queue_given_no_chips_of_a_flavor_gets_none_of_its_hosts_cpu(tmp_path):
+    result = synth_config(tmp_path, stack(clusterQueues=[
+        {"name": "cq", "cohort": "c", "flavors": [{"name": "tpu-v6e-slice-4x4", "quotas": {"google.com/tpu": {"nominal": 0, "borrowingLimit": 32}}}]},
+        {"name": "other", "cohort": "c", "flavors": ["tpu-v6e-slice-4x4"]},
+    ]))
+    assert result.error is None, result.error
+    quotas = {q.name: q.quotas["tpu-v6e-slice-4x4"] for q in result.plan.queues}
+    assert quotas["cq"]["cpu"] == 0 and quotas["cq"]["memory"] == "0Gi"
+    assert quotas["other"]["cpu"] != 0

@@ -13,6 +13,8 @@ from . import assigner, placement
 from .objects import ClusterQueue, Workload, World, selector_matches
 from .requests import drop_excluded, pod_requests, show, times
 
+UNMANAGED_NAMESPACES = ("kube-system", "kueue-system")
+
 RULES = {
     "namespace": "kueue v0.19.2 pkg/workload/resources.go:ValidateAdmissibility (namespaceSelector)",
     "local-queue": "kueue v0.19.2 pkg/queue/manager.go (a workload waits for its LocalQueue)",
@@ -53,6 +55,14 @@ def judge(world: World, wl: Workload, capacity_types: dict[str, set[str]] | None
         v.never, v.rule = f"LocalQueue {wl.namespace}/{wl.local_queue} does not exist or names no ClusterQueue", "local-queue"
         return v
     cq = world.queues[cq_name]
+    if wl.namespace in UNMANAGED_NAMESPACES:
+        v.never, v.rule = (
+            f"Kueue does not manage jobs in {wl.namespace}: its default managedJobsNamespaceSelector excludes "
+            f"{' and '.join(UNMANAGED_NAMESPACES)} (kueue v0.19.2 apis/config/v1beta2/defaults.go), so the job "
+            "stays suspended or runs outside every quota",
+            "namespace",
+        )
+        return v
     if not selector_matches(cq.namespace_selector, world.namespace_labels(wl.namespace)):
         v.never, v.rule = (
             f"namespace {wl.namespace} doesn't match ClusterQueue {cq.name}'s namespaceSelector "
@@ -84,6 +94,8 @@ def _place(world: World, v: Verdict, flavors) -> None:
     for ps in v.workload.pod_sets:
         p = placement.place(world, ps, flavors, v.workload.exclusive_key)
         v.placements.append(p)
+        if p.note and p.groups:
+            v.waits.append(f"pod set {ps.name} {p.note}")
         if p.error and v.never is None:
             v.never, v.rule = f"pod set {ps.name}: {p.error}", "placement"
 

@@ -48,20 +48,42 @@ class Placement:
 
 
 def injected_spec(spec: Mapping[str, Any], flavors: list[Flavor]) -> dict[str, Any]:
+    """The pod as the scheduler sees it: Kueue's injected flavor labels and tolerations, and
+    the toleration the ExtendedResourceToleration admission plugin (on in GKE: "GKE adds the
+    tolerations to Pods that request GPUs", concepts/gpus; kubernetes PR #55839) adds for each
+    extended resource the pod requests (google.com/tpu, nvidia.com/gpu)."""
     out = dict(spec)
     selector = dict(spec.get("nodeSelector") or {})
     tolerations = list(spec.get("tolerations") or ())
     for f in flavors:
         selector.update(f.node_labels)
         tolerations += [t for t in f.tolerations if t not in tolerations]
+    for r in pod_requests(spec):
+        if "/" in r and not r.startswith(("kubernetes.io/", "requests.")):
+            tolerations.append({"key": r, "operator": "Exists", "effect": "NoSchedule"})
     out["nodeSelector"] = selector
     out["tolerations"] = tolerations
     return out
 
 
-def fits_node(spec: Mapping[str, Any], requests: Mapping[str, int], group: NodeGroup) -> tuple[int, str | None]:
+# Label domains kubelet and GKE set on every node (zone, hostname, arch, instance type, ...):
+# the model enumerates the ones it derives decisions from; a selector on another key of these
+# domains is taken as met rather than refused on what the model does not know.
+WELL_KNOWN_DOMAINS = ("kubernetes.io/", "node.kubernetes.io/", "topology.kubernetes.io/", "topology.gke.io/",
+                      "beta.kubernetes.io/", "failure-domain.beta.kubernetes.io/", "cloud.google.com/")
+
+
+def checked_keys(spec: Mapping[str, Any], modelled: set[str]) -> set[str]:
+    keys = set(spec.get("nodeSelector") or {}) | {e.get("key") for t in selection.required_terms(spec) for e in t}
+    return {k for k in keys if k in modelled or not k.startswith(WELL_KNOWN_DOMAINS)}
+
+
+def fits_node(
+    spec: Mapping[str, Any], requests: Mapping[str, int], group: NodeGroup, modelled: set[str] | None = None
+) -> tuple[int, str | None]:
     """How many of these pods one node of the group holds, or 0 and why not."""
-    if not selection.matches(spec, group.labels):
+    keys = checked_keys(spec, modelled if modelled is not None else set(group.labels))
+    if not selection.matches(spec, group.labels, keys=keys):
         wanted = {k: v for k, v in (spec.get("nodeSelector") or {}).items() if group.labels.get(k) != v}
         what = ", ".join(f"{k}={v}" for k, v in sorted(wanted.items())) or "the required node affinity"
         return 0, f"{group.name}: nodes lack {what}"
@@ -90,8 +112,9 @@ def place(world: World, ps: PodSet, flavors: list[Flavor], exclusive_key: str | 
     requests = pod_requests(ps.spec)
     if world.autopilot:
         return _autopilot(out, spec, requests)
+    modelled = {k for g in world.node_groups for k in g.labels}
     for g in world.node_groups:
-        per_node, why = fits_node(spec, requests, g)
+        per_node, why = fits_node(spec, requests, g, modelled)
         if why:
             out.misses.append(why)
         else:
@@ -105,8 +128,9 @@ def place(world: World, ps: PodSet, flavors: list[Flavor], exclusive_key: str | 
         return out
     groups = {g.name: g for g in world.node_groups}
     matched = [groups[n] for n in out.groups]
+    takes_chips = requests.get("google.com/tpu", 0) > 0
     for g in matched:
-        if g.slice_hosts and g.slice_hosts > 1 and ps.pods_per_replica % g.slice_hosts:
+        if takes_chips and g.slice_hosts and g.slice_hosts > 1 and ps.pods_per_replica % g.slice_hosts:
             out.error = (
                 f"{g.name} is a multi-host TPU slice of {g.slice_hosts} hosts that runs one pod per host, all "
                 f"together; {ps.pods_per_replica} pods per {'replica' if ps.replicas > 1 or exclusive_key else 'Job'} "
@@ -124,11 +148,18 @@ def place(world: World, ps: PodSet, flavors: list[Flavor], exclusive_key: str | 
             )
         return out
     room = sum(out.per_node[g.name] * g.nodes for g in matched)
-    if room < ps.count and world.wait_for_pods_ready:
-        out.error = (
-            f"{ps.count} pods must run at once (Kueue's waitForPodsReady evicts a workload whose pods are not "
-            f"all ready), and the pools that fit them hold at most {room} ({', '.join(out.groups)})"
-        )
+    if room < ps.count:
+        if all(g.capacity == "queued" for g in matched):
+            # A ProvisioningRequest is all or nothing: GKE provisions every pod's node or none
+            # (GKE "Dynamic Workload Scheduler", provisioningrequest).
+            out.error = (
+                f"queued provisioning creates the nodes of all {ps.count} pods at once or none, and the pools "
+                f"that fit them hold at most {room} ({', '.join(out.groups)})"
+            )
+        else:
+            # Kueue's PodsReady counts succeeded pods as well as ready ones
+            # (pkg/controller/jobs/job/job_controller.go PodsReady), so pods may run in waves.
+            out.note = f"runs in waves: at most {room} of its {ps.count} pods at once"
     return out
 
 

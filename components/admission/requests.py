@@ -24,6 +24,7 @@ from .. import quantity
 
 CPU = "cpu"
 MEMORY = "memory"
+MAX_AMOUNT = 2**63 - 1
 
 
 def amount(resource: str, q: Any) -> int:
@@ -33,6 +34,8 @@ def amount(resource: str, q: Any) -> int:
         raise ValueError(f"{q!r} is not a quantity")
     if resource == CPU:
         v *= 1000
+    if not math.isfinite(v) or v >= MAX_AMOUNT:
+        return MAX_AMOUNT  # Kueue's amounts saturate at int64 (pkg/resources/amount.go)
     # Quantities such as '0.1' are not exact in binary floating point: round at 1e-6 first.
     return math.ceil(round(v, 6))
 
@@ -40,7 +43,8 @@ def amount(resource: str, q: Any) -> int:
 def show(resource: str, value: int) -> str:
     """An amount back as a quantity a person reads: '500m', '16', '4Gi', '1.5Gi'."""
     if resource == CPU:
-        return str(value // 1000) if value % 1000 == 0 else f"{value}m"
+        cores, millis = divmod(value, 1000)
+        return str(cores) if not millis else f"{cores}.{millis:03d}".rstrip("0")
     if resource == MEMORY or resource.endswith("storage"):
         for suffix, size in (("Ti", 2**40), ("Gi", 2**30), ("Mi", 2**20), ("Ki", 2**10)):
             if value >= size:

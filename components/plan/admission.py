@@ -10,7 +10,9 @@ from typing import Any
 
 from .. import catalogue, naming
 from ..admission import NodeGroup, Verdict, World, judge, queue_problems, simulate, workload_from_manifests
+from ..admission import selection
 from ..admission.objects import ClusterQueue, Flavor
+from ..admission.placement import checked_keys
 from ..config.stack import BUILTIN_NAMESPACES
 from .flavors import allocatable
 
@@ -138,7 +140,9 @@ class Admission:
                 flavor = w.flavors.get(name)
                 if flavor is None:
                     continue
-                if not any(all(g.labels.get(k) == v for k, v in flavor.node_labels.items()) for g in w.node_groups):
+                spec = {"nodeSelector": dict(flavor.node_labels)}
+                keys = checked_keys(spec, {k for g in w.node_groups for k in g.labels})
+                if not any(selection.matches(spec, g.labels, keys=keys) for g in w.node_groups):
                     labels = ", ".join(f"{k}={v}" for k, v in sorted(flavor.node_labels.items()))
                     out.append((
                         f"gke-ai-batch:clusterQueues[{i}].flavors[{j}]",

@@ -50,8 +50,12 @@ class FlavorPlan:
 
 def allocatable(machine_type: str, gpus: int = 0) -> dict[str, int]:
     """cpu (millicores) and memory (bytes) that workload pods may request on one node of this
-    machine type: node allocatable after GKE's reservations, less GKE's own DaemonSets."""
-    a = machines.workload_allocatable(machine_type, attached_gpus=gpus)
+    machine type: node allocatable after GKE's reservations, less GKE's own DaemonSets. Empty
+    for a machine type the catalogue does not size (its cpu and memory go unchecked)."""
+    try:
+        a = machines.workload_allocatable(machine_type, attached_gpus=gpus)
+    except catalogue.CatalogueError:
+        return {}
     return {CPU: a.cpu_millis, MEMORY: a.memory_bytes}
 
 
@@ -93,9 +97,10 @@ def _flavor(name, members, labels, tolerations, queued, entries, by_entry) -> Fl
     if kind in ("tpu", "gpu"):
         resource = catalogue.TPU_RESOURCE if kind == "tpu" else catalogue.GPU_RESOURCE
         capacity[resource] = sum(p.chips for p in plans)
-    if plans:
+    sized = [allocatable(p.machine_type, _gpus(entries[p.entry])) for p in plans]
+    if plans and all(sized):
         for resource in (CPU, MEMORY):
-            capacity[resource] = sum(p.nodes * allocatable(p.machine_type, _gpus(entries[p.entry]))[resource] for p in plans)
+            capacity[resource] = sum(p.nodes * a[resource] for p, a in zip(plans, sized))
     return FlavorPlan(
         name=name,
         entries=tuple(members),

@@ -11,6 +11,7 @@ import yaml
 
 from ..config.batch import ClusterQueueConfig, QuotaLimits
 from ..config.stack import BUILTIN_NAMESPACES, StackConfig
+from .. import quantity
 from ..admission.objects import NAMESPACE_NAME_LABEL, PROVISIONING_CONTROLLER  # noqa: F401 (re-exported)
 from ..admission.requests import CPU, MEMORY
 from .flavors import FlavorPlan
@@ -46,7 +47,12 @@ def plan_cluster_queues(cfg: StackConfig, flavors: list[FlavorPlan]) -> list[Que
         spec["queueingStrategy"] = cq.queueing_strategy
         if cq.cohort:
             spec["cohortName"] = cq.cohort
-        spec["resourceGroups"] = _resource_groups([e.name for e in entries], resources)
+        # Within a group, flavors without accelerators go first: a CPU-only pod then takes a CPU
+        # flavor, not the first accelerator flavor whose cpu quota it fits (Kueue's assigner
+        # stops at the first flavor that fits), and an accelerator pod finds no quota for its
+        # accelerator on the CPU flavor and moves on. Otherwise the stack's order stands.
+        order = sorted((e.name for e in entries), key=lambda n: by_name[n].accelerator_resource is not None)
+        spec["resourceGroups"] = _resource_groups(order, resources)
         if cq.preemption is not None:
             spec["preemption"] = cq.preemption.model_dump(by_alias=True, exclude_unset=True)
         if cq.fair_sharing_weight is not None:
@@ -83,9 +89,20 @@ def _flavor_resources(entry, flavor: FlavorPlan) -> dict[str, dict[str, Any]]:
     """resource -> {nominalQuota, borrowingLimit?, lendingLimit?}; the accelerator defaults to
     what the flavor's pools provide."""
     out: dict[str, dict[str, Any]] = {}
+    # cpu and memory follow the queue's share of the flavor's accelerators: a queue given half
+    # the chips gets half the hosts' cpu and memory, one given none gets none, so queues that
+    # split a flavor never count its hosts twice in their cohort.
+    share = 1.0
+    accel = flavor.accelerator_resource
+    if accel in entry.quotas and flavor.capacity.get(accel):
+        q = entry.quotas[accel]
+        nominal = quantity.value(q.nominal if isinstance(q, QuotaLimits) else q) or 0
+        share = min(1.0, nominal / flavor.capacity[accel])
     # Derived resources first (the accelerator, cpu, memory), each replaced where the stack
     # gives its quota; then resources only the stack names.
     for resource, amount in flavor.capacity.items():
+        if resource in (CPU, MEMORY):
+            amount = int(amount * share)
         out[resource] = {"nominalQuota": quota_quantity(resource, amount)}
     for resource, quota in entry.quotas.items():
         if isinstance(quota, QuotaLimits):
