@@ -118,15 +118,56 @@ def queue_limits(world: World, cq: ClusterQueue) -> list[QueueLimit]:
     return out
 
 
-def queue_problems(world: World) -> list[tuple[str, str]]:
-    """(ClusterQueue, reason) for queues that can never admit anything of some team."""
-    out = []
+# Kueue v0.19.2 limits on a ClusterQueue's resource groups: the CRD's maxItems
+# (config/components/crd/bases/kueue.x-k8s.io_clusterqueues.yaml: resourceGroups <= 16,
+# coveredResources <= 64, flavors <= 64 per group) and the webhook's totals
+# (pkg/webhooks/clusterqueue_webhook.go: validateTotalFlavors <= 256,
+# validateTotalCoveredResources <= 256, validateFlavorResourceCombinations <= 512 per group).
+KUEUE_MAX_GROUPS = 16
+KUEUE_MAX_PER_GROUP = 64
+KUEUE_MAX_TOTAL = 256
+KUEUE_MAX_COMBINATIONS = 512
+
+
+def queue_shape(cq: ClusterQueue) -> str | None:
+    """Why Kueue's API refuses the queue's resource groups as rendered, or None."""
+    groups = [(g.flavor_names, g.covered) for g in cq.groups]
+    if len(groups) > KUEUE_MAX_GROUPS:
+        return (
+            f"these flavors make {len(groups)} resource groups (flavors with no resource in common "
+            f"cannot share one); Kueue allows at most {KUEUE_MAX_GROUPS}"
+        )
+    for flavors, resources in groups:
+        if len(flavors) > KUEUE_MAX_PER_GROUP or len(resources) > KUEUE_MAX_PER_GROUP:
+            return (
+                f"a resource group of {len(flavors)} flavors and {len(resources)} resources (from "
+                f"{flavors[0]} on); Kueue allows at most {KUEUE_MAX_PER_GROUP} of each per group"
+            )
+        if len(flavors) * len(resources) > KUEUE_MAX_COMBINATIONS:
+            return (
+                f"a resource group of {len(flavors)} flavors x {len(resources)} resources = "
+                f"{len(flavors) * len(resources)} quotas; Kueue allows at most {KUEUE_MAX_COMBINATIONS} per group"
+            )
+    flavors = sum(len(g[0]) for g in groups)
+    resources = sum(len(g[1]) for g in groups)
+    if flavors > KUEUE_MAX_TOTAL or resources > KUEUE_MAX_TOTAL:
+        return (
+            f"{flavors} flavors and {resources} resources across resource groups; Kueue allows at most "
+            f"{KUEUE_MAX_TOTAL} of each in a ClusterQueue"
+        )
+    return None
+
+
+def queue_problems(world: World) -> list[tuple[str, str, str]]:
+    """(ClusterQueue, its field at fault, reason) for queues Kueue refuses, or that can never
+    admit anything of some team."""
+    out = [(cq.name, "flavors", reason) for cq in world.queues.values() if (reason := queue_shape(cq)) is not None]
     for (namespace, lq), cq_name in sorted(world.local_queues.items()):
         cq = world.queues.get(cq_name)
         if cq is None:
             continue
         if not selector_matches(cq.namespace_selector, world.namespace_labels(namespace)):
-            out.append((cq_name, f"LocalQueue {namespace}/{lq} points at ClusterQueue {cq_name}, whose namespaceSelector "
+            out.append((cq_name, "namespaceSelector", f"LocalQueue {namespace}/{lq} points at ClusterQueue {cq_name}, whose namespaceSelector "
                         f"does not match namespace {namespace}: Kueue never admits its workloads"))
     return out
 

@@ -47,15 +47,6 @@ DEFAULT_ZONES_PER_REGION = 3
 # "managed namespaces"; error "GKE Warden authz [denied by managed-namespaces-limitation]").
 RESERVED_PRIORITY_PREFIX = "system-"
 RESERVED_NAMESPACE_PREFIXES = {"kube-": "Kubernetes", "gke-": "GKE", "gmp-": "GKE (Managed Service for Prometheus)"}
-# Kueue v0.19.2 limits on a ClusterQueue's resource groups: the CRD's maxItems
-# (config/components/crd/bases/kueue.x-k8s.io_clusterqueues.yaml: resourceGroups <= 16,
-# coveredResources <= 64, flavors <= 64 per group) and the webhook's totals
-# (pkg/webhooks/clusterqueue_webhook.go: validateTotalFlavors <= 256,
-# validateTotalCoveredResources <= 256, validateFlavorResourceCombinations <= 512 per group).
-KUEUE_MAX_GROUPS = 16
-KUEUE_MAX_PER_GROUP = 64
-KUEUE_MAX_TOTAL = 256
-KUEUE_MAX_COMBINATIONS = 512
 # ResourceFlavor CRD (kueue.x-k8s.io_resourceflavors.yaml): nodeLabels maxProperties 8,
 # tolerations maxItems 8.
 KUEUE_FLAVOR_MAX_LABELS = 8
@@ -432,7 +423,6 @@ class StackConfig(Model):
                                 (*at, "quotas", resource, "lendingLimit"),
                                 f"lendingLimit {q.lending_limit} exceeds nominal {q.nominal} (Kueue rejects it)",
                             )
-            self._check_resource_groups(i, cq)
 
     def _check_fair_sharing(self) -> None:
         """Kueue's fair sharing divides "the unused nominal quota of all the ClusterQueues in
@@ -542,60 +532,6 @@ class StackConfig(Model):
                     f"flavor {name!r} would carry {tolerations} tolerations (one per taint of its pools); "
                     f"a Kueue ResourceFlavor takes at most {KUEUE_FLAVOR_MAX_TOLERATIONS}",
                 )
-
-    def _check_resource_groups(self, i: int, cq: ClusterQueueConfig) -> None:
-        """Kueue's limits on the resource groups the plan derives for a queue (flavors whose
-        resources overlap share a group, as components/plan/kueue.py groups them)."""
-        accel = self._flavor_accelerators()
-        entries = [(f.name, list(f.quotas)) for f in cq.flavors] or [(f, []) for f in self.flavor_names()]
-        groups: list[tuple[list[str], list[str]]] = []  # (flavors, resources)
-        for name, quotas in entries:
-            mine = [r for r in [accel.get(name)] if r and r not in quotas] + quotas
-            joined = [g for g in groups if set(g[1]) & set(mine)]
-            flavors, resources = [], []
-            for g in joined:
-                flavors += g[0]
-                resources += [r for r in g[1] if r not in resources]
-                groups.remove(g)
-            groups.append((flavors + [name], resources + [r for r in mine if r not in resources]))
-        at = ("clusterQueues", i, "flavors")
-        if len(groups) > KUEUE_MAX_GROUPS:
-            raise RuleError(
-                at,
-                f"these flavors make {len(groups)} resource groups (flavors with no resource in common "
-                f"cannot share one); Kueue allows at most {KUEUE_MAX_GROUPS}",
-            )
-        for flavors, resources in groups:
-            if len(flavors) > KUEUE_MAX_PER_GROUP or len(resources) > KUEUE_MAX_PER_GROUP:
-                raise RuleError(
-                    at,
-                    f"a resource group of {len(flavors)} flavors and {len(resources)} resources (from "
-                    f"{flavors[0]} on); Kueue allows at most {KUEUE_MAX_PER_GROUP} of each per group",
-                )
-            if len(flavors) * len(resources) > KUEUE_MAX_COMBINATIONS:
-                raise RuleError(
-                    at,
-                    f"a resource group of {len(flavors)} flavors x {len(resources)} resources = "
-                    f"{len(flavors) * len(resources)} quotas; Kueue allows at most {KUEUE_MAX_COMBINATIONS} per group",
-                )
-        flavors = sum(len(g[0]) for g in groups)
-        resources = sum(len(g[1]) for g in groups)
-        if flavors > KUEUE_MAX_TOTAL or resources > KUEUE_MAX_TOTAL:
-            raise RuleError(
-                at,
-                f"{flavors} flavors and {resources} resources across resource groups; Kueue allows at most "
-                f"{KUEUE_MAX_TOTAL} of each in a ClusterQueue",
-            )
-
-    def _flavor_accelerators(self) -> dict[str, str]:
-        """flavor -> the accelerator resource its pools provide (their derived quota)."""
-        out: dict[str, str] = {}
-        for pool in self.node_pools:
-            name = self.pool_flavor(pool)
-            resource = {"tpu": catalogue.TPU_RESOURCE, "gpu": catalogue.GPU_RESOURCE}.get(pool.kind)
-            if name is not None and resource is not None and name not in out:
-                out[name] = resource
-        return out
 
     def _check_priorities(self) -> None:
         seen: set[str] = set()

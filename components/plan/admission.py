@@ -122,8 +122,8 @@ class Admission:
                 where += f" (LocalQueue {wl.local_queue} → ClusterQueue {v.cluster_queue})"
             out.append((f"gke-ai-batch:workloads[{index[wl.name]}]", f"{where} can never run: {v.never}"))
         queues = {q.name: i for i, q in enumerate(cfg.cluster_queues)}
-        for cq, reason in queue_problems(self.world):
-            out.append((f"gke-ai-batch:clusterQueues[{queues[cq]}].namespaceSelector", reason))
+        for cq, key, reason in queue_problems(self.world):
+            out.append((f"gke-ai-batch:clusterQueues[{queues[cq]}].{key}", reason))
         out += self._flavors_without_nodes()
         return out
 
