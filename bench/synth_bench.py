@@ -199,10 +199,10 @@ def stack_config(slices: int) -> dict[str, Any]:
 
 
 def write_stack(directory: Path, slices: int) -> Path:
-    import yaml
+    from synth import yamlread
 
     path = directory / f"Pulumi.bench-{slices}.yaml"
-    path.write_text(yaml.safe_dump({"config": stack_config(slices)}, sort_keys=False))
+    path.write_text(yamlread.dump({"config": stack_config(slices)}))
     return path
 
 

@@ -4,6 +4,7 @@ what it would create, for review without a cloud account or a cluster."""
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -12,9 +13,15 @@ import yaml
 
 from . import engine
 
-EXIT_OK = 0
-EXIT_INVALID_CONFIG = 2
-EXIT_POLICY_VIOLATION = 3
+from .diagnostics import (  # noqa: F401 - the exit codes are part of synth's API
+    EXIT_INTERNAL,
+    EXIT_INVALID_CONFIG,
+    EXIT_OK,
+    EXIT_POLICY_VIOLATION,
+    Diagnostic,
+)
+from .stackfile import StackFile, StackFileError
+
 MOCK_ENDPOINT = "203.0.113.10"  # TEST-NET-3: no real control plane
 MOCK_CA = "bW9jay1jYQ=="  # base64("mock-ca")
 # libyaml's safe loader when PyYAML has it: stack files of big platforms parse several times faster.
@@ -24,38 +31,26 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _NOT_MANIFESTS = ("kubernetes:helm.sh/",)
 
 
-@dataclass(frozen=True)
-class StackFile:
-    path: Path
-    stack: str
-
-    @classmethod
-    def locate(cls, root: Path, stack: str | None, config: Path | None) -> "StackFile":
-        path = config if config is not None else root / "stacks" / f"Pulumi.{stack}.yaml"
-        name = path.name
-        if not (name.startswith("Pulumi.") and name.endswith(".yaml")) or name.count(".") < 2:
-            raise ValueError(f"{path}: stack files are named Pulumi.<stack>.yaml")
-        if not path.is_file():
-            raise FileNotFoundError(f"{path}: no such stack file")
-        return cls(path, name[len("Pulumi.") : -len(".yaml")])
-
-    def display(self) -> str:
-        try:
-            return str(self.path.resolve().relative_to(Path.cwd()))
-        except ValueError:
-            return str(self.path)
-
-
 @dataclass
 class Result:
     stack: str
     recording: engine.Recording | None = None
     plan: Any = None
     admission: Any = None  # components.plan.admission.Admission: the model's verdicts
-    error: str | None = None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    """Why the stack was refused (exit code 2), each placed in the stack file."""
     exit_code: int = EXIT_OK
     violations: list[dict[str, Any]] = field(default_factory=list)
     extra_files: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def error(self) -> str | None:
+        """The diagnostics as synth prints them, one per line; None if the stack renders."""
+        return "\n".join(d.render() for d in self.diagnostics) if self.diagnostics else None
+
+    def refuse(self, diagnostics: list[Diagnostic]) -> "Result":
+        self.diagnostics, self.exit_code = diagnostics, EXIT_INVALID_CONFIG
+        return self
 
     @property
     def summary(self) -> str:
@@ -70,13 +65,9 @@ def project_name(root: Path) -> str:
 
 def stack_config(stack_file: StackFile) -> dict[str, str]:
     """The stack file's config as the engine hands it to a program: structured values as JSON."""
-    data = yaml.load(stack_file.path.read_text(), Loader=_LOADER) or {}
-    if not isinstance(data, dict):
-        raise ValueError(f"{stack_file.display()}: not a stack file (expected a mapping with a config key)")
-    config = data.get("config") or {}
-    if not isinstance(config, dict):
-        raise ValueError(f"{stack_file.display()}: config must be a mapping of keys to values")
-    return {k: v if isinstance(v, str) else json.dumps(v) for k, v in config.items()}
+    from . import stackfile
+
+    return stackfile.read(stack_file).values
 
 
 def outputs_for(project: str):
@@ -103,33 +94,35 @@ def synthesize(root: Path, stack_file: StackFile, stacks_dir: Path | None = None
 def _synthesize(root: Path, stack_file: StackFile, stacks_dir: Path) -> Result:
     from components.config import ConfigError
 
-    from . import crossstack
+    from . import crossstack, diagnostics, stackfile
 
     result = Result(stack_file.stack)
     try:
-        config = stack_config(stack_file)
-    except (ValueError, yaml.YAMLError) as exc:
-        result.error, result.exit_code = f"{stack_file.display()}: {exc}", EXIT_INVALID_CONFIG
-        return result
+        config = stackfile.read(stack_file)
+    except StackFileError as exc:
+        return result.refuse(exc.diagnostics)
+    file = stack_file.display()
+
+    def placed(problems, rule: str) -> list[Diagnostic]:
+        return diagnostics.from_problems(problems, rule=rule, file=file, positions=config.positions)
+
     if stack_file.path.resolve().parent == stacks_dir.resolve():
         clashes = crossstack.collisions(stack_file.path, stacks_dir, _display)
         if clashes:
-            result.error = ConfigError(clashes, stack_file.display()).render()
-            result.exit_code = EXIT_INVALID_CONFIG
-            return result
-    gcp_project = config.get("gcp:project", "")
+            return result.refuse(placed(clashes, "cross-stack"))
+    gcp_project = config.values.get("gcp:project", "")
     try:
         result.recording = engine.run(
             root / "__main__.py",
             project=project_name(root),
             stack=stack_file.stack,
-            config=config,
+            config=config.values,
+            secret_keys=config.secret_keys,
             outputs_for=outputs_for(gcp_project),
         )
     except ConfigError as exc:
-        result.error = ConfigError(exc.problems, stack_file.display()).render()
-        result.exit_code = EXIT_INVALID_CONFIG
-        return result
+        result.recording = None
+        return result.refuse(placed(exc.problems, getattr(exc, "rule", "config")))
     result.plan = result.recording.program["plan"]
     result.admission = result.recording.program["admission"]
 
@@ -158,12 +151,21 @@ def manifests(recording: engine.Recording) -> list[dict[str, Any]]:
     ]
 
 
-def write_outputs(result: Result, out: Path) -> None:
-    out.mkdir(parents=True, exist_ok=True)
+def output_files(result: Result) -> dict[str, str]:
+    """Every file synth writes for a rendered stack, by name."""
     resources = [r.to_json() for r in result.recording.resources]
-    (out / "resources.json").write_text(json.dumps(resources, indent=2, sort_keys=True) + "\n")
     docs = manifests(result.recording)
-    (out / "manifests.yaml").write_text(yaml.safe_dump_all(docs, sort_keys=True, default_flow_style=False) if docs else "")
-    (out / "outputs.json").write_text(json.dumps(result.recording.outputs, indent=2, sort_keys=True) + "\n")
-    for name, text in result.extra_files.items():
-        (out / name).write_text(text)
+    return {
+        "resources.json": json.dumps(resources, indent=2, sort_keys=True) + "\n",
+        "manifests.yaml": yaml.safe_dump_all(docs, sort_keys=True, default_flow_style=False) if docs else "",
+        "outputs.json": json.dumps(result.recording.outputs, indent=2, sort_keys=True) + "\n",
+        **result.extra_files,
+    }
+
+
+def write_outputs(result: Result, out: Path) -> None:
+    """Replace `out` with the rendered files, all or none (synth/output.py)."""
+    from . import output
+
+    with output.locked(Path(os.path.abspath(out))):
+        output.write(Path(os.path.abspath(out)), output_files(result))

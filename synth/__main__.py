@@ -1,48 +1,220 @@
-"""python -m synth STACK | --config FILE [--out DIR]
+"""python -m synth STACK [STACK ...] | --all | --config FILE  [--out DIR] [--json] [--quiet] [--debug]
 
 Runs the program (__main__.py) for a stack under the recording engine and writes what it
-would create: resources.json, manifests.yaml, and a summary on stdout. Exit codes: 0 success,
-2 invalid stack config (one message on stderr, nothing written), 3 a mandatory policy violated
-(files written, violations on stderr)."""
+would create into build/STACK (or --out): resources.json, manifests.yaml, outputs.json,
+policy.json and report.md, all or none.
+
+Exit codes: 0 rendered; 2 invalid stack config or usage (every problem listed as
+file:line:column: key path: message; nothing written); 3 a mandatory policy violated (files
+written, violations on stderr); 70 an internal error (a bug in synth: one line, and --debug
+for the traceback); 75 another synth kept the output folder locked too long. With several
+stacks, the exit code is the most serious of theirs."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+import traceback
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import EXIT_INVALID_CONFIG, StackFile, synthesize, write_outputs
+from .diagnostics import (
+    EXIT_BUSY,
+    EXIT_INTERNAL,
+    EXIT_INVALID_CONFIG,
+    EXIT_OK,
+    EXIT_POLICY_VIOLATION,
+    Diagnostic,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
+# The most serious first: what --all reports when stacks end differently.
+_SEVERITY = [EXIT_INTERNAL, EXIT_BUSY, EXIT_INVALID_CONFIG, EXIT_POLICY_VIOLATION, EXIT_OK]
+
+
+@dataclass
+class Outcome:
+    stack: str
+    exit_code: int = EXIT_OK
+    file: str | None = None
+    out: str | None = None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+    violations: list[dict] = field(default_factory=list)
+    summary: str = ""
+
+    def to_json(self) -> dict:
+        return {
+            "stack": self.stack,
+            "file": self.file,
+            "out": self.out,
+            "exitCode": self.exit_code,
+            "diagnostics": [d.to_json() for d in self.diagnostics],
+            "violations": self.violations,
+        }
+
+
+def version() -> str:
+    import importlib.metadata
+
+    from components.config.batch import JobSetConfig, KueueConfig
+
+    pulumi_version = importlib.metadata.version("pulumi")
+    return (
+        f"gke-ai-batch synth (Kueue {KueueConfig().version}, JobSet {JobSetConfig().version}, "
+        f"Pulumi SDK {pulumi_version}, Python {sys.version.split()[0]})"
+    )
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="python -m synth",
+        description=__doc__.split("\n\n", 1)[1],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("stacks", nargs="*", metavar="STACK", help="stack name(s): reads stacks/Pulumi.STACK.yaml")
+    p.add_argument("--all", action="store_true", help="every stack in stacks/")
+    p.add_argument("--config", type=Path, metavar="FILE", help="any stack file named Pulumi.<stack>.yaml")
+    p.add_argument(
+        "--out",
+        type=Path,
+        metavar="DIR",
+        help="output folder (default build/STACK); with several stacks, the folder that holds one per stack",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON document (diagnostics, violations) on stdout instead of text")
+    p.add_argument("--quiet", action="store_true", help="print only problems")
+    p.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
+    p.add_argument("--version", action="store_true", help="print the versions synth renders for, and exit")
+    return p
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m synth", description=__doc__.split("\n\n")[0])
-    target = parser.add_mutually_exclusive_group(required=True)
-    target.add_argument("stack", nargs="?", help="stack name: reads stacks/Pulumi.STACK.yaml")
-    target.add_argument("--config", type=Path, help="any stack file named Pulumi.<stack>.yaml")
-    parser.add_argument("--out", type=Path, help="output folder (default build/STACK)")
-    args = parser.parse_args(argv)
+    args = parser().parse_args(sys.argv[1:] if argv is None else argv)
+    if args.version:
+        print(version())
+        return EXIT_OK
+    targets = _targets(args)
+    if isinstance(targets, Diagnostic):
+        return _finish(args, [Outcome("", EXIT_INVALID_CONFIG, diagnostics=[targets])])
+    several = len(targets) > 1 or args.all
+    outcomes = []
+    for stack, config in targets:
+        out = None
+        if args.out is not None:
+            out = args.out / stack if several else args.out
+        outcomes.append(_run_one(stack, config, out, args.debug))
+        if not args.json:
+            _print_outcome(outcomes[-1], args.quiet)
+    return _finish(args, outcomes)
+
+
+def _targets(args) -> list[tuple[str, Path | None]] | Diagnostic:
+    chosen = sum(bool(x) for x in (args.stacks, args.all, args.config))
+    if chosen != 1:
+        return Diagnostic("give one of: STACK names, --all, or --config FILE", "usage")
+    if args.all:
+        from .stackfile import existing_stacks
+
+        names = existing_stacks(ROOT / "stacks")
+        if not names:
+            return Diagnostic("no stacks in stacks/", "usage")
+        return [(name, None) for name in names]
+    if args.config:
+        return [(args.config.name, args.config)]
+    if len(set(args.stacks)) != len(args.stacks):
+        return Diagnostic("a stack is named twice", "usage")
+    return [(name, None) for name in args.stacks]
+
+
+def _run_one(stack: str, config: Path | None, out: Path | None, debug: bool) -> Outcome:
+    outcome = Outcome(stack)
+    try:
+        _render(outcome, stack, config, out)
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # noqa: BLE001 - every failure ends in a message and an exit code
+        if isinstance(exc, SystemExit):
+            raise
+        if debug:
+            traceback.print_exc()
+        message = f"internal error: {type(exc).__name__}: {_one_line(exc)}"
+        if not debug:
+            message += " (a bug in synth, not in the stack; run again with --debug for the traceback and report it)"
+        outcome.diagnostics = [Diagnostic(message, "internal", file=outcome.file)]
+        outcome.exit_code = EXIT_INTERNAL
+    return outcome
+
+
+def _render(outcome: Outcome, stack: str, config: Path | None, out: Path | None) -> None:
+    from . import StackFile, StackFileError, output, output_files, synthesize
 
     try:
-        stack_file = StackFile.locate(ROOT, args.stack, args.config)
-    except (FileNotFoundError, ValueError) as exc:
-        print(f"synth: {exc}", file=sys.stderr)
-        return EXIT_INVALID_CONFIG
-
+        stack_file = StackFile.locate(ROOT, None if config else stack, config)
+    except StackFileError as exc:
+        outcome.diagnostics, outcome.exit_code = exc.diagnostics, EXIT_INVALID_CONFIG
+        return
+    outcome.stack, outcome.file = stack_file.stack, stack_file.display()
+    out = out if out is not None else ROOT / "build" / stack_file.stack
+    outcome.out = str(out)
+    try:
+        target = output.check_target(out, ROOT)
+        if target.resolve() == stack_file.path.resolve().parent:
+            raise output.OutputError("holds the stack file itself", out)
+    except output.OutputError as exc:
+        outcome.diagnostics, outcome.exit_code = [exc.diagnostic], EXIT_INVALID_CONFIG
+        return
     result = synthesize(ROOT, stack_file)
-    if result.error is not None:
-        print(result.error, file=sys.stderr)
-        return EXIT_INVALID_CONFIG
-    out = args.out or ROOT / "build" / stack_file.stack
-    write_outputs(result, out)
-    print(result.summary)
-    for v in result.violations:
-        stream = sys.stderr if v["enforcement"] == "mandatory" else sys.stdout
-        print(f"policy {v['enforcement']}: {v['policy']}: {v['urn'].split('::')[-1]}: {v['message']}", file=stream)
-    print(f"wrote {out}")
-    return result.exit_code
+    outcome.violations = result.violations
+    if result.diagnostics:
+        outcome.diagnostics, outcome.exit_code = result.diagnostics, result.exit_code
+        return
+    try:
+        with output.locked(target):
+            output.check_target(out, ROOT)  # again, under the lock: another run may have changed it
+            output.write(target, output_files(result))
+    except output.OutputError as exc:
+        outcome.diagnostics = [exc.diagnostic]
+        outcome.exit_code = EXIT_BUSY if exc.busy else EXIT_INVALID_CONFIG
+        return
+    outcome.summary = result.summary
+    outcome.exit_code = result.exit_code
+
+
+def _print_outcome(outcome: Outcome, quiet: bool) -> None:
+    if outcome.summary and not quiet:
+        print(outcome.summary)
+    for v in outcome.violations:
+        mandatory = v["enforcement"] == "mandatory"
+        if quiet and not mandatory:
+            continue
+        line = f"policy {v['enforcement']}: {v['policy']}: {v['urn'].split('::')[-1]}: {v['message']}"
+        print(line, file=sys.stderr if mandatory else sys.stdout)
+    for d in outcome.diagnostics:
+        print(d.render(), file=sys.stderr)
+    if outcome.exit_code == EXIT_INVALID_CONFIG and outcome.diagnostics and outcome.file:
+        n = len(outcome.diagnostics)
+        print(f"synth: {outcome.file}: {n} problem{'s' if n > 1 else ''}; nothing written", file=sys.stderr)
+    elif outcome.exit_code in (EXIT_OK, EXIT_POLICY_VIOLATION) and outcome.out and not quiet:
+        print(f"wrote {outcome.out}")
+
+
+def _finish(args, outcomes: list[Outcome]) -> int:
+    code = min((o.exit_code for o in outcomes), key=_SEVERITY.index) if outcomes else EXIT_OK
+    if args.json:
+        print(json.dumps({"exitCode": code, "stacks": [o.to_json() for o in outcomes]}, indent=2, sort_keys=True))
+    elif outcomes and not outcomes[0].stack and outcomes[0].diagnostics:
+        for d in outcomes[0].diagnostics:
+            print(f"python -m synth: {d.message}", file=sys.stderr)
+    return code
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text[:300] + ("…" if len(text) > 300 else "")
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    try:
+        sys.exit(main())
+    except KeyboardInterrupt:
+        sys.exit(130)

@@ -12,9 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+from . import yamlread
 
 
 @dataclass(frozen=True)
@@ -34,8 +32,8 @@ class Identity:
 def identity(path: Path) -> Identity | None:
     """project, cluster name and location of a stack file; None if it does not say them."""
     try:
-        data = yaml.load(path.read_text(), Loader=_LOADER) or {}
-    except (OSError, yaml.YAMLError):
+        data = yamlread.load(yamlread.decode(yamlread.read_bytes(path))).data or {}
+    except yamlread.YamlError:
         return None
     config = data.get("config") if isinstance(data, dict) else None
     if not isinstance(config, dict):

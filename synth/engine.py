@@ -167,6 +167,7 @@ def run(
     project: str,
     stack: str,
     config: dict[str, str],
+    secret_keys: list[str] | None = None,
     outputs_for: Callable[[str, str, dict[str, Any]], dict[str, Any]],
 ) -> Recording:
     """Run a Pulumi program under the recording engine and return what it registered."""
@@ -175,7 +176,7 @@ def run(
     # several stacks, as the tests do).
     settings.ROOT.set(None)
     pulumi.runtime.set_mocks(_NoMocks(), project=project, stack=stack, preview=False, monitor=monitor)
-    pulumi.runtime.set_all_config(config, [])
+    pulumi.runtime.set_all_config(config, list(secret_keys or []))
 
     order = _ConstructionOrder(project, stack)
     pulumi.runtime.register_stack_transformation(order.record)

@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 import yaml
+from synth import yamlread
 
 ROOT = Path(__file__).resolve().parent.parent
 SHARED = ROOT.parent / "shared"
@@ -32,7 +33,7 @@ def synth_stack(stack: str) -> synth.Result:
 def synth_config(tmp_path: Path, config: dict[str, Any], stack: str = "test") -> synth.Result:
     """Synthesize a stack file written from `config` (the stack file's `config:` mapping)."""
     path = tmp_path / f"Pulumi.{stack}.yaml"
-    path.write_text(yaml.safe_dump({"config": config}, sort_keys=False))
+    path.write_text(yamlread.dump({"config": config}))
     return synth.synthesize(ROOT, synth.StackFile.locate(ROOT, None, path))
 
 

@@ -8,6 +8,7 @@ import copy
 
 import pytest
 
+from support.diagnostics import assert_names
 from conftest import base_config, synth_config
 
 V6E = {"name": "v6e", "tpu": {"version": "v6e", "topology": "4x4"}, "slices": 2}
@@ -107,8 +108,7 @@ def test_refused_with_the_rule_and_a_near_miss_renders(tmp_path, case):
     _, refused, near, path, words = case
     result = synth_config(tmp_path, refused)
     assert result.exit_code == 2 and result.recording is None
-    assert f"{path}: " in result.error, result.error
-    assert words in result.error, result.error
+    assert_names(result.error, tmp_path / "Pulumi.test.yaml", path, words)
     ok = synth_config(tmp_path, near)
     assert ok.error is None and ok.exit_code == 0, ok.error
 

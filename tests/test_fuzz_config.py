@@ -30,12 +30,14 @@ from pathlib import Path
 
 import pytest
 import yaml
+from synth import yamlread
 from hypothesis import HealthCheck, Phase, example, given, settings
 
 import strategies as S
 import synth
 from components import catalogue
 from conftest import base_config, synth_cli, synth_config
+from support import diagnostics
 
 NODE_POOL = "gcp:container/nodePool:NodePool"
 RESOURCE_POLICY = "gcp:compute/resourcePolicy:ResourcePolicy"
@@ -135,18 +137,16 @@ def display(directory: Path) -> str:
     return synth.StackFile(directory / "Pulumi.test.yaml", "test").display()
 
 
-def reported_paths(message: str, prefix: str) -> list[str]:
-    """Key paths of `<file>: invalid stack config: <path>: <msg>` or of the multi-line list."""
-    assert message.startswith(prefix), message
-    rest = message[len(prefix) :]
-    if rest.startswith(": "):
-        assert "\n" not in rest, message
-        return [rest[2:].split(": ", 1)[0]]
-    head, *lines = rest.split("\n")
-    assert head.startswith(" (") and head.endswith(" problems):"), message
-    assert int(head[2:].split(" ")[0]) == len(lines) > 1, message
-    assert all(line.startswith("  ") for line in lines), message
-    return [line[2:].split(": ", 1)[0] for line in lines]
+def reported_paths(message: str, file: str) -> list[str]:
+    """Key paths of synth's diagnostics (`file:line:column: path: message`, one per line; the
+    CLI adds a last line `synth: file: N problems; nothing written`), all in `file`."""
+    lines = message.splitlines()
+    if lines and lines[-1].startswith("synth: "):
+        assert lines[-1] == f"synth: {file}: {len(lines) - 1} problem{'s' if len(lines) > 2 else ''}; nothing written", message
+        lines = lines[:-1]
+    found = diagnostics.parse("\n".join(lines))
+    assert found and all(d["file"] == str(file) for d in found), message
+    return [d["path"] for d in found]
 
 
 # -- 1. valid stacks ----------------------------------------------------------------------------------------
@@ -323,15 +323,15 @@ def manifest_problems(result) -> list[str]:
 
 # The admission model's refusals (components/plan/admission.py), one line each.
 _UNRUNNABLE = re.compile(
-    r"  gke-ai-batch:(workloads\[\d+\]: .* can never run: "
+    r"gke-ai-batch:(workloads\[\d+\]: .* can never run: "
     r"|clusterQueues\[\d+\]\.namespaceSelector: .*Kueue never admits its workloads"
     r"|clusterQueues\[\d+\]\.flavors(\[\d+\])?: ResourceFlavor .* never schedules)"
 )
 
 
 def _only_unrunnable(error: str) -> bool:
-    lines = error.splitlines()[1:] if "problems):" in error.splitlines()[0] else ["  " + error.split("invalid stack config: ", 1)[-1]]
-    return bool(lines) and all(_UNRUNNABLE.match(line) for line in lines)
+    found = diagnostics.parse(error)
+    return bool(found) and all(_UNRUNNABLE.match(f"{d['path']}: {d['message']}") for d in found)
 
 
 @pytest.mark.parametrize("mode, examples", list(VALID_EXAMPLES.items()))
@@ -407,7 +407,7 @@ def check_accepted_or_refused(directory: Path, config: dict) -> None:
         result = synth_config(directory, config)
     if result.exit_code == 2:
         assert result.recording is None and "Traceback" not in result.error
-        paths = reported_paths(result.error, f"{display(directory)}: invalid stack config")
+        paths = reported_paths(result.error, display(directory))
         assert all(p.startswith(f"{S.NS}:") for p in paths), result.error
         return
     assert result.error is None and result.exit_code == 0, (result.exit_code, result.error, result.violations)
@@ -452,7 +452,7 @@ def check_rejected(directory: Path, config: dict, mutation: S.Mutation, counter:
     assert exit_code == 2, context
     assert not registered, "nothing may be registered: " + context
     assert result.error is not None and "Traceback" not in result.error, context
-    paths = reported_paths(result.error, f"{display(directory)}: invalid stack config")
+    paths = reported_paths(result.error, display(directory))
     check_paths(paths, mutation, context)
 
 
@@ -539,7 +539,7 @@ def test_cli_rejects_mutated_stacks(tmp_path_factory, case):
     config, mutation = case
     directory = tmp_path_factory.mktemp("cli")
     stack = directory / "Pulumi.fuzz.yaml"
-    stack.write_text(yaml.safe_dump({"config": config}, sort_keys=False))
+    stack.write_text(yamlread.dump({"config": config}))
     out = directory / "out"
     with _timed("cli"):
         proc = synth_cli("--config", str(stack), "--out", str(out))
@@ -548,6 +548,6 @@ def test_cli_rejects_mutated_stacks(tmp_path_factory, case):
     assert proc.stdout == "", context
     assert "Traceback" not in proc.stderr, context
     message = proc.stderr.rstrip("\n")
-    paths = reported_paths(message, f"{stack}: invalid stack config")
+    paths = reported_paths(message, str(stack))
     check_paths(paths, mutation, context)
     assert not out.exists(), "nothing may be written for an invalid stack"

@@ -42,7 +42,12 @@ def format_path(loc: tuple[str | int, ...]) -> str:
     if not loc:
         return NAMESPACE
     head, *rest = loc
-    out = f"{NAMESPACE}:{head}"
+    return join_path(f"{NAMESPACE}:{head}", rest)
+
+
+def join_path(key: str, rest) -> str:
+    """A stack-file key path: the config key, then .name, [index] or ["odd key"] per level."""
+    out = key
     for part in rest:
         if isinstance(part, int):
             out += f"[{part}]"

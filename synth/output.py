@@ -1,0 +1,146 @@
+"""Where synth writes, and how: all files or none, never outside the output folder.
+
+The files are written into a temporary sibling folder (`.<out>.tmp-*`) and renamed into place
+only once all are written, so a failed or killed run leaves the previous output byte for byte
+as it was. A lock file beside it (`.<out>.lock`) keeps two runs on one folder from mixing.
+The folder is replaced as a whole, so synth only ever replaces a folder it made itself
+(marked by MARKER), an empty one, or nothing: `--out .`, `--out stacks` or `--out ~` are
+refused before anything is written."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import shutil
+import stat
+import tempfile
+import time
+from pathlib import Path
+
+from .diagnostics import Diagnostic
+
+MARKER = ".gke-ai-batch-synth"
+"""Written into every output folder: the proof that synth may replace it."""
+LOCK_WAIT_SECONDS = 120
+# What synth wrote before it marked its folders: such a folder may be replaced too.
+_UNMARKED_OUTPUT = {"resources.json", "manifests.yaml", "outputs.json", "policy.json", "report.md"}
+
+
+class OutputError(Exception):
+    def __init__(self, message: str, path: Path, busy: bool = False):
+        self.diagnostic = Diagnostic(message, "output", file=str(path))
+        self.busy = busy
+        super().__init__(message)
+
+
+def check_target(out: Path, root: Path) -> Path:
+    """The absolute output folder, or OutputError saying why synth may not replace it."""
+    if os.path.lexists(out) and os.path.islink(out):
+        raise OutputError("is a symbolic link; give the folder it points to, or another path", out)
+    target = Path(os.path.abspath(out))
+    if target == Path(target.anchor):
+        raise OutputError("is the file system root", out)
+    resolved_root = root.resolve()
+    real = target.resolve()
+    if real == resolved_root or real in resolved_root.parents:
+        raise OutputError("is the project folder or one above it; synth replaces its output folder as a whole", out)
+    if real == Path.home().resolve():
+        raise OutputError("is your home folder; synth replaces its output folder as a whole", out)
+    if not os.path.lexists(target):
+        return target
+    mode = os.stat(target).st_mode
+    if not stat.S_ISDIR(mode):
+        kind = "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a file" if stat.S_ISREG(mode) else "not a folder"
+        raise OutputError(f"is {kind}, not a folder", out)
+    try:
+        entries = os.listdir(target)
+    except OSError as exc:
+        raise OutputError(f"cannot be read: {exc.strerror}", out) from None
+    if entries and MARKER not in entries and not set(entries) <= _UNMARKED_OUTPUT:
+        config = sorted(e for e in entries if e.startswith("Pulumi.") and e.endswith((".yaml", ".yml")))
+        why = f"it holds Pulumi config ({', '.join(config[:3])})" if config else f"it holds {len(entries)} entries synth did not write"
+        raise OutputError(f"is not a folder synth wrote ({why}); synth replaces its output folder as a whole: choose an empty or new folder", out)
+    return target
+
+
+@contextlib.contextmanager
+def locked(target: Path, wait: float = LOCK_WAIT_SECONDS):
+    """An exclusive lock on `target` for this process, waiting at most `wait` seconds."""
+    parent = target.parent
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(parent / f".{target.name}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise OutputError(f"cannot be written: {exc.strerror}", target) from None
+    try:
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                    raise OutputError(f"cannot be locked: {exc.strerror}", target) from None
+                if time.monotonic() >= deadline:
+                    raise OutputError(f"is locked by another synth for more than {wait:.0f} s", target, busy=True) from None
+                time.sleep(0.05)
+        _remove_stale(target)
+        yield
+    finally:
+        os.close(fd)
+
+
+def write(target: Path, files: dict[str, str]) -> None:
+    """Replace `target` with a folder holding exactly `files`, or leave it as it was."""
+    parent = target.parent
+    try:
+        tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=parent))
+    except OSError as exc:
+        raise OutputError(f"cannot be written: {exc.strerror}", target) from None
+    try:
+        for name, text in {**files, MARKER: "This folder is synth's output: the next run replaces it as a whole.\n"}.items():
+            with open(tmp / name, "w", encoding="utf-8") as f:
+                f.write(text)
+                f.flush()
+                os.fsync(f.fileno())
+        os.chmod(tmp, 0o755)
+        _swap(tmp, target)
+    except OSError as exc:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise OutputError(f"cannot be written: {exc.strerror}", target) from None
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def _swap(tmp: Path, target: Path) -> None:
+    if not os.path.lexists(target):
+        os.rename(tmp, target)
+        return
+    old = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
+    os.rmdir(old)
+    os.rename(target, old)
+    try:
+        os.rename(tmp, target)
+    except BaseException:
+        os.rename(old, target)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _remove_stale(target: Path) -> None:
+    """Temporary folders of runs that were killed (the lock is ours, so none is in use)."""
+    prefixes = (f".{target.name}.tmp-", f".{target.name}.old-")
+    try:
+        stale = [p for p in target.parent.iterdir() if p.name.startswith(prefixes)]
+    except OSError:
+        return
+    for path in stale:
+        if path.name.startswith(prefixes[1]) and not os.path.lexists(target):
+            # Killed between the two renames: the previous output is here; put it back.
+            with contextlib.suppress(OSError):
+                os.rename(path, target)
+                continue
+        shutil.rmtree(path, ignore_errors=True)

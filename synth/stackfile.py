@@ -1,0 +1,239 @@
+"""Stack files read as Pulumi reads them, refused where Pulumi would refuse them or read them
+differently from what their author meant, and where synth cannot follow offline.
+
+- Stack names: Pulumi's rule (at most 100 of letters, digits, '-', '_', '.'; pkg/backend/diy:
+  "stack names are limited to 100 characters and may only contain alphanumeric, hyphens,
+  underscores, or periods"), and not '.' or '..', which Pulumi allows but which would make
+  synth's default output folder build/<stack> point outside build/.
+- Top-level keys: those of Pulumi's ProjectStack (config, secretsprovider, encryptedkey,
+  encryptionsalt, environment). Pulumi ignores others; a misspelt `confg:` would then mean
+  "no config", so synth refuses them.
+- Config keys are `<namespace>:<name>` (or the legacy `<namespace>:config:<name>`), as
+  Pulumi's config.ParseKey requires ("configuration keys should be of the form
+  `<namespace>:<name>`").
+- `{secure: ...}` values are ciphertext that only `pulumi` can decrypt, with the stack's
+  secrets provider. Keys this program reads (gke-ai-batch:*, gcp:project, gcp:region) are
+  plain values, so a secure one is refused; a provider's secure key (gcp:credentials, say)
+  reaches the program as a secret whose value is a placeholder: synth never sees the clear
+  text and writes neither it nor the ciphertext anywhere.
+- `environment:` imports Pulumi ESC environments, which only Pulumi Cloud can open: refused,
+  with the reason, rather than rendered without the values it would bring.
+- Scalars as yaml.v2 reads them, duplicate and non-string keys, unknown tags, sizes, depth and
+  alias expansion: synth/yamlread.py."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from components.config.errors import NAMESPACE, join_path
+
+from . import yamlread
+from .diagnostics import Diagnostic
+
+STACK_NAME_RX = re.compile(r"[A-Za-z0-9_.-]{1,100}", re.ASCII)
+TOP_LEVEL_KEYS = ("config", "secretsprovider", "encryptedkey", "encryptionsalt", "environment")
+# Config the program itself reads (__main__.py, components/config): a secret there would be
+# a placeholder in every name and label derived from it.
+PROGRAM_KEYS = ("gcp:project", "gcp:region")
+SECRET_PLACEHOLDER = "[secret]"
+
+
+def stack_name_problem(name: str) -> str | None:
+    if not STACK_NAME_RX.fullmatch(name):
+        return (
+            f"{name!r} is not a stack name: stack names are limited to 100 characters and may only "
+            "contain alphanumeric, hyphens, underscores, or periods (Pulumi's rule)"
+        )
+    if name in (".", ".."):
+        return f"{name!r} is not a stack name synth accepts: its output folder build/{name} would be outside build/"
+    return None
+
+
+class StackFileError(Exception):
+    def __init__(self, diagnostics: list[Diagnostic]):
+        self.diagnostics = diagnostics
+        super().__init__("\n".join(d.render() for d in diagnostics))
+
+
+@dataclass(frozen=True)
+class StackFile:
+    path: Path
+    stack: str
+
+    @classmethod
+    def locate(cls, root: Path, stack: str | None, config: Path | None) -> "StackFile":
+        """stacks/Pulumi.<stack>.yaml for a stack name, or any file named Pulumi.<stack>.yaml."""
+        if config is None:
+            problem = stack_name_problem(stack or "")
+            if problem:
+                raise StackFileError([Diagnostic(problem, "usage")])
+            path = root / "stacks" / f"Pulumi.{stack}.yaml"
+            if not path.is_file():
+                known = ", ".join(existing_stacks(root / "stacks")) or "none"
+                raise StackFileError([Diagnostic(f"no stack {stack!r} (no {_display(path)}); stacks: {known}", "usage")])
+            return cls(path, stack)
+        name = config.name
+        if not (name.startswith("Pulumi.") and name.endswith(".yaml")) or len(name) <= len("Pulumi..yaml"):
+            raise StackFileError([Diagnostic("stack files are named Pulumi.<stack>.yaml", "usage", file=str(config))])
+        stack = name[len("Pulumi.") : -len(".yaml")]
+        problem = stack_name_problem(stack)
+        if problem:
+            raise StackFileError([Diagnostic(problem, "usage", file=str(config))])
+        if not config.exists():
+            raise StackFileError([Diagnostic("no such stack file", "usage", file=str(config))])
+        return cls(config, stack)
+
+    def display(self) -> str:
+        return _display(self.path)
+
+
+def existing_stacks(stacks_dir: Path) -> list[str]:
+    try:
+        names = [p.name[len("Pulumi.") : -len(".yaml")] for p in stacks_dir.glob("Pulumi.*.yaml")]
+    except OSError:
+        return []
+    return sorted(n for n in names if stack_name_problem(n) is None)
+
+
+def _display(path: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(Path.cwd()))
+    except (ValueError, OSError):
+        return str(path)
+
+
+@dataclass
+class StackConfig:
+    """What the engine would hand the program: every key as text (structured values as JSON),
+    the keys that are secrets, and where each key path is written in the file."""
+
+    values: dict[str, str] = field(default_factory=dict)
+    secret_keys: list[str] = field(default_factory=list)
+    positions: dict[str, tuple[int, int]] = field(default_factory=dict)
+
+
+def read(stack_file: StackFile) -> StackConfig:
+    """The stack's config, or StackFileError listing every problem in the file at once."""
+    file = stack_file.display()
+    try:
+        doc = yamlread.load(yamlread.decode(yamlread.read_bytes(stack_file.path)))
+    except yamlread.YamlError as exc:
+        raise StackFileError([_diagnostic(p, file) for p in exc.problems]) from None
+    positions = {_format(path): at for path, at in doc.positions.items() if path}
+    problems: list[Diagnostic] = []
+
+    def refuse(path: tuple, rule: str, message: str) -> None:
+        at = doc.positions.get(path)
+        problems.append(Diagnostic(message, rule, _format(path) or None, file, *(at or (None, None))))
+
+    data = doc.data
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise StackFileError([Diagnostic("not a stack file: expected a mapping with a config key", "pulumi.stack-file", file=file, line=1, column=1)])
+    for key in data:
+        if key not in TOP_LEVEL_KEYS:
+            refuse((key,), "pulumi.stack-file", f"unknown top-level key {key!r}; a stack file has {', '.join(TOP_LEVEL_KEYS)}")
+    if data.get("environment") is not None:
+        refuse(
+            ("environment",),
+            "pulumi.environment",
+            "imports Pulumi ESC environments, which synth cannot open offline (only Pulumi Cloud resolves them): "
+            "put the values this stack needs under config: to render it, or preview it with `pulumi preview`",
+        )
+    config = data.get("config")
+    if config is None:
+        config = {}
+    if not isinstance(config, dict):
+        refuse(("config",), "pulumi.stack-file", "config must be a mapping of <namespace>:<name> keys to values")
+        config = {}
+
+    result = StackConfig(positions=positions)
+    seen: dict[str, str] = {}
+    for raw_key, value in config.items():
+        key = _parse_key(raw_key)
+        if key is None:
+            refuse(
+                ("config", raw_key),
+                "pulumi.key",
+                f"could not parse {raw_key!r} as a configuration key (configuration keys should be of the form "
+                f"`<namespace>:<name>`, e.g. {NAMESPACE}:{raw_key.split(':')[-1] or 'cluster'})",
+            )
+            continue
+        if key in seen:
+            refuse(("config", raw_key), "yaml.duplicate-key", f"{raw_key!r} sets {key!r} again (also set as {seen[key]!r})")
+            continue
+        seen[key] = raw_key
+        if key != raw_key:
+            _rekey(result.positions, _format(("config", raw_key)), key)
+        secure = list(_secure_paths(value, ()))
+        if secure:
+            if key.startswith(f"{NAMESPACE}:") or key in PROGRAM_KEYS:
+                for sub in secure:
+                    refuse(
+                        ("config", raw_key, *sub),
+                        "pulumi.secure",
+                        "is a secure (encrypted) value, which synth cannot decrypt and this program does not "
+                        "expect: no key it reads is a secret. Set it in clear (`pulumi config set` without --secret)",
+                    )
+                continue
+            value = _mask_secure(value)
+            result.secret_keys.append(key)
+        result.values[key] = value if isinstance(value, str) else json.dumps(value)
+    if problems:
+        raise StackFileError(problems)
+    return result
+
+
+def _parse_key(key: str) -> str | None:
+    """`ns:name`, or the legacy `ns:config:name` (Pulumi's config.ParseKey), normalised to `ns:name`."""
+    parts = key.split(":")
+    if len(parts) == 2 and all(parts):
+        return key
+    if len(parts) == 3 and parts[1] == "config" and parts[0] and parts[2]:
+        return f"{parts[0]}:{parts[2]}"
+    return None
+
+
+def _secure_paths(value: Any, at: tuple):
+    if isinstance(value, dict):
+        if set(value) == {"secure"}:
+            yield at
+            return
+        for k, v in value.items():
+            yield from _secure_paths(v, (*at, k))
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            yield from _secure_paths(v, (*at, i))
+
+
+def _mask_secure(value: Any) -> Any:
+    if isinstance(value, dict):
+        if set(value) == {"secure"}:
+            return SECRET_PLACEHOLDER
+        return {k: _mask_secure(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_mask_secure(v) for v in value]
+    return value
+
+
+def _format(path: tuple) -> str:
+    """A document path as the key path diagnostics name: config entries by their config key."""
+    if not path:
+        return ""
+    if path[0] == "config" and len(path) > 1 and isinstance(path[1], str):
+        return join_path(path[1], path[2:])
+    return join_path(str(path[0]), path[1:])
+
+
+def _rekey(positions: dict[str, tuple[int, int]], old: str, new: str) -> None:
+    for path in [p for p in positions if p == old or p.startswith((f"{old}.", f"{old}["))]:
+        positions[new + path[len(old) :]] = positions[path]
+
+
+def _diagnostic(problem: yamlread.Problem, file: str) -> Diagnostic:
+    return Diagnostic(problem.message, problem.rule, _format(problem.path) or None, file, problem.line, problem.column)

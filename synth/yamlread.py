@@ -1,0 +1,421 @@
+"""A bounded YAML reader that keeps positions and reads scalars as Pulumi does.
+
+Pulumi reads stack files with gopkg.in/yaml.v2 (sdk/go/common/encoding/marshal.go), whose
+scalar rules differ from PyYAML's YAML 1.1 constructors: `1e30` is a float there and a string
+here, `1:20` a string there and 80 here; dates stay strings there (decode.go: "for backward
+compatibility reasons we set it as a string") and become datetime objects here. So the values
+are built here from PyYAML's event stream (its parser, not its constructors), with yaml.v2's
+resolution, and every mapping key and sequence item keeps its line and column.
+
+Building from events is also what bounds the work: the parser is iterative, so a deeply nested
+file is refused at the depth limit instead of overflowing the C stack; aliases are counted as
+the nodes they expand to, so a "billion laughs" file is refused at the node budget instead of
+exhausting memory. Everything wrong in a file that parses is reported at once."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import yaml
+
+# libyaml's event parser when PyYAML has it (several times faster), else the pure-Python one.
+_PARSER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+MAX_BYTES = 2 * 1024 * 1024
+"""A stack file of the largest platform we model is about 60 KB; 2 MiB leaves room."""
+MAX_DEPTH = 64
+"""Stack config nests about ten levels deep; nothing legitimate needs 64."""
+MAX_NODES = 200_000
+"""Scalars, mappings and sequences after alias expansion."""
+INT64 = (-(2**63), 2**63 - 1)
+EXACT_FLOAT = 2**53
+"""Beyond this a YAML float is no longer exact as a float64 (JSON, Go, Python)."""
+
+_V2_BOOLS = {
+    **dict.fromkeys(("y", "Y", "yes", "Yes", "YES", "on", "On", "ON", "true", "True", "TRUE"), True),
+    **dict.fromkeys(("n", "N", "no", "No", "NO", "off", "Off", "OFF", "false", "False", "FALSE"), False),
+}
+_V2_NULLS = {"", "~", "null", "Null", "NULL"}
+_V2_SPECIAL_FLOATS = {
+    **dict.fromkeys((".inf", ".Inf", ".INF", "+.inf", "+.Inf", "+.INF"), math.inf),
+    **dict.fromkeys(("-.inf", "-.Inf", "-.INF"), -math.inf),
+    **dict.fromkeys((".nan", ".NaN", ".NAN"), math.nan),
+}
+# yaml.v2 resolve.go: ints through strconv.ParseInt(s, 0, 64) after removing '_' (so 0x, 0o,
+# 0b and a leading-0 octal), floats through yamlStyleFloat.
+_GO_INT = re.compile(r"[-+]?(0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|0[0-7]+|[0-9]+)", re.ASCII)
+_YAML_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?", re.ASCII)
+_CORE = "tag:yaml.org,2002:"
+_SCALAR_TAGS = {f"{_CORE}{t}" for t in ("str", "int", "float", "bool", "null")}
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something wrong in the file: 1-based line and column (None when the file is unreadable
+    as a whole), the key path as a tuple of keys and indexes, a rule id and a message."""
+
+    line: int | None
+    column: int | None
+    path: tuple
+    rule: str
+    message: str
+
+
+class YamlError(Exception):
+    def __init__(self, problems: list[Problem]):
+        self.problems = problems
+        super().__init__("; ".join(p.message for p in problems))
+
+
+@dataclass
+class Document:
+    data: Any
+    positions: dict[tuple, tuple[int, int]] = field(default_factory=dict)
+    """Key path -> (line, column) of the mapping key or sequence item."""
+
+
+def decode(raw: bytes) -> str:
+    """UTF-8 (with or without a BOM) or UTF-16 with a BOM, as yaml.v2's reader accepts."""
+    if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+        encoding = "utf-16"
+    else:
+        encoding = "utf-8-sig"
+    try:
+        return raw.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line = raw[: exc.start].count(b"\n") + 1
+        raise YamlError(
+            [Problem(line, None, (), "yaml.encoding", f"not {encoding.upper().replace('-SIG', '')} text (byte {exc.start}: {exc.reason})")]
+        ) from None
+
+
+def read_bytes(path) -> bytes:
+    """The file's bytes, refusing anything but a regular file of at most MAX_BYTES without
+    reading more than that."""
+    import os
+    import stat
+
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        raise YamlError([Problem(None, None, (), "file", f"cannot read: {exc.strerror}")]) from None
+    if not stat.S_ISREG(st.st_mode):
+        raise YamlError([Problem(None, None, (), "file", "not a regular file")])
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(MAX_BYTES + 1)
+    except OSError as exc:
+        raise YamlError([Problem(None, None, (), "file", f"cannot read: {exc.strerror}")]) from None
+    if len(raw) > MAX_BYTES:
+        raise YamlError([Problem(None, None, (), "yaml.size", f"larger than {MAX_BYTES // (1024 * 1024)} MiB")])
+    return raw
+
+
+def load(text: str) -> Document:
+    """The single document in `text`, or YamlError listing every problem found."""
+    return _Builder(text).build()
+
+
+class _Frame:
+    __slots__ = ("container", "path", "key", "key_ok", "seen", "nodes", "anchor", "start")
+
+    def __init__(self, container, path, anchor, start):
+        self.container = container
+        self.path = path
+        self.key = _NO_KEY
+        self.key_ok = True
+        self.seen: dict[str, int] = {}
+        self.nodes = 1
+        self.anchor = anchor
+        self.start = start
+
+
+_NO_KEY = object()
+
+
+class _Builder:
+    def __init__(self, text: str):
+        self.text = text
+        self.problems: list[Problem] = []
+        self.positions: dict[tuple, tuple[int, int]] = {}
+        self.anchors: dict[str, tuple[Any, int]] = {}
+        self.nodes = 0
+
+    def problem(self, mark, path: tuple, rule: str, message: str) -> None:
+        line, column = (mark.line + 1, mark.column + 1) if mark is not None else (None, None)
+        self.problems.append(Problem(line, column, path, rule, message))
+
+    def build(self) -> Document:
+        try:
+            root = self._walk()
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+            what = getattr(exc, "problem", None) or str(exc)
+            context = getattr(exc, "context", None)
+            message = f"{context}, {what}" if context else what
+            self.problems.append(
+                Problem(mark.line + 1 if mark else None, mark.column + 1 if mark else None, (), "yaml.syntax", f"invalid YAML: {message}")
+            )
+            raise YamlError(self.problems) from None
+        except _Abort:
+            raise YamlError(self.problems) from None
+        if self.problems:
+            raise YamlError(self.problems)
+        return Document(root, self.positions)
+
+    def _walk(self) -> Any:
+        stack: list[_Frame] = []
+        root: Any = None
+        documents = 0
+        loader = _PARSER(self.text)
+        try:
+            while True:
+                event = loader.get_event()
+                if event is None or isinstance(event, yaml.StreamEndEvent):
+                    break
+                if isinstance(event, yaml.DocumentStartEvent):
+                    documents += 1
+                    if documents > 1:
+                        self.problem(event.start_mark, (), "yaml.documents", "a stack file holds one YAML document, not several")
+                        raise _Abort
+                    continue
+                if isinstance(event, (yaml.StreamStartEvent, yaml.DocumentEndEvent)):
+                    continue
+                if isinstance(event, (yaml.MappingEndEvent, yaml.SequenceEndEvent)):
+                    frame = stack.pop()
+                    if frame.anchor:
+                        self.anchors[frame.anchor] = (frame.container, frame.nodes)
+                    if stack:
+                        stack[-1].nodes += frame.nodes
+                        self._attach(stack[-1], frame.container, frame.start, frame.nodes)
+                    else:
+                        root = frame.container
+                    continue
+                parent = stack[-1] if stack else None
+                path = self._child_path(parent)
+                if isinstance(event, yaml.AliasEvent):
+                    if event.anchor not in self.anchors:
+                        self.problem(event.start_mark, path, "yaml.alias", f"unknown alias *{event.anchor}")
+                        raise _Abort
+                    value, count = self.anchors[event.anchor]
+                    self._count(count, event.start_mark, path)
+                    if parent is None:
+                        root = value
+                    else:
+                        parent.nodes += count
+                        self._attach(parent, value, event.start_mark, count, alias=True)
+                    continue
+                if isinstance(event, yaml.ScalarEvent):
+                    self._count(1, event.start_mark, path)
+                    value = self._scalar(event, path, as_key=parent is not None and _wants_key(parent))
+                    if event.anchor:
+                        self.anchors[event.anchor] = (value, 1)
+                    if parent is None:
+                        root = value
+                    else:
+                        parent.nodes += 1
+                        self._attach(parent, value, event.start_mark, 1)
+                    continue
+                # A mapping or a sequence starts.
+                self._count(1, event.start_mark, path)
+                if len(stack) >= MAX_DEPTH:
+                    self.problem(event.start_mark, path, "yaml.depth", f"nested more than {MAX_DEPTH} levels deep")
+                    raise _Abort
+                is_map = isinstance(event, yaml.MappingStartEvent)
+                self._check_collection_tag(event, path, is_map)
+                if parent is not None and _wants_key(parent):
+                    self.problem(event.start_mark, path, "yaml.key", "a mapping key must be a string, not a mapping or a list")
+                    parent.key_ok = False
+                stack.append(_Frame({} if is_map else [], path, event.anchor, event.start_mark))
+        finally:
+            loader.dispose()
+        return root
+
+    def _count(self, n: int, mark, path: tuple) -> None:
+        self.nodes += n
+        if self.nodes > MAX_NODES:
+            self.problem(mark, path, "yaml.size", f"more than {MAX_NODES:,} values once aliases are expanded")
+            raise _Abort
+
+    @staticmethod
+    def _child_path(parent: _Frame | None) -> tuple:
+        if parent is None:
+            return ()
+        if isinstance(parent.container, list):
+            return (*parent.path, len(parent.container))
+        if parent.key is _NO_KEY:
+            return parent.path
+        return (*parent.path, parent.key)
+
+    def _attach(self, frame: _Frame, value: Any, mark, nodes: int, alias: bool = False) -> None:
+        container = frame.container
+        if isinstance(container, list):
+            self.positions[(*frame.path, len(container))] = (mark.line + 1, mark.column + 1)
+            container.append(value)
+            return
+        if frame.key is _NO_KEY:
+            # `value` is a key (an alias used as a key lands here too).
+            if value is _BAD_KEY_VALUE:
+                frame.key_ok = False
+            elif alias and not isinstance(value, str):
+                self.problem(mark, frame.path, "yaml.key", "a mapping key must be a string")
+                frame.key_ok = False
+            frame.key = value if frame.key_ok else _BAD_KEY
+            if frame.key_ok:
+                line = mark.line + 1
+                if value in frame.seen:
+                    self.problem(
+                        mark,
+                        (*frame.path, value),
+                        "yaml.duplicate-key",
+                        f"key {value!r} is already defined at line {frame.seen[value]} (Pulumi refuses duplicate keys)",
+                    )
+                    frame.key = _BAD_KEY
+                else:
+                    frame.seen[value] = line
+                    self.positions[(*frame.path, value)] = (line, mark.column + 1)
+            return
+        if frame.key is not _BAD_KEY:
+            container[frame.key] = value
+        frame.key = _NO_KEY
+        frame.key_ok = True
+
+    def _check_collection_tag(self, event, path: tuple, is_map: bool) -> None:
+        tag = event.tag
+        if tag in (None, "!", f"{_CORE}{'map' if is_map else 'seq'}"):
+            return
+        self.problem(event.start_mark, path, "yaml.tag", f"unsupported YAML tag {tag_name(tag)}: stack config holds plain mappings, lists and scalars")
+
+    def _scalar(self, event, path: tuple, *, as_key: bool) -> Any:
+        text = event.value
+        tag = event.tag
+        plain = tag is None and bool(event.implicit[0])
+        if tag not in (None, "!") and tag not in _SCALAR_TAGS:
+            self.problem(event.start_mark, path, "yaml.tag", f"unsupported YAML tag {tag_name(tag)}: stack config holds plain mappings, lists and scalars")
+            return text
+        if not plain and tag in (None, "!", f"{_CORE}str"):
+            return text
+        want = tag[len(_CORE) :] if tag else None
+        value = _resolve(text, want)
+        if value is _INVALID:
+            self.problem(event.start_mark, path, "yaml.tag", f"{text!r} is not a valid !!{want}")
+            return text
+        if as_key:
+            if text == "<<" and plain:
+                self.problem(event.start_mark, path, "yaml.merge", "merge keys (<<) are not supported in stack files: write the keys out")
+                return text
+            if not isinstance(value, str):
+                self.problem(
+                    event.start_mark,
+                    path,
+                    "yaml.key",
+                    f"mapping key {text!r} is read as {_kind(value)}, not a string: quote it",
+                )
+                return _BAD_KEY_VALUE
+            return value
+        return self._check_number(value, text, event.start_mark, path)
+
+    def _check_number(self, value: Any, text: str, mark, path: tuple) -> Any:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            return value
+        if isinstance(value, int):
+            if not INT64[0] <= value <= INT64[1]:
+                self.problem(mark, path, "yaml.number", f"{text} is outside the 64-bit integer range")
+            elif _LEGACY_OCTAL.fullmatch(text.replace("_", "")):
+                self.problem(
+                    mark, path, "yaml.number", f"{text} is octal to Pulumi's YAML reader (= {value}): write {value}, or quote it"
+                )
+            return value
+        if not math.isfinite(value):
+            self.problem(mark, path, "yaml.number", f"{text} is not a finite number")
+        elif abs(value) >= EXACT_FLOAT:
+            self.problem(mark, path, "yaml.number", f"{text} is 2^53 or beyond, where a float is no longer exact")
+        return value
+
+
+class _Abort(Exception):
+    """Stop reading: the problem is recorded and what follows would cost without telling more."""
+
+
+_BAD_KEY = object()
+_BAD_KEY_VALUE = object()
+_INVALID = object()
+_LEGACY_OCTAL = re.compile(r"[-+]?0[0-7]+", re.ASCII)
+
+
+def _wants_key(frame: _Frame) -> bool:
+    return isinstance(frame.container, dict) and frame.key is _NO_KEY
+
+
+def _resolve(text: str, want: str | None) -> Any:
+    """A scalar as yaml.v2 resolves it (resolve.go), or as its explicit core tag asks."""
+    if want in (None, "null") and text in _V2_NULLS:
+        return None
+    if want in (None, "bool") and text in _V2_BOOLS:
+        return _V2_BOOLS[text]
+    if want in (None, "float") and text in _V2_SPECIAL_FLOATS:
+        return _V2_SPECIAL_FLOATS[text]
+    compact = text.replace("_", "")
+    if want in (None, "int", "float") and _GO_INT.fullmatch(compact):
+        number = _go_int(compact)
+        return float(number) if want == "float" else number
+    if want in (None, "float") and _YAML_FLOAT.fullmatch(compact):
+        number = float(compact)
+        # Go's ParseFloat fails with ErrRange beyond float64, and yaml.v2 then keeps the text.
+        return number if math.isfinite(number) or want == "float" else text
+    if want is None or want == "str":
+        return text
+    return _INVALID
+
+
+def _go_int(text: str) -> int:
+    sign = -1 if text.startswith("-") else 1
+    digits = text.lstrip("+-")
+    lower = digits.lower()
+    if lower.startswith("0x"):
+        return sign * int(digits[2:], 16)
+    if lower.startswith("0o"):
+        return sign * int(digits[2:], 8)
+    if lower.startswith("0b"):
+        return sign * int(digits[2:], 2)
+    if len(digits) > 1 and digits.startswith("0"):
+        return sign * int(digits, 8)
+    # MAX_BYTES bounds the digits, but int() of thousands of digits is slow: anything this
+    # long is outside int64 anyway.
+    if len(digits) > 40:
+        return sign * 10**40
+    return sign * int(digits)
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return f"the boolean {str(value).lower()}"
+    return f"the number {value}"
+
+
+def tag_name(tag: str) -> str:
+    return f"!!{tag[len(_CORE):]}" if tag.startswith(_CORE) else tag
+
+
+class _StackDumper(yaml.SafeDumper):
+    """PyYAML's dumper quotes what YAML 1.1 would read as another type; yaml.v2 reads more
+    scalars as non-strings (y, n, 1e3), so those are quoted too."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str):
+    style = "'" if _resolve(value, None) is not value else None
+    return dumper.represent_scalar(f"{_CORE}str", value, style=style)
+
+
+_StackDumper.add_representer(str, _represent_str)
+
+
+def dump(data: Any) -> str:
+    """YAML that Pulumi (yaml.v2) and this reader read back as `data` (for tools and tests that
+    write stack files)."""
+    return yaml.dump(data, Dumper=_StackDumper, sort_keys=False, allow_unicode=False)
