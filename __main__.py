@@ -1,11 +1,19 @@
-"""gke-ai-batch: load the stack config, derive the plan, register the components."""
+"""gke-ai-batch: load the stack config, derive the plan, register the components.
+
+`pulumi up` runs this program against a stack (stacks/Pulumi.<stack>.yaml); `python -m synth
+STACK` runs it offline under a recording engine and writes what it would create. It takes no
+arguments of its own."""
 
 import pulumi
 
+from components import cli
 from components.config import ConfigError, load_from_pulumi
 from components.plan import build_plan
 from components.plan.admission import Admission
 from components.platform import deploy
+
+# Only -h/--help is this file's own: under an engine the arguments are the engine's or synth's.
+cli.parser("__main__.py", __doc__).parse_known_args()
 
 source = f"stacks/Pulumi.{pulumi.get_stack()}.yaml"
 config = load_from_pulumi(source=source)

@@ -17,6 +17,15 @@ from policy.crossguard import PACK_ENFORCEMENT, PACK_NAME, policies
 
 POLICIES = policies()
 
+_USAGE = """
+
+Serves the pack's policies to the Pulumi engine until it is done; it is not meant to be run by
+hand. `python -m synth STACK` evaluates the same rules offline (policy.json)."""
+
 if __name__ == "__main__":
+    from components import cli
+
+    # Only -h/--help is this file's own: under the engine the arguments are the analyzer's.
+    cli.parser("python -m policy", __doc__ + _USAGE).parse_known_args()
     # Starts the analyzer's gRPC server and serves until the engine is done.
     PolicyPack(name=PACK_NAME, policies=POLICIES, enforcement_level=PACK_ENFORCEMENT)

@@ -10,6 +10,8 @@ import asyncio
 import concurrent.futures
 import contextlib
 import gc
+import json
+import os
 import runpy
 import sys
 from dataclasses import dataclass, field
@@ -20,11 +22,16 @@ import pulumi
 from google.protobuf import json_format, struct_pb2
 from pulumi.runtime import mocks
 from pulumi.runtime import resource as pulumi_resource
-from pulumi.runtime import settings
 from pulumi.runtime.proto import resource_pb2, source_pb2
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
+# The SDK's internals this file relies on (MockMonitor, _get_stack_trace, run_pulumi_func,
+# _sync_await, the proto messages, these signatures, Output.future) are pinned with pulumi in
+# requirements.txt and checked, for that version, by tests/test_pulumi_internals.py.
+
+# Values' wire signatures (pulumi.runtime.rpc: _special_secret_sig, _special_resource_sig,
+# _special_sig_key, UNKNOWN).
 _SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
 _RESOURCE_SIG = "5cf8f73096256a8f31e491e813e4eb8e"
 _SIG_KEY = "4dabf18193072939515e22adb298388d"
@@ -173,9 +180,10 @@ def run(
     """Run a Pulumi program under the recording engine and return what it registered."""
     monitor = RecordingMonitor(outputs_for)
     # set_mocks keeps an existing root stack; each run gets its own (one process may synth
-    # several stacks, as the tests do).
-    settings.ROOT.set(None)
+    # several stacks, as the tests do): reset_options forgets the root.
+    pulumi.runtime.reset_options(project=project, stack=stack, preview=False)
     pulumi.runtime.set_mocks(_NoMocks(), project=project, stack=stack, preview=False, monitor=monitor)
+    # As pulumi-language-python-exec does with what the language host put in PULUMI_CONFIG.
     pulumi.runtime.set_all_config(config, list(secret_keys or []))
 
     order = _ConstructionOrder(project, stack)
@@ -188,13 +196,31 @@ def run(
             sys.path.insert(0, root)
         monitor.recording.program = runpy.run_path(str(program), run_name="__main__")
 
-    with lean_runtime():
+    with lean_runtime(), language_host_config(config, secret_keys or []):
         _sync_await(run_pulumi_func(main))
         monitor.recording.outputs = _sync_await(_stack_outputs())
     # Registrations arrive as their inputs resolve, which depends on hash order inside the
     # SDK; the program's own construction order does not.
     monitor.recording.resources.sort(key=lambda r: order.position(r.urn))
     return monitor.recording
+
+
+@contextlib.contextmanager
+def language_host_config(config: dict[str, str], secret_keys: list[str]):
+    """The config in the environment, as the language host hands it to a program: PULUMI_CONFIG
+    (JSON of every key, structured values as JSON text) and PULUMI_CONFIG_SECRET_KEYS. The
+    program lists its keys from there (components.config.load_from_pulumi)."""
+    wanted = {"PULUMI_CONFIG": json.dumps(config), "PULUMI_CONFIG_SECRET_KEYS": json.dumps(list(secret_keys))}
+    saved = {name: os.environ.get(name) for name in wanted}
+    os.environ.update(wanted)
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 @contextlib.contextmanager
@@ -244,9 +270,7 @@ class _ConstructionOrder:
 async def _stack_outputs() -> dict[str, Any]:
     """The program's exports, resolved (secrets masked). The mock engine registers the root
     stack's outputs before the program runs, so they are read off the stack here."""
-    from pulumi.runtime.settings import get_root_resource
-
-    stack = get_root_resource()
+    stack = pulumi.runtime.get_root_resource()
     outputs: dict[str, Any] = {}
     for name, value in sorted(getattr(stack, "outputs", {}).items()):
         output = pulumi.Output.from_input(value)

@@ -13,6 +13,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from components import cli
+
 from . import StackFile, synthesize
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -30,15 +32,22 @@ def urn_file(stack: str) -> Path:
 
 
 def main(argv: list[str]) -> int:
-    stacks = argv or sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (ROOT / "stacks").glob("Pulumi.*.yaml"))
+    parser = cli.parser("python -m synth.urns", __doc__)
+    parser.add_argument("stacks", nargs="*", metavar="STACK", help="stacks/Pulumi.STACK.yaml (default: every stack)")
+    stacks = parser.parse_args(argv).stacks
+    stacks = stacks or sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (ROOT / "stacks").glob("Pulumi.*.yaml"))
+    try:
+        stack_files = [StackFile.locate(ROOT, stack, None) for stack in stacks]
+    except (ValueError, FileNotFoundError) as exc:
+        parser.error(str(exc))
     URN_DIR.mkdir(exist_ok=True)
-    for stack in stacks:
-        result = synthesize(ROOT, StackFile.locate(ROOT, stack, None))
+    for stack_file in stack_files:
+        result = synthesize(ROOT, stack_file)
         if result.error:
             print(result.error, file=sys.stderr)
             return 2
-        urn_file(stack).write_text(urn_list(result))
-        print(f"{urn_file(stack).relative_to(ROOT)}: {len(result.recording.resources)} URNs")
+        urn_file(stack_file.stack).write_text(urn_list(result))
+        print(f"{urn_file(stack_file.stack).relative_to(ROOT)}: {len(result.recording.resources)} URNs")
     return 0
 
 

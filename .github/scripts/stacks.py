@@ -16,6 +16,7 @@ needs PyYAML.
 
 from __future__ import annotations
 
+import argparse
 import html
 import json
 import os
@@ -113,33 +114,47 @@ def _emit(pairs: dict[str, object]) -> None:
         sys.stdout.write(lines)
 
 
+def parser() -> argparse.ArgumentParser:
+    doc = __doc__.split("\n\n")
+    p = argparse.ArgumentParser(
+        prog="stacks.py",
+        description=doc[0],
+        epilog="\n\n".join(doc[1:]),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        allow_abbrev=False,
+    )
+    sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    sub.add_parser("list", help="every stacks/Pulumi.<stack>.yaml (the pull-request matrix)")
+    sub.add_parser("deploy-plan", help="the stacks .github/deploy-stacks.yml deploys on push to main, by wave")
+    comment = sub.add_parser("comment", help="write build/STACK/comment.md, the whole text of the PR comment")
+    comment.add_argument("stack", metavar="STACK")
+    comment.add_argument("code", metavar="EXIT_CODE", type=int, help="synth's exit code")
+    comment.add_argument("stderr_file", metavar="STDERR_FILE", type=Path, help="synth's stderr, saved")
+    return p
+
+
 def main(argv: list[str]) -> int:
-    if not argv:
-        print(__doc__, file=sys.stderr)
-        return 2
-    command, args = argv[0], argv[1:]
-    if command == "list" and not args:
+    args = parser().parse_args(argv)
+    if args.command == "list":
         _emit({"stacks": existing_stacks()})
         return 0
-    if command == "deploy-plan" and not args:
+    if args.command == "deploy-plan":
         plan, warnings = deploy_plan()
         for w in warnings:
             print(f"::warning::{w}")
         _emit(plan)
         return 0
-    if command == "comment" and len(args) == 3:
-        stack, code, stderr_file = args[0], int(args[1]), Path(args[2])
-        if not STACK_NAME.match(stack):
-            raise SystemExit(f"not a stack name: {stack!r}")
-        out = ROOT / "build" / stack
-        out.mkdir(parents=True, exist_ok=True)
-        report = out / "report.md"
-        stderr = stderr_file.read_text(errors="replace") if stderr_file.exists() else ""
-        body = comment_body(stack, code, report.read_text() if report.exists() else None, stderr)
-        (out / "comment.md").write_text(body)
-        return 0
-    print(__doc__, file=sys.stderr)
-    return 2
+    # comment
+    stack, code, stderr_file = args.stack, args.code, args.stderr_file
+    if not STACK_NAME.match(stack):
+        raise SystemExit(f"not a stack name: {stack!r}")
+    out = ROOT / "build" / stack
+    out.mkdir(parents=True, exist_ok=True)
+    report = out / "report.md"
+    stderr = stderr_file.read_text(errors="replace") if stderr_file.exists() else ""
+    body = comment_body(stack, code, report.read_text() if report.exists() else None, stderr)
+    (out / "comment.md").write_text(body)
+    return 0
 
 
 if __name__ == "__main__":

@@ -66,10 +66,13 @@ def decode(value: Any) -> Any:
 
 def load_from_pulumi(source: str | None = None) -> StackConfig:
     """Read every key of this project's namespace from the running program's config, so that a
-    misspelt top-level key is an error rather than a silently empty list."""
-    from pulumi.runtime import config as runtime_config
+    misspelt top-level key is an error rather than a silently empty list.
 
-    merged: dict[str, Any] = dict(runtime_config.get_config_env())
-    merged.update(runtime_config.CONFIG.get())
-    ours, region = split_namespace(merged)
+    The language host hands a program its whole config as JSON in the PULUMI_CONFIG variable;
+    pulumi.runtime.get_config_env() is the SDK's public reader of it, and the SDK has no other
+    public way to list the keys (pulumi.Config reads one key at a time). synth hands it over the
+    same way."""
+    import pulumi.runtime
+
+    ours, region = split_namespace(pulumi.runtime.get_config_env())
     return load({k: decode(v) for k, v in ours.items()}, region=decode(region), source=source)

@@ -90,4 +90,7 @@ def render() -> str:
 
 
 if __name__ == "__main__":
+    from .. import cli
+
+    cli.parser("python -m components.config.reference", __doc__).parse_args()
     print(render())

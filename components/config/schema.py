@@ -54,4 +54,7 @@ def render() -> str:
 
 
 if __name__ == "__main__":
+    from .. import cli
+
+    cli.parser("python -m components.config.schema", __doc__).parse_args()
     print(render(), end="")
