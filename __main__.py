@@ -7,7 +7,7 @@ arguments of its own."""
 import pulumi
 
 from components import cli
-from components.config import ConfigError, load_from_pulumi
+from components.config import ConfigError, gcp_project_problem, load_from_pulumi
 from components.plan import build_plan
 from components.plan.admission import Admission
 from components.platform import deploy
@@ -16,10 +16,15 @@ from components.platform import deploy
 cli.parser("__main__.py", __doc__).parse_known_args()
 
 source = f"stacks/Pulumi.{pulumi.get_stack()}.yaml"
-config = load_from_pulumi(source=source)
 project = pulumi.Config("gcp").get("project")
-if not project:
-    raise ConfigError([("gcp:project", "required: the Google Cloud project to deploy into")])
+# Every problem at once: gcp:project's with the stack config's.
+project_problem = [p for p in [gcp_project_problem(project)] if p]
+try:
+    config = load_from_pulumi(source=source)
+except ConfigError as exc:
+    raise ConfigError(project_problem + exc.problems, source) from None
+if project_problem:
+    raise ConfigError(project_problem, source)
 # Module-level, so that synth reports on the very plan the program deployed.
 plan = build_plan(config, project)
 # What Kueue would never admit or kube-scheduler never place is refused before any resource.

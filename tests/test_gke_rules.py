@@ -291,16 +291,16 @@ def _stack(directory, name: str, project: str, cluster: str, region: str = "us-c
 
 
 def test_two_stacks_of_one_project_with_one_cluster(tmp_path):
-    a = _stack(tmp_path, "a", "acme", "ml-platform-production-training-1")
-    _stack(tmp_path, "b", "acme", "ml-platform-production-training-1", region="us-east5")
+    a = _stack(tmp_path, "a", "acme-ml", "ml-platform-production-training-1")
+    _stack(tmp_path, "b", "acme-ml", "ml-platform-production-training-1", region="us-east5")
     # Same long name in another location: the hash differs, nothing collides.
     assert synth.synthesize(ROOT, a, stacks_dir=tmp_path).exit_code == 0
-    c = _stack(tmp_path, "c", "acme", "ml-dev")
-    _stack(tmp_path, "d", "acme", "ml-dev")
+    c = _stack(tmp_path, "c", "acme-ml", "ml-dev")
+    _stack(tmp_path, "d", "acme-ml", "ml-dev")
     result = synth.synthesize(ROOT, c, stacks_dir=tmp_path)
     assert result.exit_code == 2
     assert result.recording is None
-    assert "Pulumi.c.yaml and " in result.error and "Pulumi.d.yaml both deploy to project 'acme'" in result.error
+    assert "Pulumi.c.yaml and " in result.error and "Pulumi.d.yaml both deploy to project 'acme-ml'" in result.error
     assert "gke-ai-batch:cluster.name: " in result.error
     assert "GKE cluster names are unique per project and location" in result.error
 
@@ -310,8 +310,8 @@ def test_same_service_account_id_in_one_project_is_refused(tmp_path, monkeypatch
 
     # Force a hash collision: two different long names, one id.
     monkeypatch.setattr(plan_cluster.hashlib, "sha256", lambda b: type("H", (), {"hexdigest": lambda self: "abcdef" * 10})())
-    a = _stack(tmp_path, "a", "acme", "ml-platform-production-training-1")
-    _stack(tmp_path, "b", "acme", "ml-platform-production-training-2")
+    a = _stack(tmp_path, "a", "acme-ml", "ml-platform-production-training-1")
+    _stack(tmp_path, "b", "acme-ml", "ml-platform-production-training-2")
     result = synth.synthesize(ROOT, a, stacks_dir=tmp_path)
     assert result.exit_code == 2
     assert "derive the same node service account id 'ml-platform-produ-abcdef-nodes'" in result.error

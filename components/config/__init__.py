@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from typing import Any, Mapping
 
 from pydantic import ValidationError
@@ -14,7 +15,7 @@ from pydantic import ValidationError
 from .errors import NAMESPACE, ConfigError, format_path, from_validation_error
 from .stack import StackConfig
 
-__all__ = ["NAMESPACE", "ConfigError", "StackConfig", "decode", "load", "load_from_pulumi", "format_path", "split_namespace"]
+__all__ = ["NAMESPACE", "ConfigError", "gcp_project_problem", "StackConfig", "decode", "load", "load_from_pulumi", "format_path", "split_namespace"]
 
 
 def load(values: Mapping[str, Any], *, region: str | None = None, source: str | None = None) -> StackConfig:
@@ -76,3 +77,23 @@ def load_from_pulumi(source: str | None = None) -> StackConfig:
 
     ours, region = split_namespace(pulumi.runtime.get_config_env())
     return load({k: decode(v) for k, v in ours.items()}, region=decode(region), source=source)
+
+
+# Project IDs: 6 to 30 lowercase letters, digits or hyphens, starting with a letter, not ending
+# with a hyphen (https://cloud.google.com/resource-manager/docs/creating-managing-projects);
+# legacy domain-scoped projects carry a "domain:" prefix. The id reaches resource names,
+# service account emails and file paths, so nothing else may pass.
+_PROJECT_ID_RX = re.compile(r"([a-z0-9.-]+\.[a-z]+:)?[a-z][-a-z0-9]{4,28}[a-z0-9]", re.ASCII)
+
+
+def gcp_project_problem(value: Any) -> tuple[str, str] | None:
+    """(key path, message) if gcp:project is missing or not a project id."""
+    if value in (None, ""):
+        return ("gcp:project", "required: the Google Cloud project to deploy into")
+    if not isinstance(value, str) or not _PROJECT_ID_RX.fullmatch(value):
+        return (
+            "gcp:project",
+            f"{value!r} is not a Google Cloud project id: 6 to 30 lowercase letters, digits or '-', "
+            "starting with a letter, not ending with '-'",
+        )
+    return None

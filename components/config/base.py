@@ -188,7 +188,9 @@ def _check_quantity(value: int | str) -> int | str:
 Quantity = Annotated[int | str, AfterValidator(_check_quantity)]
 
 
-_DURATION_RX = re.compile(r"([0-9]+)(s|m|h|d)", re.ASCII)
+_DURATION_RX = re.compile(r"([0-9]{1,15})(s|m|h|d)", re.ASCII)
+# Kueue and GKE read durations as Go's time.Duration: int64 nanoseconds, about 292 years.
+GO_DURATION_MAX_SECONDS = (2**63 - 1) // 1_000_000_000
 _DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
@@ -207,9 +209,22 @@ def duration_seconds(value: int | str) -> int:
         seconds = int(m.group(1)) * _DURATION_UNITS[m.group(2)]
     if seconds <= 0:
         raise ValueError("a duration must be positive")
+    if seconds > GO_DURATION_MAX_SECONDS:
+        raise ValueError(
+            f"a duration of {seconds}s is beyond Go's time.Duration ({GO_DURATION_MAX_SECONDS}s, about 292 years), "
+            "which Kueue and GKE parse it as"
+        )
     return seconds
 
 
 Duration = Annotated[int | str, AfterValidator(duration_seconds)]
 
 SEVEN_DAYS = 7 * 86400
+
+
+# Upper bounds checked with the field, before any rule counts or lists anything: 15,000 nodes
+# per Standard cluster (https://cloud.google.com/kubernetes-engine/quotas, "Limits per
+# cluster"; a slice is at least one node), and 16 GPUs per VM (a2-megagpu-16g, the most any
+# GCE machine type attaches: https://cloud.google.com/compute/docs/gpus).
+CLUSTER_NODES_MAX = 15_000
+GPUS_PER_VM_MAX = 16

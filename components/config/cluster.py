@@ -10,7 +10,7 @@ from pydantic import AfterValidator, Field, field_validator, model_validator
 from .. import versions
 from ..catalogue import GPU_TYPES, TPU_GENERATIONS
 from ..regions import REGION_RX as _REGION_RX, ZONE_RX as _ZONE_RX
-from .base import GcpLabels, GkeName, Model, RuleError
+from .base import CLUSTER_NODES_MAX, GcpLabels, GkeName, Model, RuleError
 
 
 def region_of(location: str) -> str:
@@ -55,8 +55,8 @@ class SystemPool(Model):
     """The CPU pool that runs system pods, Kueue and JobSet (Standard clusters)."""
 
     machine_type: str = "e2-standard-4"
-    min_nodes: int = Field(1, ge=0)
-    max_nodes: int = Field(3, ge=1)
+    min_nodes: int = Field(1, ge=0, le=CLUSTER_NODES_MAX)
+    max_nodes: int = Field(3, ge=1, le=CLUSTER_NODES_MAX)
 
     @model_validator(mode="after")
     def _bounds(self):

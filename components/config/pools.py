@@ -10,6 +10,8 @@ from pydantic import Field, field_validator, model_validator
 from .. import catalogue
 from .. import naming
 from .base import (
+    CLUSTER_NODES_MAX,
+    GPUS_PER_VM_MAX,
     LABEL_VALUE_RULE,
     QUALIFIED_NAME_RULE,
     SEVEN_DAYS,
@@ -70,7 +72,7 @@ class TpuSpec(Model):
 class GpuSpec(Model):
     type: str
     """GKE accelerator type, e.g. nvidia-h100-80gb, nvidia-l4, nvidia-tesla-t4."""
-    count: int = Field(1, ge=1)
+    count: int = Field(1, ge=1, le=GPUS_PER_VM_MAX)
     """GPUs per VM."""
     driver_version: Literal["default", "latest"] = "default"
 
@@ -139,16 +141,16 @@ class NodePoolConfig(Model):
     """GPUs per node (with machineType)."""
     machine_type: str | None = None
     """CPU and GPU pools; TPU pools take tpu.machineType."""
-    slices: int | None = Field(None, ge=1)
+    slices: int | None = Field(None, ge=1, le=CLUSTER_NODES_MAX)
     """TPU only: one node pool per slice, named <name>-<i>. Default 1."""
     capacity: Capacity = "onDemand"
     """onDemand, spot, reservation (with reservation), flexStart or queued (Dynamic Workload
     Scheduler); see README "Capacity types" for what each sets."""
     reservation: str | None = None
     """Reservation name (or projects/P/reservations/R for a shared one); capacity reservation only."""
-    min_nodes: int | None = Field(None, ge=0)
+    min_nodes: int | None = Field(None, ge=0, le=CLUSTER_NODES_MAX)
     """GPU and CPU pools; TPU node counts derive from the topology."""
-    max_nodes: int | None = Field(None, ge=1)
+    max_nodes: int | None = Field(None, ge=1, le=CLUSTER_NODES_MAX)
     zones: Zones = []
     """Node locations; default: the cluster's. TPU slices need exactly one zone."""
     max_run_duration: Duration | None = None

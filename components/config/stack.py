@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from pydantic import model_validator
+from pydantic import Field, model_validator
 
 import math
 
@@ -56,21 +56,32 @@ RESOURCE_POLICY_NAME_MAX = 63
 BUILTIN_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 # Namespaces the Helm releases create and own.
 INSTALL_NAMESPACES = ("kueue-system", "jobset-system")
+# Entries per list, checked before any rule walks them, so that a generated stack cannot make
+# synth (or `pulumi up`) run for hours: far above any platform we know of (the largest seed
+# stack has 4 pools, 9 teams), and each well within what one cluster's API server holds.
+MAX_ENTRIES = {
+    "nodePools": 500,
+    "flavors": 500,
+    "clusterQueues": 500,
+    "teams": 1000,
+    "priorities": 100,
+    "workloads": 100,
+}
 
 
 class StackConfig(Model):
     production: bool = False
     """Production stacks protect the cluster and accelerator pools from deletion."""
     cluster: ClusterConfig
-    node_pools: list[NodePoolConfig] = []
+    node_pools: list[NodePoolConfig] = Field([], max_length=MAX_ENTRIES["nodePools"])
     kueue: KueueConfig = KueueConfig()
     jobset: JobSetConfig = JobSetConfig()
-    flavors: list[FlavorConfig] | None = None
+    flavors: list[FlavorConfig] | None = Field(None, max_length=MAX_ENTRIES["flavors"])
     """Omit to derive one flavor per accelerator shape and capacity from the node pools."""
-    cluster_queues: list[ClusterQueueConfig] = []
-    teams: list[TeamConfig] = []
-    priorities: list[PriorityConfig] = []
-    workloads: list[Workload] = []
+    cluster_queues: list[ClusterQueueConfig] = Field([], max_length=MAX_ENTRIES["clusterQueues"])
+    teams: list[TeamConfig] = Field([], max_length=MAX_ENTRIES["teams"])
+    priorities: list[PriorityConfig] = Field([], max_length=MAX_ENTRIES["priorities"])
+    workloads: list[Workload] = Field([], max_length=MAX_ENTRIES["workloads"])
     catalogue: CatalogueOverride = CatalogueOverride()
     """Zones, accelerators and GKE versions newer than the built-in catalogues
     (components/regions.py, components/versions.py); synth's report lists them."""

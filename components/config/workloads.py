@@ -9,12 +9,19 @@ from typing import Annotated, ClassVar, Literal, Union
 
 from pydantic import Field, model_validator
 
-from .base import SEVEN_DAYS, K8sName, Labels, Model, Quantity, RuleError
+from .base import CLUSTER_NODES_MAX, SEVEN_DAYS, K8sName, Labels, Model, Quantity, RuleError
 from .pools import GpuSpec, TpuSpec
 
 
+# Bounds checked with the field, so that nothing is sized from a huge number: Kubernetes caps an
+# indexed Job's parallelism at 100,000 (maxParallelismForIndexedJob, and completionsSoftLimit
+# for its completions, in k8s.io/kubernetes pkg/apis/batch/validation/validation.go); synth
+# holds every Job to that, and counts to int32 like the API's fields.
+JOB_PODS_MAX = 100_000
+INT32_MAX = 2**31 - 1
+
 class FailurePolicy(Model):
-    max_restarts: int = Field(0, ge=0)
+    max_restarts: int = Field(0, ge=0, le=INT32_MAX)
     restart_strategy: Literal["Recreate", "BlockingRecreate"] = "Recreate"
 
 
@@ -77,7 +84,7 @@ class JobSetWorkload(WorkloadBase):
     """A JobSet with one replicated job per TPU slice (multislice)."""
 
     kind: Literal["jobset"]
-    slices: int = Field(1, ge=1)
+    slices: int = Field(1, ge=1, le=CLUSTER_NODES_MAX)
     """Replicas of the slice job: one per TPU slice."""
     failure_policy: FailurePolicy = FailurePolicy()
     exclusive_placement: bool = True
@@ -88,12 +95,12 @@ class JobWorkload(WorkloadBase):
     """A Job in the team's queue; multi-host TPU Jobs get an indexed Job and a headless Service."""
 
     kind: Literal["job"]
-    parallelism: int | None = Field(None, ge=1)
+    parallelism: int | None = Field(None, ge=1, le=JOB_PODS_MAX)
     """Defaults to the VMs of a TPU slice, else 1."""
-    completions: int | None = Field(None, ge=1)
+    completions: int | None = Field(None, ge=1, le=JOB_PODS_MAX)
     indexed: bool | None = None
     """Defaults to true for multi-host TPU slices."""
-    backoff_limit: int | None = Field(None, ge=0)
+    backoff_limit: int | None = Field(None, ge=0, le=INT32_MAX)
     restart_policy: Literal["Never", "OnFailure"] = "Never"
     max_run_duration_seconds: int | None = Field(None, ge=1, le=SEVEN_DAYS)
     """Queued capacity only: passed to the ProvisioningRequest Kueue creates."""
@@ -104,7 +111,7 @@ class ProvisioningRequestWorkload(WorkloadBase):
     whose pods consume the provisioned nodes."""
 
     kind: Literal["provisioningRequest"]
-    count: int = Field(1, ge=1)
+    count: int = Field(1, ge=1, le=CLUSTER_NODES_MAX)
     """Pods (and so nodes' worth of capacity) to provision at once."""
     max_run_duration_seconds: int | None = Field(None, ge=1, le=SEVEN_DAYS)
 
