@@ -32,9 +32,12 @@ class Identity:
 def identity(path: Path) -> Identity | None:
     """project, cluster name and location of a stack file; None if it does not say them."""
     try:
-        data = yamlread.load(yamlread.decode(yamlread.read_bytes(path))).data or {}
+        doc = yamlread.load(yamlread.decode(yamlread.read_bytes(path)))
     except yamlread.YamlError:
         return None
+    if doc.problems:
+        return None
+    data = doc.data or {}
     config = data.get("config") if isinstance(data, dict) else None
     if not isinstance(config, dict):
         return None

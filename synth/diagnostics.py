@@ -28,6 +28,17 @@ EXIT_INTERNAL = 70
 _LAST_SEGMENT = re.compile(r'(\.[A-Za-z_][A-Za-z0-9_]*|\[[0-9]+\]|\["(?:[^"\\]|\\.)*"\])$')
 
 
+MESSAGE_MAX = 500
+"""Messages quote the values they refuse; a value of a megabyte is shown by its ends."""
+
+
+def shorten(text: str, limit: int = MESSAGE_MAX) -> str:
+    if len(text) <= limit:
+        return text
+    half = (limit - 30) // 2
+    return f"{text[:half]} …[{len(text) - 2 * half:,} characters]… {text[-half:]}"
+
+
 @dataclass(frozen=True)
 class Diagnostic:
     message: str
@@ -37,6 +48,11 @@ class Diagnostic:
     line: int | None = None
     column: int | None = None
     severity: str = "error"
+
+    def __post_init__(self):
+        object.__setattr__(self, "message", shorten(self.message))
+        if self.path is not None:
+            object.__setattr__(self, "path", shorten(self.path, 200))
 
     def render(self) -> str:
         where = self.file or "synth"

@@ -66,8 +66,10 @@ def check_target(out: Path, root: Path) -> Path:
 
 
 @contextlib.contextmanager
-def locked(target: Path, wait: float = LOCK_WAIT_SECONDS):
-    """An exclusive lock on `target` for this process, waiting at most `wait` seconds."""
+def locked(target: Path, wait: float | None = None):
+    """An exclusive lock on `target` for this process, waiting at most `wait` seconds
+    (LOCK_WAIT_SECONDS by default)."""
+    wait = LOCK_WAIT_SECONDS if wait is None else wait
     parent = target.parent
     try:
         parent.mkdir(parents=True, exist_ok=True)

@@ -124,7 +124,7 @@ def read(stack_file: StackFile) -> StackConfig:
     except yamlread.YamlError as exc:
         raise StackFileError([_diagnostic(p, file) for p in exc.problems]) from None
     positions = {_format(path): at for path, at in doc.positions.items() if path}
-    problems: list[Diagnostic] = []
+    problems: list[Diagnostic] = [_diagnostic(p, file) for p in doc.problems]
 
     def refuse(path: tuple, rule: str, message: str) -> None:
         at = doc.positions.get(path)
@@ -185,7 +185,7 @@ def read(stack_file: StackFile) -> StackConfig:
             result.secret_keys.append(key)
         result.values[key] = value if isinstance(value, str) else json.dumps(value)
     if problems:
-        raise StackFileError(problems)
+        raise StackFileError(sorted(problems, key=lambda d: (d.line or 0, d.column or 0)))
     return result
 
 

@@ -75,6 +75,9 @@ class Document:
     data: Any
     positions: dict[tuple, tuple[int, int]] = field(default_factory=dict)
     """Key path -> (line, column) of the mapping key or sequence item."""
+    problems: list[Problem] = field(default_factory=list)
+    """What is wrong in a file that parses (keys, tags, numbers): the caller reports these
+    with its own findings, all at once. Values at those places are left as their text."""
 
 
 def decode(raw: bytes) -> str:
@@ -84,12 +87,16 @@ def decode(raw: bytes) -> str:
     else:
         encoding = "utf-8-sig"
     try:
-        return raw.decode(encoding)
+        text = raw.decode(encoding)
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise YamlError(
             [Problem(line, None, (), "yaml.encoding", f"not {encoding.upper().replace('-SIG', '')} text (byte {exc.start}: {exc.reason})")]
         ) from None
+    if "\x00" in text:
+        line = text[: text.index("\x00")].count("\n") + 1
+        raise YamlError([Problem(line, None, (), "yaml.encoding", "holds NUL bytes: a binary file, not YAML text")])
+    return text
 
 
 def read_bytes(path) -> bytes:
@@ -115,7 +122,8 @@ def read_bytes(path) -> bytes:
 
 
 def load(text: str) -> Document:
-    """The single document in `text`, or YamlError listing every problem found."""
+    """The single document in `text` and what is wrong in it, or YamlError when it cannot be
+    read at all (syntax, size, depth, alias expansion)."""
     return _Builder(text).build()
 
 
@@ -151,20 +159,25 @@ class _Builder:
     def build(self) -> Document:
         try:
             root = self._walk()
+        except yaml.reader.ReaderError as exc:
+            before = self.text[: exc.position]
+            line, column = before.count("\n") + 1, len(before) - (before.rfind("\n") + 1) + 1
+            self.problems.append(
+                Problem(line, column, (), "yaml.syntax", f"invalid YAML: unacceptable character #x{exc.character:04x} ({exc.reason})")
+            )
+            raise YamlError(self.problems) from None
         except yaml.YAMLError as exc:
             mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
             what = getattr(exc, "problem", None) or str(exc)
             context = getattr(exc, "context", None)
-            message = f"{context}, {what}" if context else what
+            message = " ".join((f"{context}, {what}" if context else what).split())
             self.problems.append(
                 Problem(mark.line + 1 if mark else None, mark.column + 1 if mark else None, (), "yaml.syntax", f"invalid YAML: {message}")
             )
             raise YamlError(self.problems) from None
         except _Abort:
             raise YamlError(self.problems) from None
-        if self.problems:
-            raise YamlError(self.problems)
-        return Document(root, self.positions)
+        return Document(root, self.positions, self.problems)
 
     def _walk(self) -> Any:
         stack: list[_Frame] = []
