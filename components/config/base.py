@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated
+from typing import Annotated, Iterable
 
 from pydantic import AfterValidator, BaseModel, ConfigDict
 
@@ -20,6 +20,26 @@ class RuleError(ValueError):
         self.path = (path,) if isinstance(path, (str, int)) else tuple(path)
         self.message = message
         super().__init__(message)
+
+
+class RuleErrors(ValueError):
+    """Several rules broken at once, each a RuleError with its own path. A validator raises
+    this once after checking every rule, and errors.from_validation_error lists each as a
+    problem of its own, so a stack with five mistakes shows five."""
+
+    def __init__(self, errors: Iterable[RuleError]):
+        self.errors = list(errors)
+        super().__init__("; ".join(e.message for e in self.errors))
+
+
+def raise_all(errors: Iterable[RuleError]) -> None:
+    """Raise every problem a validator found: nothing if none, the RuleError itself if one,
+    RuleErrors if several. Checks written as generators of RuleError pass straight in."""
+    found = list(errors)
+    if len(found) == 1:
+        raise found[0]
+    if found:
+        raise RuleErrors(found)
 
 
 class Model(BaseModel):
