@@ -344,3 +344,55 @@ def test_a_dependent_rule_does_not_repeat_a_mistake(mutate, path, message):
     assert [p for p, _ in problems] == [path], problems
     start, end = message
     assert problems[0][1].startswith(start) and problems[0][1].endswith(end), problems
+
+
+def test_every_rule_of_one_entry_is_reported():
+    config = valid()
+    pools(config)[0].update(machineType="ct6e-standard-4t", minNodes=1, maxNodes=4, reservation="r")
+    pools(config)[1].update(labels={"Bad Key": "x", "example.com/ok": "no spaces"})
+    config["gke-ai-batch:clusterQueues"][0]["flavors"] = [
+        "tpu-v6e-slice-4x4",
+        {"name": "tpu-v6e-slice-4x4", "quotas": {"google.com/tpu": {"nominal": 8, "borrowingLimit": 8}}},
+    ]
+    config["gke-ai-batch:workloads"][0]["ports"] = [0, 8080, 70000]
+    problems = problems_of(config)
+    assert [p for p, _ in problems] == [
+        "gke-ai-batch:nodePools[0].machineType",
+        "gke-ai-batch:nodePools[0].minNodes",
+        "gke-ai-batch:nodePools[0].maxNodes",
+        "gke-ai-batch:nodePools[0].reservation",
+        'gke-ai-batch:nodePools[1].labels["Bad Key"]',
+        'gke-ai-batch:nodePools[1].labels["example.com/ok"]',
+        "gke-ai-batch:clusterQueues[0].flavors[1].name",
+        'gke-ai-batch:clusterQueues[0].flavors[1].quotas["google.com/tpu"]',
+        "gke-ai-batch:workloads[0].ports[0]",
+        "gke-ai-batch:workloads[0].ports[2]",
+    ], problems
+    assert dict(problems)["gke-ai-batch:nodePools[0].reservation"] == "only with capacity reservation, not onDemand"
+    assert dict(problems)["gke-ai-batch:workloads[0].ports[2]"] == "70000 is not a port number"
+
+
+def test_one_mistake_in_an_entry_is_one_message():
+    # A reservation on a flexStart pool is refused as that, not also as "not reservation
+    # capacity"; a pool both tpu and gpu is that one mistake, not also the rules of each kind.
+    config = valid()
+    pools(config)[0].update(capacity="flexStart", reservation="r")
+    pools(config)[1].update(tpu={"version": "v6e", "topology": "4x4"})
+    assert problems_of(config) == [
+        (
+            "gke-ai-batch:nodePools[0].reservation",
+            "flexStart pools cannot consume a reservation (GKE requires reservation affinity NO_RESERVATION)",
+        ),
+        ("gke-ai-batch:nodePools[1]", "a pool is either tpu or gpu (or a plain machineType for CPU), not both"),
+    ]
+
+
+def test_cross_key_rules_wait_until_every_key_is_valid_on_its_own():
+    # Two rounds (README, "Invalid stack config"): pydantic runs a model's rules across keys only
+    # once each key has validated, so the unknown team shows after the topology is fixed.
+    config = valid()
+    pools(config)[0]["tpu"]["topology"] = "4x5"
+    config["gke-ai-batch:workloads"][0]["team"] = "team-z"
+    assert [p for p, _ in problems_of(config)] == ["gke-ai-batch:nodePools[0].tpu.topology"]
+    pools(config)[0]["tpu"]["topology"] = "4x4"
+    assert [p for p, _ in problems_of(config)] == ["gke-ai-batch:workloads[0].team"]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated, Iterable
+from typing import Annotated, Iterable, Iterator
 
 from pydantic import AfterValidator, BaseModel, ConfigDict
 
@@ -150,12 +150,16 @@ def check_label_value(value: str, what: str = "value") -> str:
 
 
 def _check_labels(labels: dict[str, str]) -> dict[str, str]:
+    raise_all(_label_problems(labels))
+    return labels
+
+
+def _label_problems(labels: dict[str, str]) -> Iterator[RuleError]:
     for key, value in labels.items():
         if not is_qualified_name(key):
-            raise RuleError(key, f"label key {key!r} is not a valid Kubernetes label key: {QUALIFIED_NAME_RULE}")
-        if not is_label_value(value):
-            raise RuleError(key, f"label {key}={value!r}: values are {LABEL_VALUE_RULE}")
-    return labels
+            yield RuleError(key, f"label key {key!r} is not a valid Kubernetes label key: {QUALIFIED_NAME_RULE}")
+        elif not is_label_value(value):
+            yield RuleError(key, f"label {key}={value!r}: values are {LABEL_VALUE_RULE}")
 
 
 Labels = Annotated[dict[str, str], AfterValidator(_check_labels)]
@@ -173,20 +177,24 @@ _GCP_LABEL_VALUE_RX = re.compile(r"[a-z0-9_-]{0,63}", re.ASCII)
 
 
 def _check_gcp_labels(labels: dict[str, str]) -> dict[str, str]:
+    raise_all(_gcp_label_problems(labels))
+    return labels
+
+
+def _gcp_label_problems(labels: dict[str, str]) -> Iterator[RuleError]:
     if len(labels) > GCP_LABELS_MAX:
-        raise ValueError(f"{len(labels)} labels; a Google Cloud resource takes at most {GCP_LABELS_MAX}")
+        yield RuleError((), f"{len(labels)} labels; a Google Cloud resource takes at most {GCP_LABELS_MAX}")
     for key, value in labels.items():
         if not _GCP_LABEL_KEY_RX.fullmatch(key):
-            raise RuleError(
+            yield RuleError(
                 key,
                 f"GCP label key {key!r}: 1 to 63 lowercase ASCII letters, digits, '_' or '-', "
                 "starting with a lowercase letter",
             )
-        if not _GCP_LABEL_VALUE_RX.fullmatch(value):
-            raise RuleError(
+        elif not _GCP_LABEL_VALUE_RX.fullmatch(value):
+            yield RuleError(
                 key, f"GCP label {key}={value!r}: values are at most 63 lowercase ASCII letters, digits, '_' or '-'"
             )
-    return labels
 
 
 GcpLabels = Annotated[dict[str, str], AfterValidator(_check_gcp_labels)]
