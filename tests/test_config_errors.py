@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from components.config import ConfigError, load
-from conftest import base_config, synth_cli, synth_config
+from conftest import ROOT, base_config, synth_cli, synth_config
 
 TPU = {"name": "v6e", "tpu": {"version": "v6e", "topology": "4x4"}, "slices": 2}
 GPU = {"name": "h100", "gpu": {"type": "nvidia-h100-80gb", "count": 8}, "capacity": "queued", "maxNodes": 2}
@@ -231,17 +231,22 @@ def test_every_cross_key_mistake_is_reported_at_its_own_key():
     assert messages["gke-ai-batch:workloads[2].pool"] == "unknown node pool 'v5e'; known: v6e, h100"
 
 
-def test_the_cli_prints_every_problem(tmp_path):
+def test_the_cli_prints_every_problem_as_the_readme_shows(tmp_path):
     config = valid()
     pools(config)[1]["zones"] = ["europe-west4-a"]
-    config["gke-ai-batch:workloads"][0]["team"] = "team-z"
+    config["gke-ai-batch:teams"][0]["clusterQueue"] = "batch"
+    config["gke-ai-batch:workloads"][0]["pool"] = "v5e"
     result = synth_config(tmp_path, config)
     assert result.exit_code == 2 and result.recording is None
-    assert result.error == (
-        f"{tmp_path / 'Pulumi.test.yaml'}: invalid stack config (2 problems):\n"
-        "  gke-ai-batch:nodePools[1].zones[0]: europe-west4-a is not in the cluster's region us-central1\n"
-        "  gke-ai-batch:workloads[0].team: unknown team 'team-z'; known: team-a"
-    )
+    shown = [
+        "invalid stack config (3 problems):",
+        "  gke-ai-batch:nodePools[1].zones[0]: europe-west4-a is not in the cluster's region us-central1",
+        "  gke-ai-batch:teams[0].clusterQueue: unknown cluster queue 'batch'; known: cq",
+        "  gke-ai-batch:workloads[0].pool: unknown node pool 'v5e'; known: v6e, h100",
+    ]
+    assert result.error == f"{tmp_path / 'Pulumi.test.yaml'}: " + "\n".join(shown)
+    readme = (ROOT / "README.md").read_text()
+    assert "bad/Pulumi.dev.yaml: " + "\n".join(shown) in readme
 
 
 def _job(**keys) -> dict:
@@ -388,7 +393,7 @@ def test_one_mistake_in_an_entry_is_one_message():
 
 
 def test_cross_key_rules_wait_until_every_key_is_valid_on_its_own():
-    # Two rounds (README, "Invalid stack config"): pydantic runs a model's rules across keys only
+    # Two rounds (README, "Two commands"): pydantic runs a model's rules across keys only
     # once each key has validated, so the unknown team shows after the topology is fixed.
     config = valid()
     pools(config)[0]["tpu"]["topology"] = "4x5"
