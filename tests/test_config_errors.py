@@ -401,3 +401,26 @@ def test_cross_key_rules_wait_until_every_key_is_valid_on_its_own():
     assert [p for p, _ in problems_of(config)] == ["gke-ai-batch:nodePools[0].tpu.topology"]
     pools(config)[0]["tpu"]["topology"] = "4x4"
     assert [p for p, _ in problems_of(config)] == ["gke-ai-batch:workloads[0].team"]
+
+
+def test_a_copied_entry_is_reported_once_not_with_every_problem_of_its_original():
+    config = valid()
+    pools(config)[1]["zones"] = ["europe-west4-a"]
+    pools(config).append(copy.deepcopy(pools(config)[1]))
+    queues = config["gke-ai-batch:clusterQueues"]
+    queues[0]["flavors"] = ["nope"]
+    queues.append(copy.deepcopy(queues[0]))
+    workloads = config["gke-ai-batch:workloads"]
+    workloads[0]["team"] = "team-z"
+    workloads.append(copy.deepcopy(workloads[0]))
+    assert problems_of(config) == [
+        ("gke-ai-batch:nodePools[1].zones[0]", "europe-west4-a is not in the cluster's region us-central1"),
+        ("gke-ai-batch:nodePools[2].name", "node pool 'h100' is also made by nodePools[1]"),
+        (
+            "gke-ai-batch:clusterQueues[0].flavors[0].name",
+            "unknown flavor 'nope'; known: tpu-v6e-slice-4x4, nvidia-h100-80gb-queued",
+        ),
+        ("gke-ai-batch:clusterQueues[1].name", "cluster queue 'cq' is declared twice"),
+        ("gke-ai-batch:workloads[0].team", "unknown team 'team-z'; known: team-a"),
+        ("gke-ai-batch:workloads[1].name", "workload 'train' is declared twice"),
+    ]

@@ -125,8 +125,9 @@ class StackConfig(Model):
             yield from self._check_zone(("cluster", "nodeLocations", i), zone)
         for i, zone in enumerate(self.cluster.auto_provisioning.locations if self.cluster.auto_provisioning else []):
             yield from self._check_zone(("cluster", "autoProvisioning", "locations", i), zone)
+        copies = _copies(self.node_pools)
         for i, pool in enumerate(self.node_pools):
-            for j, zone in enumerate(pool.zones):
+            for j, zone in enumerate(pool.zones if i not in copies else []):
                 if region_of(zone) == region:
                     yield from self._check_zone(("nodePools", i, "zones", j), zone)
 
@@ -214,6 +215,7 @@ class StackConfig(Model):
             )
             return  # the pools' own rules are moot
         seen: dict[str, int] = {naming.SYSTEM_POOL: -1}
+        copies = _copies(self.node_pools)
         for i, pool in enumerate(self.node_pools):
             for gke_name in pool.pool_names:
                 if gke_name in seen:
@@ -222,6 +224,8 @@ class StackConfig(Model):
                     break
             for gke_name in pool.pool_names:
                 seen.setdefault(gke_name, i)
+            if i in copies:
+                continue
             yield from self._check_pool_location(i, pool)
             yield from self._check_pool_versions(i, pool)
 
@@ -317,11 +321,12 @@ class StackConfig(Model):
         """GKE's node limits (NODES_PER_POOL_ZONE, NODES_PER_STANDARD_CLUSTER)."""
         total = 0
         over = False
+        copies = _copies(self.node_pools)
         for i, pool in enumerate(self.node_pools):
             # A TPU slice's size is a topology GKE itself offers ("Plan TPUs in GKE" lists v5p up
             # to 16x16x24, 1,536 VMs in one pool): the per-pool limit would refuse documented
             # shapes, so it applies to GPU and CPU pools only.
-            if pool.tpu is None:
+            if pool.tpu is None and i not in copies:
                 zones = self.pool_zone_count(pool)
                 if pool.max_nodes is not None and pool.max_nodes > NODES_PER_POOL_ZONE * zones:
                     over = True
@@ -370,10 +375,13 @@ class StackConfig(Model):
         pools = {p.name: p for p in self.node_pools}
         owner: dict[str, int] = {}
         names: set[str] = set()
+        copies = _copies(self.flavors)
         for i, flavor in enumerate(self.flavors):
             if flavor.name in names:
                 yield RuleError(("flavors", i, "name"), f"flavor {flavor.name!r} is declared twice")
             names.add(flavor.name)
+            if i in copies:
+                continue
             for j, pool_name in enumerate(flavor.pools):
                 if pool_name not in pools:
                     yield RuleError(
@@ -437,10 +445,13 @@ class StackConfig(Model):
         # under flavors, and the queue rules that need them stay quiet.
         flavors_known = self.flavors is not None or self.cluster.standard
         unsure = {f.name for f in self.flavors or [] if self._unknown_pools(f)}
+        copies = _copies(self.cluster_queues)
         for i, cq in enumerate(self.cluster_queues):
             if cq.name in names:
                 yield RuleError(("clusterQueues", i, "name"), f"cluster queue {cq.name!r} is declared twice")
             names.add(cq.name)
+            if i in copies:
+                continue
             if self.kueue.fair_sharing is not None and cq.preemption and cq.preemption.borrow_within_cohort:
                 yield RuleError(
                     ("clusterQueues", i, "preemption", "borrowWithinCohort"),
@@ -463,7 +474,8 @@ class StackConfig(Model):
                 if flavor.name not in known:
                     if flavors_known:
                         yield RuleError(
-                            (*at, "name"), f"unknown flavor {flavor.name!r}; known: {', '.join(known) or 'none'}"
+                            (*at, "name"),
+                            f"unknown flavor {flavor.name!r}; known: {', '.join(dict.fromkeys(known)) or 'none'}",
                         )
                 elif flavor.name not in derived and flavor.name not in unsure and not flavor.quotas:
                     yield RuleError(
@@ -513,8 +525,9 @@ class StackConfig(Model):
     # -- teams and priorities ----------------------------------------------------------------
 
     def _check_teams(self) -> Iterator[RuleError]:
-        queues = [cq.name for cq in self.cluster_queues]
+        queues = list(dict.fromkeys(cq.name for cq in self.cluster_queues))
         seen: set[tuple[str, str]] = set()
+        copies = _copies(self.teams)
         for i, team in enumerate(self.teams):
             key = (team.namespace, team.local_queue)
             if key in seen:
@@ -523,6 +536,8 @@ class StackConfig(Model):
                     f"namespace {team.namespace!r} already has a local queue {team.local_queue!r}",
                 )
             seen.add(key)
+            if i in copies:
+                continue
             if team.cluster_queue not in queues:
                 yield RuleError(
                     ("teams", i, "clusterQueue"),
@@ -565,9 +580,10 @@ class StackConfig(Model):
             if name is not None:
                 members.setdefault(name, []).append(pool)
         declared = self.flavors if self.flavors is not None else [None] * len(self.flavor_names())
+        copies = _copies(declared) if self.flavors is not None else set()
         for i, (name, flavor) in enumerate(zip(self.flavor_names(), declared)):
-            if flavor is not None and self._unknown_pools(flavor):
-                continue  # reported by _check_flavor_references
+            if flavor is not None and (self._unknown_pools(flavor) or i in copies):
+                continue  # reported by _check_flavor_references, or the same as an earlier flavor
             mine = [pools[p] for p in flavor.pools] if flavor is not None else members.get(name, [])
             if flavor is not None and flavor.node_labels is not None:
                 labels = dict(flavor.node_labels)
@@ -644,11 +660,14 @@ class StackConfig(Model):
         pools = {p.name: p for p in self.node_pools}
         priorities = [p.name for p in self.priorities]
         seen: set[str] = set()
+        copies = _copies(self.workloads)
         for i, wl in enumerate(self.workloads):
             at = ("workloads", i)
             if wl.name in seen:
                 yield RuleError((*at, "name"), f"workload {wl.name!r} is declared twice")
             seen.add(wl.name)
+            if i in copies:
+                continue
             team_problems = list(self._check_workload_team(at, wl))
             yield from team_problems
             yield from self._check_workload_integration(at, wl)
@@ -855,6 +874,12 @@ def _stack_order(problem: RuleError) -> tuple[int, float]:
 
 
 _KEY_ORDER = {field.alias or name: i for i, (name, field) in enumerate(StackConfig.model_fields.items())}
+
+
+def _copies(entries: list) -> set[int]:
+    """The entries equal to an earlier one. A copied entry is reported as declared twice (or its
+    pool name as made twice); its other rules would only repeat the original's messages."""
+    return {i for i, entry in enumerate(entries) if entry in entries[:i]}
 
 
 def _known(items) -> str:
