@@ -12,7 +12,9 @@ computed here from the stack file alone, independently of the program.
 A mutation comes with where the error must point: `Mutation.paths`, stack-file key paths
 such as `gke-ai-batch:nodePools[2].tpu.topology`. With `exact`, the error lists exactly one
 problem, at one of `paths` (for a removed key: the key, or the mapping that lacks it);
-without, one of `paths` is among the problems (a renamed required key is also missing).
+with `every_path`, one problem at each of `paths` and no other (a renamed target breaks every
+reference to it, and each is reported); without either, one of `paths` is among the problems
+(a renamed required key is also missing).
 Which kinds of value count as a wrong type comes from the models' JSON Schema.
 """
 
@@ -864,6 +866,7 @@ class Mutation:
     description: str
     paths: list[str]  # the key path(s) the error must name (any one of them)
     exact: bool = True  # the only problem reported, at exactly one of `paths`
+    every_path: bool = False  # with exact: a problem at each of `paths`, and no other
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -1466,7 +1469,9 @@ def _renamed_target(draw, config) -> Mutation | None:
     path, refs = draw(st.sampled_from(candidates))
     old = get_at(config, path)
     set_at(config, path, "renamed")
-    return Mutation("renamed_target", f"{key_path(path)}: {old!r} -> 'renamed'", [key_path(r) for r in refs])
+    return Mutation(
+        "renamed_target", f"{key_path(path)}: {old!r} -> 'renamed'", [key_path(r) for r in refs], every_path=True
+    )
 
 
 def _bad_region(draw, config) -> Mutation | None:

@@ -11,7 +11,8 @@ from synth import yamlread
 
 
 from components.config import ConfigError, load
-from conftest import base_config, synth_cli, synth_config
+from conftest import ROOT, base_config, synth_cli, synth_config
+from support import diagnostics
 from support.diagnostics import assert_names
 
 TPU = {"name": "v6e", "tpu": {"version": "v6e", "topology": "4x4"}, "slices": 2}
@@ -184,3 +185,245 @@ def test_cli_rejects_a_file_not_named_like_a_stack(tmp_path):
     proc = synth_cli("--config", str(path))
     assert proc.returncode == 2
     assert "stack files are named Pulumi.<stack>.yaml" in proc.stderr
+
+
+# -- every problem at once -----------------------------------------------------------------------
+
+
+def problems_of(config: dict) -> list[tuple[str, str]]:
+    """The (key path, message) pairs load() reports for a stack file's `config:` mapping."""
+    ours = {k.split(":", 1)[1]: v for k, v in config.items() if k.startswith("gke-ai-batch:")}
+    with pytest.raises(ConfigError) as err:
+        load(ours, region=config["gcp:region"])
+    return err.value.problems
+
+
+def test_every_cross_key_mistake_is_reported_at_its_own_key():
+    config = valid()
+    c = lambda key: config[f"gke-ai-batch:{key}"]  # noqa: E731
+    c("cluster")["minMasterVersion"] = "1.20"  # a minor the channel no longer offers
+    pools(config)[1]["zones"] = ["europe-west4-a"]  # a zone outside the cluster's region
+    config["gke-ai-batch:flavors"] = [{"name": "accel", "pools": ["v6e"]}, {"name": "accel", "pools": ["h100"]}]
+    c("teams").append({"namespace": "team-b", "localQueue": "lq", "clusterQueue": "nope"})  # unknown queue
+    c("priorities").append({"name": "high", "value": 500})  # declared twice
+    c("workloads")[0].update(slices=3)  # more slices than pool v6e has
+    c("workloads").append({"kind": "job", "name": "eval", "team": "team-z", "pool": "v6e", "image": "i"})
+    c("workloads").append({"kind": "job", "name": "bench", "team": "team-a", "pool": "v5e", "image": "i"})
+
+    problems = problems_of(config)
+
+    # In the order of the stack's keys, one line each; before, only the first was reported.
+    assert [path for path, _ in problems] == [
+        "gke-ai-batch:cluster.minMasterVersion",
+        "gke-ai-batch:nodePools[1].zones[0]",
+        "gke-ai-batch:flavors[1].name",
+        "gke-ai-batch:teams[1].clusterQueue",
+        "gke-ai-batch:priorities[1].name",
+        "gke-ai-batch:workloads[0].slices",
+        "gke-ai-batch:workloads[1].team",
+        "gke-ai-batch:workloads[2].pool",
+    ], problems
+    messages = dict(problems)
+    assert "the REGULAR channel does not offer 1.20 any more" in messages["gke-ai-batch:cluster.minMasterVersion"]
+    assert messages["gke-ai-batch:nodePools[1].zones[0]"] == "europe-west4-a is not in the cluster's region us-central1"
+    assert messages["gke-ai-batch:flavors[1].name"] == "flavor 'accel' is declared twice"
+    assert messages["gke-ai-batch:teams[1].clusterQueue"] == "unknown cluster queue 'nope'; known: cq"
+    assert messages["gke-ai-batch:priorities[1].name"] == "priority 'high' is declared twice"
+    assert messages["gke-ai-batch:workloads[0].slices"] == "3 slices never fit pool 'v6e', which has 2"
+    assert messages["gke-ai-batch:workloads[1].team"] == "unknown team 'team-z'; known: team-a, team-b"
+    assert messages["gke-ai-batch:workloads[2].pool"] == "unknown node pool 'v5e'; known: v6e, h100"
+
+
+def test_the_cli_prints_every_problem_as_the_readme_shows(tmp_path):
+    config = valid()
+    pools(config)[1]["zones"] = ["europe-west4-a"]
+    config["gke-ai-batch:teams"][0]["clusterQueue"] = "batch"
+    config["gke-ai-batch:workloads"][0]["pool"] = "v5e"
+    result = synth_config(tmp_path, config)
+    assert result.exit_code == 2 and result.recording is None
+    file = tmp_path / "Pulumi.test.yaml"
+    assert [(d["path"], d["message"]) for d in diagnostics.parse(result.error)] == [
+        ("gke-ai-batch:nodePools[1].zones[0]", "europe-west4-a is not in the cluster's region us-central1"),
+        ("gke-ai-batch:teams[0].clusterQueue", "unknown cluster queue 'batch'; known: cq"),
+        ("gke-ai-batch:workloads[0].pool", "unknown node pool 'v5e'; known: v6e, h100"),
+    ]
+    shown = result.error.replace(str(file), "bad/Pulumi.dev.yaml") + "\nsynth: bad/Pulumi.dev.yaml: 3 problems; nothing written"
+    readme = (ROOT / "README.md").read_text()
+    assert f"$ python -m synth --config bad/Pulumi.dev.yaml\n{shown}\n" in readme
+
+
+def _job(**keys) -> dict:
+    return {"kind": "job", "name": "eval", "team": "team-a", "image": "i", **keys}
+
+
+CASCADES = [
+    # (id, mutate(config), the one key path reported, how its message starts and ends): a rule
+    # that needs another to hold stays quiet about what that other rule already refused. A second
+    # message at the same key would be joined to the first with "; ", so the end is checked too.
+    (
+        # not also "maxRunDurationSeconds: only for workloads on a queued pool"
+        "unknown pool of a job",
+        lambda c: c["gke-ai-batch:workloads"].append(_job(pool="h10", maxRunDurationSeconds=600)),
+        "gke-ai-batch:workloads[1].pool",
+        ("unknown node pool 'h10'; known: v6e, h100",) * 2,
+    ),
+    (
+        # not also "a ProvisioningRequest needs a queued pool (or a gpu or tpu shape)"
+        "unknown pool of a ProvisioningRequest",
+        lambda c: c["gke-ai-batch:workloads"].append(_job(kind="provisioningRequest", pool="h10")),
+        "gke-ai-batch:workloads[1].pool",
+        ("unknown node pool 'h10'; known: v6e, h100",) * 2,
+    ),
+    (
+        # not also "GKE offers nvidia-h100-80gb in us-central1 only in ..., not in us-central1-z"
+        "pool zone the catalogue lacks",
+        lambda c: pools(c)[1].update(zones=["us-central1-z"]),
+        "gke-ai-batch:nodePools[1].zones[0]",
+        ("'us-central1-z' is not a zone of us-central1", "(a newer one: add it under gke-ai-batch:catalogue.zones)"),
+    ),
+    (
+        # nor what the pools (which take the cluster's zones) and a bare GPU shape are offered there
+        "cluster zone the catalogue lacks",
+        lambda c: (
+            c["gke-ai-batch:cluster"].update(nodeLocations=["us-central1-z"]),
+            c["gke-ai-batch:workloads"].append(_job(gpu={"type": "nvidia-l4"})),
+        ),
+        "gke-ai-batch:cluster.nodeLocations[0]",
+        ("'us-central1-z' is not a zone of us-central1", "(a newer one: add it under gke-ai-batch:catalogue.zones)"),
+    ),
+    (
+        # nor what the cluster's zones offer: the region is wrong, not the pools
+        "region the catalogue lacks",
+        lambda c: (c.update({"gcp:region": "mars-north1"}), c["gke-ai-batch:cluster"].update(nodeLocations=["mars-north1-a"])),
+        "gke-ai-batch:cluster.location",
+        ("'mars-north1' is not a Google Cloud region", "(a newer one: add its zones under gke-ai-batch:catalogue.zones)"),
+    ),
+    (
+        # not also "nodePools[0].capacity: flexStart TPU pools need GKE 1.33.0-gke.1712000 or later"
+        "version the channel lacks",
+        lambda c: (pools(c)[0].update(capacity="flexStart"), c["gke-ai-batch:cluster"].update(minMasterVersion="1.20")),
+        "gke-ai-batch:cluster.minMasterVersion",
+        ("the REGULAR channel does not offer 1.20 any more", ")"),
+    ),
+    (
+        # not also "workloads[0].pool: pool 'v6e' is flavor ..., which cluster queue 'cq' does not offer (nope)"
+        "unknown flavor of a queue",
+        lambda c: c["gke-ai-batch:clusterQueues"][0].update(flavors=["nope"]),
+        "gke-ai-batch:clusterQueues[0].flavors[0].name",
+        ("unknown flavor 'nope'; known: tpu-v6e-slice-4x4, nvidia-h100-80gb-queued",) * 2,
+    ),
+    (
+        # not also "workloads[0].pool: no flavor covers pool 'v6e'", nor "clusterQueues[0].flavors:
+        # list this queue's flavors with quotas: accel offer no accelerator capacity"
+        "unknown pool of a flavor",
+        lambda c: c.update({"gke-ai-batch:flavors": [{"name": "accel", "pools": ["v6"]}, {"name": "gpu", "pools": ["h100"]}]}),
+        "gke-ai-batch:flavors[0].pools[0]",
+        ("unknown node pool 'v6'; known: v6e, h100",) * 2,
+    ),
+    (
+        # not also "workloads[0].localQueue: team 'team-a' has several local queues (lq, lq)"
+        "team declared twice",
+        lambda c: c["gke-ai-batch:teams"].append(dict(c["gke-ai-batch:teams"][0])),
+        "gke-ai-batch:teams[1].localQueue",
+        ("namespace 'team-a' already has a local queue 'lq'",) * 2,
+    ),
+    (
+        # not also "nodePools: the pools can grow to 15006 nodes ..."
+        "pool over the per-zone limit",
+        lambda c: pools(c).append({"name": "cpu", "machineType": "n2-standard-4", "maxNodes": 15000}),
+        "gke-ai-batch:nodePools[2].maxNodes",
+        ("maxNodes 15000 over 1 zone exceeds GKE's 1000 nodes per node pool per zone (at most 1000 here)",) * 2,
+    ),
+    (
+        # not also "priority 'low' (value 2000) is not below 'high' (value 1000)": one value to change
+        "low priority above unprioritised work and above high",
+        lambda c: (c["gke-ai-batch:priorities"].append({"name": "low", "value": 2000}), c["gke-ai-batch:workloads"][0].pop("priority")),
+        "gke-ai-batch:priorities[1].value",
+        ("priority 'low' (value 2000) outranks the workloads that set no priority", "a priority above it"),
+    ),
+]
+
+
+@pytest.mark.parametrize("mutate, path, message", [c[1:] for c in CASCADES], ids=[c[0] for c in CASCADES])
+def test_a_dependent_rule_does_not_repeat_a_mistake(mutate, path, message):
+    config = valid()
+    mutate(config)
+    problems = problems_of(config)
+    assert [p for p, _ in problems] == [path], problems
+    start, end = message
+    assert problems[0][1].startswith(start) and problems[0][1].endswith(end), problems
+
+
+def test_every_rule_of_one_entry_is_reported():
+    config = valid()
+    pools(config)[0].update(machineType="ct6e-standard-4t", minNodes=1, maxNodes=4, reservation="r")
+    pools(config)[1].update(labels={"Bad Key": "x", "example.com/ok": "no spaces"})
+    config["gke-ai-batch:clusterQueues"][0]["flavors"] = [
+        "tpu-v6e-slice-4x4",
+        {"name": "tpu-v6e-slice-4x4", "quotas": {"google.com/tpu": {"nominal": 8, "borrowingLimit": 8}}},
+    ]
+    config["gke-ai-batch:workloads"][0]["ports"] = [0, 8080, 70000]
+    problems = problems_of(config)
+    assert [p for p, _ in problems] == [
+        "gke-ai-batch:nodePools[0].machineType",
+        "gke-ai-batch:nodePools[0].minNodes",
+        "gke-ai-batch:nodePools[0].maxNodes",
+        "gke-ai-batch:nodePools[0].reservation",
+        'gke-ai-batch:nodePools[1].labels["Bad Key"]',
+        'gke-ai-batch:nodePools[1].labels["example.com/ok"]',
+        "gke-ai-batch:clusterQueues[0].flavors[1].name",
+        'gke-ai-batch:clusterQueues[0].flavors[1].quotas["google.com/tpu"]',
+        "gke-ai-batch:workloads[0].ports[0]",
+        "gke-ai-batch:workloads[0].ports[2]",
+    ], problems
+    assert dict(problems)["gke-ai-batch:nodePools[0].reservation"] == "only with capacity reservation, not onDemand"
+    assert dict(problems)["gke-ai-batch:workloads[0].ports[2]"] == "70000 is not a port number"
+
+
+def test_one_mistake_in_an_entry_is_one_message():
+    # A reservation on a flexStart pool is refused as that, not also as "not reservation
+    # capacity"; a pool both tpu and gpu is that one mistake, not also the rules of each kind.
+    config = valid()
+    pools(config)[0].update(capacity="flexStart", reservation="r")
+    pools(config)[1].update(tpu={"version": "v6e", "topology": "4x4"})
+    assert problems_of(config) == [
+        (
+            "gke-ai-batch:nodePools[0].reservation",
+            "flexStart pools cannot consume a reservation (GKE requires reservation affinity NO_RESERVATION)",
+        ),
+        ("gke-ai-batch:nodePools[1]", "a pool is either tpu or gpu (or a plain machineType for CPU), not both"),
+    ]
+
+
+def test_cross_key_rules_wait_until_every_key_is_valid_on_its_own():
+    # Two rounds (README, "Two commands"): pydantic runs a model's rules across keys only
+    # once each key has validated, so the unknown team shows after the topology is fixed.
+    config = valid()
+    pools(config)[0]["tpu"]["topology"] = "4x5"
+    config["gke-ai-batch:workloads"][0]["team"] = "team-z"
+    assert [p for p, _ in problems_of(config)] == ["gke-ai-batch:nodePools[0].tpu.topology"]
+    pools(config)[0]["tpu"]["topology"] = "4x4"
+    assert [p for p, _ in problems_of(config)] == ["gke-ai-batch:workloads[0].team"]
+
+
+def test_a_copied_entry_is_reported_once_not_with_every_problem_of_its_original():
+    config = valid()
+    pools(config)[1]["zones"] = ["europe-west4-a"]
+    pools(config).append(copy.deepcopy(pools(config)[1]))
+    queues = config["gke-ai-batch:clusterQueues"]
+    queues[0]["flavors"] = ["nope"]
+    queues.append(copy.deepcopy(queues[0]))
+    workloads = config["gke-ai-batch:workloads"]
+    workloads[0]["team"] = "team-z"
+    workloads.append(copy.deepcopy(workloads[0]))
+    assert problems_of(config) == [
+        ("gke-ai-batch:nodePools[1].zones[0]", "europe-west4-a is not in the cluster's region us-central1"),
+        ("gke-ai-batch:nodePools[2].name", "node pool 'h100' is also made by nodePools[1]"),
+        (
+            "gke-ai-batch:clusterQueues[0].flavors[0].name",
+            "unknown flavor 'nope'; known: tpu-v6e-slice-4x4, nvidia-h100-80gb-queued",
+        ),
+        ("gke-ai-batch:clusterQueues[1].name", "cluster queue 'cq' is declared twice"),
+        ("gke-ai-batch:workloads[0].team", "unknown team 'team-z'; known: team-a"),
+        ("gke-ai-batch:workloads[1].name", "workload 'train' is declared twice"),
+    ]

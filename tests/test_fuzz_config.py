@@ -435,7 +435,9 @@ def test_accepted_stacks_deploy(stack_dir, config):
 
 def check_paths(paths: list[str], mutation: S.Mutation, context: str) -> None:
     assert all(p.startswith(f"{S.NS}:") or p in ("gcp:project", "gcp:region") for p in paths), context
-    if mutation.exact:
+    if mutation.exact and mutation.every_path:
+        assert sorted(paths) == sorted(mutation.paths), f"expected each of {mutation.paths}, no other\n{context}"
+    elif mutation.exact:
         assert len(paths) == 1 and paths[0] in mutation.paths, f"expected exactly one of {mutation.paths}\n{context}"
     else:
         assert set(paths) & set(mutation.paths), f"expected {mutation.paths} among the problems\n{context}"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Annotated
+from typing import Annotated, Iterable, Iterator
 
 from pydantic import AfterValidator, BaseModel, ConfigDict
 
@@ -20,6 +20,26 @@ class RuleError(ValueError):
         self.path = (path,) if isinstance(path, (str, int)) else tuple(path)
         self.message = message
         super().__init__(message)
+
+
+class RuleErrors(ValueError):
+    """Several rules broken at once, each a RuleError with its own path. A validator raises
+    this once after checking every rule, and errors.from_validation_error lists each as a
+    problem of its own, so a stack with five mistakes shows five."""
+
+    def __init__(self, errors: Iterable[RuleError]):
+        self.errors = list(errors)
+        super().__init__("; ".join(e.message for e in self.errors))
+
+
+def raise_all(errors: Iterable[RuleError]) -> None:
+    """Raise every problem a validator found: nothing if none, the RuleError itself if one,
+    RuleErrors if several. Checks written as generators of RuleError pass straight in."""
+    found = list(errors)
+    if len(found) == 1:
+        raise found[0]
+    if found:
+        raise RuleErrors(found)
 
 
 class Model(BaseModel):
@@ -130,12 +150,16 @@ def check_label_value(value: str, what: str = "value") -> str:
 
 
 def _check_labels(labels: dict[str, str]) -> dict[str, str]:
+    raise_all(_label_problems(labels))
+    return labels
+
+
+def _label_problems(labels: dict[str, str]) -> Iterator[RuleError]:
     for key, value in labels.items():
         if not is_qualified_name(key):
-            raise RuleError(key, f"label key {key!r} is not a valid Kubernetes label key: {QUALIFIED_NAME_RULE}")
-        if not is_label_value(value):
-            raise RuleError(key, f"label {key}={value!r}: values are {LABEL_VALUE_RULE}")
-    return labels
+            yield RuleError(key, f"label key {key!r} is not a valid Kubernetes label key: {QUALIFIED_NAME_RULE}")
+        elif not is_label_value(value):
+            yield RuleError(key, f"label {key}={value!r}: values are {LABEL_VALUE_RULE}")
 
 
 Labels = Annotated[dict[str, str], AfterValidator(_check_labels)]
@@ -153,20 +177,24 @@ _GCP_LABEL_VALUE_RX = re.compile(r"[a-z0-9_-]{0,63}", re.ASCII)
 
 
 def _check_gcp_labels(labels: dict[str, str]) -> dict[str, str]:
+    raise_all(_gcp_label_problems(labels))
+    return labels
+
+
+def _gcp_label_problems(labels: dict[str, str]) -> Iterator[RuleError]:
     if len(labels) > GCP_LABELS_MAX:
-        raise ValueError(f"{len(labels)} labels; a Google Cloud resource takes at most {GCP_LABELS_MAX}")
+        yield RuleError((), f"{len(labels)} labels; a Google Cloud resource takes at most {GCP_LABELS_MAX}")
     for key, value in labels.items():
         if not _GCP_LABEL_KEY_RX.fullmatch(key):
-            raise RuleError(
+            yield RuleError(
                 key,
                 f"GCP label key {key!r}: 1 to 63 lowercase ASCII letters, digits, '_' or '-', "
                 "starting with a lowercase letter",
             )
-        if not _GCP_LABEL_VALUE_RX.fullmatch(value):
-            raise RuleError(
+        elif not _GCP_LABEL_VALUE_RX.fullmatch(value):
+            yield RuleError(
                 key, f"GCP label {key}={value!r}: values are at most 63 lowercase ASCII letters, digits, '_' or '-'"
             )
-    return labels
 
 
 GcpLabels = Annotated[dict[str, str], AfterValidator(_check_gcp_labels)]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Any, Iterator, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -19,6 +19,7 @@ from .base import (
     RuleError,
     is_label_value,
     is_qualified_name,
+    raise_all,
 )
 
 KUEUE_MIN_VERSION = (0, 15, 0)  # first release whose storage API is v1beta2
@@ -138,17 +139,20 @@ class Toleration(Model):
 
     @model_validator(mode="after")
     def _rules(self):
+        raise_all(self._problems())
+        return self
+
+    def _problems(self) -> Iterator[RuleError]:
         # Toleration key: qualified name; value: label value (core/v1 validateTolerations, which
         # Kueue's ResourceFlavor webhook applies to spec.tolerations).
         if self.key and not is_qualified_name(self.key):
-            raise RuleError("key", f"toleration key {self.key!r} is not a valid qualified name: {QUALIFIED_NAME_RULE}")
+            yield RuleError("key", f"toleration key {self.key!r} is not a valid qualified name: {QUALIFIED_NAME_RULE}")
         if self.value and not is_label_value(self.value):
-            raise RuleError("value", f"toleration value {self.value!r} is not valid: {LABEL_VALUE_RULE}")
-        if self.operator == "Exists" and self.value:
-            raise RuleError("value", "operator Exists takes no value")
+            yield RuleError("value", f"toleration value {self.value!r} is not valid: {LABEL_VALUE_RULE}")
+        elif self.operator == "Exists" and self.value:
+            yield RuleError("value", "operator Exists takes no value")
         if not self.key and self.operator != "Exists":
-            raise RuleError("operator", "a toleration without a key must use operator Exists")
-        return self
+            yield RuleError("operator", "a toleration without a key must use operator Exists")
 
 
 class FlavorConfig(Model):
@@ -193,9 +197,11 @@ class QueueFlavor(Model):
     def _resource_names(cls, v: dict) -> dict:
         # Resource names become coveredResources, which Kueue's webhook requires to be
         # qualified names (v0.19.2 pkg/webhooks/common.go validateResourceName: IsLabelKey).
-        for name in v:
-            if not is_qualified_name(name):
-                raise RuleError(name, f"resource name {name!r} is not a valid qualified name: {QUALIFIED_NAME_RULE}")
+        raise_all(
+            RuleError(name, f"resource name {name!r} is not a valid qualified name: {QUALIFIED_NAME_RULE}")
+            for name in v
+            if not is_qualified_name(name)
+        )
         return v
 
 
@@ -227,18 +233,22 @@ class LabelSelectorRequirement(Model):
 
     @model_validator(mode="after")
     def _values(self):
+        raise_all(self._problems())
+        return self
+
+    def _problems(self) -> Iterator[RuleError]:
         # metav1 ValidateLabelSelectorRequirement: key a qualified name, values label values
         # (Kueue's ClusterQueue webhook runs it on spec.namespaceSelector).
         if not is_qualified_name(self.key):
-            raise RuleError("key", f"selector key {self.key!r} is not a valid qualified name: {QUALIFIED_NAME_RULE}")
-        for i, value in enumerate(self.values):
-            if not is_label_value(value):
-                raise RuleError(("values", i), f"selector value {value!r} is not valid: {LABEL_VALUE_RULE}")
+            yield RuleError("key", f"selector key {self.key!r} is not a valid qualified name: {QUALIFIED_NAME_RULE}")
         if self.operator in ("In", "NotIn") and not self.values:
-            raise RuleError("values", f"operator {self.operator} needs values")
-        if self.operator in ("Exists", "DoesNotExist") and self.values:
-            raise RuleError("values", f"operator {self.operator} takes no values")
-        return self
+            yield RuleError("values", f"operator {self.operator} needs values")
+        elif self.operator in ("Exists", "DoesNotExist") and self.values:
+            yield RuleError("values", f"operator {self.operator} takes no values")
+        else:  # values that must go are not also checked one by one
+            for i, value in enumerate(self.values):
+                if not is_label_value(value):
+                    yield RuleError(("values", i), f"selector value {value!r} is not valid: {LABEL_VALUE_RULE}")
 
 
 class LabelSelector(Model):
@@ -279,19 +289,22 @@ class ClusterQueueConfig(Model):
 
     @model_validator(mode="after")
     def _rules(self):
+        raise_all(self._problems())
+        return self
+
+    def _problems(self) -> Iterator[RuleError]:
         names = [f.name for f in self.flavors]
         for i, name in enumerate(names):
             if name in names[:i]:
-                raise RuleError(("flavors", i, "name"), f"flavor {name!r} is listed twice")
+                yield RuleError(("flavors", i, "name"), f"flavor {name!r} is listed twice")
         if self.cohort is None:
             for i, flavor in enumerate(self.flavors):
                 for res, q in flavor.quotas.items():
                     if isinstance(q, QuotaLimits) and (q.borrowing_limit is not None or q.lending_limit is not None):
-                        raise RuleError(
+                        yield RuleError(
                             ("flavors", i, "quotas", res),
                             "borrowingLimit and lendingLimit need a cohort to borrow from or lend to",
                         )
-        return self
 
 
 class TeamConfig(Model):

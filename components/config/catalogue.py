@@ -10,7 +10,7 @@ from typing import Literal
 from pydantic import field_validator
 
 from .. import catalogue, regions, versions
-from .base import Model, RuleError
+from .base import Model, RuleError, raise_all
 
 TpuVersion = Literal["v4", "v5e", "v5p", "v6e", "tpu7x"]
 
@@ -26,9 +26,11 @@ class ZoneOffer(Model):
     @field_validator("gpu")
     @classmethod
     def _known(cls, v: list[str]) -> list[str]:
-        for i, gpu in enumerate(v):
-            if gpu not in catalogue.GPU_TYPES:
-                raise RuleError(i, f"unknown GPU type {gpu!r}; allowed: {', '.join(catalogue.GPU_TYPES)}")
+        raise_all(
+            RuleError(i, f"unknown GPU type {gpu!r}; allowed: {', '.join(catalogue.GPU_TYPES)}")
+            for i, gpu in enumerate(v)
+            if gpu not in catalogue.GPU_TYPES
+        )
         return v
 
 
@@ -46,17 +48,21 @@ class ChannelOffer(Model):
     @field_validator("minors")
     @classmethod
     def _minors(cls, v: list[str]) -> list[str]:
-        for i, minor in enumerate(v):
-            if not versions.MINOR_RX.fullmatch(minor):
-                raise RuleError(i, f"{minor!r} is not a minor version such as '1.38'")
+        raise_all(
+            RuleError(i, f"{minor!r} is not a minor version such as '1.38'")
+            for i, minor in enumerate(v)
+            if not versions.MINOR_RX.fullmatch(minor)
+        )
         return v
 
     @field_validator("patches")
     @classmethod
     def _patches(cls, v: list[str]) -> list[str]:
-        for i, patch in enumerate(v):
-            if not versions.PATCH_RX.fullmatch(patch):
-                raise RuleError(i, f"{patch!r} is not an exact GKE version such as 1.36.2-gke.1000000")
+        raise_all(
+            RuleError(i, f"{patch!r} is not an exact GKE version such as 1.36.2-gke.1000000")
+            for i, patch in enumerate(v)
+            if not versions.PATCH_RX.fullmatch(patch)
+        )
         return v
 
     @field_validator("default")
@@ -80,9 +86,11 @@ class CatalogueOverride(Model):
     @field_validator("zones")
     @classmethod
     def _zone_names(cls, v: dict[str, ZoneOffer]) -> dict[str, ZoneOffer]:
-        for name in v:
-            if not regions.ZONE_RX.fullmatch(name):
-                raise RuleError(name, f"{name!r} is not a zone (example: us-central1-a)")
+        raise_all(
+            RuleError(name, f"{name!r} is not a zone (example: us-central1-a)")
+            for name in v
+            if not regions.ZONE_RX.fullmatch(name)
+        )
         return v
 
     def region_catalogue(self) -> regions.Catalogue:

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import ipaddress
-from typing import Annotated, Literal
+from typing import Annotated, Iterator, Literal
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from .. import versions
 from ..catalogue import GPU_TYPES, TPU_GENERATIONS
 from ..regions import REGION_RX as _REGION_RX, ZONE_RX as _ZONE_RX
-from .base import CLUSTER_NODES_MAX, GcpLabels, GkeName, Model, RuleError
+from .base import CLUSTER_NODES_MAX, GcpLabels, GkeName, Model, RuleError, raise_all
 
 
 def region_of(location: str) -> str:
@@ -40,12 +40,16 @@ def check_location(value: str) -> str:
 
 
 def check_zones(zones: list[str]) -> list[str]:
+    raise_all(_zone_problems(zones))
+    return zones
+
+
+def _zone_problems(zones: list[str]) -> Iterator[RuleError]:
     for i, zone in enumerate(zones):
         if not _ZONE_RX.fullmatch(zone):
-            raise RuleError(i, f"{zone!r} is not a zone (example: us-central1-a)")
+            yield RuleError(i, f"{zone!r} is not a zone (example: us-central1-a)")
     if len(set(zones)) != len(zones):
-        raise ValueError("zones are listed more than once")
-    return zones
+        yield RuleError((), "zones are listed more than once")
 
 
 Zones = Annotated[list[str], AfterValidator(check_zones)]
@@ -108,9 +112,9 @@ class AutoProvisioning(Model):
     @classmethod
     def _known_accelerators(cls, v: dict[str, Limit]) -> dict[str, Limit]:
         known = list(GPU_TYPES) + [g.accelerator for g in TPU_GENERATIONS.values()]
-        for name in v:
-            if name not in known:
-                raise RuleError(name, f"unknown accelerator {name!r}; allowed: {', '.join(known)}")
+        raise_all(
+            RuleError(name, f"unknown accelerator {name!r}; allowed: {', '.join(known)}") for name in v if name not in known
+        )
         return v
 
 
@@ -155,25 +159,29 @@ class ClusterConfig(Model):
 
     @model_validator(mode="after")
     def _mode_rules(self):
+        raise_all(self._problems())
+        return self
+
+    def _problems(self) -> Iterator[RuleError]:
         if self.mode == "autopilot":
             if self.system_pool is not None:
-                raise RuleError("systemPool", "Autopilot clusters have no system pool; GKE manages nodes")
+                yield RuleError("systemPool", "Autopilot clusters have no system pool; GKE manages nodes")
             if self.auto_provisioning is not None:
-                raise RuleError(
+                yield RuleError(
                     "autoProvisioning", "Autopilot provisions nodes itself; autoProvisioning is Standard only"
                 )
         if self.location is None:
-            raise RuleError("location", "required: a region or zone (or set gcp:region in the stack)")
+            yield RuleError("location", "required: a region or zone (or set gcp:region in the stack)")
+            return  # no region to hold the zones to
         region = region_of(self.location)
         for i, zone in enumerate(self.node_locations):
             if region_of(zone) != region:
-                raise RuleError(("nodeLocations", i), f"{zone} is not in the cluster's region {region}")
+                yield RuleError(("nodeLocations", i), f"{zone} is not in the cluster's region {region}")
         for i, zone in enumerate(self.auto_provisioning.locations if self.auto_provisioning else []):
             if region_of(zone) != region:
-                raise RuleError(
+                yield RuleError(
                     ("autoProvisioning", "locations", i), f"{zone} is not in the cluster's region {region}"
                 )
-        return self
 
     @property
     def standard(self) -> bool:

@@ -13,7 +13,7 @@ from typing import Any, Union
 from pulumi import RunError
 from pydantic import BaseModel, ValidationError
 
-from .base import RuleError
+from .base import RuleError, RuleErrors
 
 NAMESPACE = "gke-ai-batch"
 _IDENT_RX = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -61,7 +61,7 @@ def join_path(key: str, rest) -> str:
 def from_validation_error(exc: ValidationError, root: type[BaseModel]) -> ConfigError:
     problems: list[tuple[str, str]] = []
     located: list[tuple[tuple, dict]] = []
-    for err in exc.errors(include_url=False):
+    for err in _expanded(exc.errors(include_url=False)):
         loc = _clean_loc(root, tuple(err["loc"]))
         rule = (err.get("ctx") or {}).get("error")
         if isinstance(rule, RuleError):
@@ -79,6 +79,18 @@ def from_validation_error(exc: ValidationError, root: type[BaseModel]) -> Config
     for loc, errs in by_path.items():
         problems.append((format_path(loc), _message(root, loc, errs)))
     return ConfigError(problems)
+
+
+def _expanded(errors: list[dict]) -> list[dict]:
+    """One error per broken rule: a validator's RuleErrors becomes one entry per RuleError."""
+    out: list[dict] = []
+    for err in errors:
+        rules = (err.get("ctx") or {}).get("error")
+        if isinstance(rules, RuleErrors):
+            out += [{**err, "ctx": {**err["ctx"], "error": rule}} for rule in rules.errors]
+        else:
+            out.append(err)
+    return out
 
 
 def _message(root: type[BaseModel], loc: tuple, errs: list[dict]) -> str:

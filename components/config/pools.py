@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from typing import Literal
+from typing import Iterator, Literal
 
 from pydantic import Field, field_validator, model_validator
 
@@ -23,6 +23,7 @@ from .base import (
     RuleError,
     is_label_value,
     is_qualified_name,
+    raise_all,
 )
 from .cluster import Zones
 
@@ -116,20 +117,23 @@ class Taint(Model):
 
     @model_validator(mode="after")
     def _syntax(self):
+        raise_all(self._problems())
+        return self
+
+    def _problems(self) -> Iterator[RuleError]:
         # Taint key: qualified name; value: label value (core/v1 validation of Node taints,
         # k8s.io/kubernetes pkg/apis/core/validation validateNodeTaints).
-        if not is_qualified_name(self.key):
-            raise RuleError("key", f"taint key {self.key!r} is not a valid qualified name: {QUALIFIED_NAME_RULE}")
-        if not is_label_value(self.value):
-            raise RuleError("value", f"taint value {self.value!r} is not valid: {LABEL_VALUE_RULE}")
         domain = reserved_domain(self.key)
-        if domain is not None:
-            raise RuleError(
+        if not is_qualified_name(self.key):
+            yield RuleError("key", f"taint key {self.key!r} is not a valid qualified name: {QUALIFIED_NAME_RULE}")
+        elif domain is not None:
+            yield RuleError(
                 "key",
                 f"taint key {self.key!r} is in the {domain}/ domain, which Kubernetes, GKE or this "
                 "program reserves for its own taints; use your own domain (e.g. example.com/dedicated)",
             )
-        return self
+        if not is_label_value(self.value):
+            yield RuleError("value", f"taint value {self.value!r} is not valid: {LABEL_VALUE_RULE}")
 
 
 class NodePoolConfig(Model):
@@ -165,110 +169,120 @@ class NodePoolConfig(Model):
     @field_validator("labels")
     @classmethod
     def _reserved_labels(cls, v: dict[str, str]) -> dict[str, str]:
-        for key in v:
-            domain = reserved_domain(key)
-            if domain is not None:
-                raise RuleError(
-                    key,
-                    f"label {key!r} is in the {domain}/ domain, which Kubernetes, GKE or this program "
-                    "sets on nodes itself; a node pool may not set it (use your own domain, e.g. example.com/team)",
-                )
+        raise_all(
+            RuleError(
+                key,
+                f"label {key!r} is in the {domain}/ domain, which Kubernetes, GKE or this program "
+                "sets on nodes itself; a node pool may not set it (use your own domain, e.g. example.com/team)",
+            )
+            for key, domain in ((key, reserved_domain(key)) for key in v)
+            if domain is not None
+        )
         return v
 
     @field_validator("taints")
     @classmethod
     def _unique_taints(cls, v: list[Taint]) -> list[Taint]:
-        seen: set[tuple[str, str]] = set()
-        for i, taint in enumerate(v):
-            # Unique by key and effect (core/v1 Node validation; Kueue's validateNodeTaints).
-            if (taint.key, taint.effect) in seen:
-                raise RuleError(i, f"taint {taint.key}:{taint.effect} is listed twice (taints are unique by key and effect)")
-            seen.add((taint.key, taint.effect))
+        # Unique by key and effect (core/v1 Node validation; Kueue's validateNodeTaints).
+        keys = [(taint.key, taint.effect) for taint in v]
+        raise_all(
+            RuleError(i, f"taint {key}:{effect} is listed twice (taints are unique by key and effect)")
+            for i, (key, effect) in enumerate(keys)
+            if (key, effect) in keys[:i]
+        )
         return v
 
     @model_validator(mode="after")
     def _rules(self):
-        kinds = [k for k in ("tpu", "gpu") if getattr(self, k) is not None]
-        if len(kinds) > 1:
-            raise RuleError((), "a pool is either tpu or gpu (or a plain machineType for CPU), not both")
-        if self.tpu is not None:
-            self._tpu_rules()
-        else:
-            self._node_count_rules()
-        if self.gpu is not None:
-            self._gpu_rules()
-        elif self.tpu is None and self.machine_type is None:
-            raise RuleError((), "say what the pool runs: tpu, gpu (with machineType) or a machineType")
-        self._capacity_rules()
+        raise_all(self._problems())
         return self
 
-    def _tpu_rules(self) -> None:
+    def _problems(self) -> Iterator[RuleError]:
+        """Every broken rule of the entry; a pool both tpu and gpu is that one mistake."""
+        kinds = [k for k in ("tpu", "gpu") if getattr(self, k) is not None]
+        if len(kinds) > 1:
+            yield RuleError((), "a pool is either tpu or gpu (or a plain machineType for CPU), not both")
+            return
+        if self.tpu is not None:
+            yield from self._tpu_rules()
+        else:
+            yield from self._node_count_rules()
+        if self.gpu is not None:
+            yield from self._gpu_rules()
+        elif self.tpu is None and self.machine_type is None:
+            yield RuleError((), "say what the pool runs: tpu, gpu (with machineType) or a machineType")
+        yield from self._capacity_rules()
+
+    def _tpu_rules(self) -> Iterator[RuleError]:
         if self.machine_type is not None:
-            raise RuleError("machineType", "TPU pools take their machine type from tpu.machineType")
+            yield RuleError("machineType", "TPU pools take their machine type from tpu.machineType")
         for key in ("min_nodes", "max_nodes"):
             if getattr(self, key) is not None:
-                raise RuleError(
+                yield RuleError(
                     _camel(key),
                     "TPU node counts derive from tpu.topology (VMs per slice); remove this key",
                 )
         if len(f"{self.name}-{self.slice_count - 1}") > GKE_NAME_MAX:
-            raise RuleError(
+            yield RuleError(
                 "name",
                 f"{self.name!r} is too long: slice pools are named {self.name}-<i> and GKE allows "
                 f"{GKE_NAME_MAX} characters",
             )
 
-    def _gpu_rules(self) -> None:
+    def _gpu_rules(self) -> Iterator[RuleError]:
         gpu = self.gpu
         if self.machine_type is None:
             choices = catalogue.GPU_TYPES[gpu.type].machine_types
             options = [m for m, n in choices.items() if n == gpu.count]
             if len(options) != 1:
-                raise RuleError(
+                yield RuleError(
                     "machineType",
                     f"required for {gpu.count} x {gpu.type}; choose one of: "
                     f"{', '.join(options or ['an n1-* machine type'])}",
                 )
+                return  # no machine type to check the GPUs against
         try:
             catalogue.check_gpu(gpu.type, gpu.count, self.node_machine_type)
         except catalogue.CatalogueError as e:
-            raise RuleError("machineType", str(e)) from None
+            yield RuleError("machineType", str(e))
 
-    def _node_count_rules(self) -> None:
+    def _node_count_rules(self) -> Iterator[RuleError]:
         if self.slices is not None:
-            raise RuleError("slices", "slices applies to TPU pools only; use minNodes/maxNodes")
+            yield RuleError("slices", "slices applies to TPU pools only; use minNodes/maxNodes")
         if self.max_nodes is None:
-            raise RuleError("maxNodes", "required for GPU and CPU pools (the autoscaling ceiling)")
-        if self.min_nodes is not None and self.min_nodes > self.max_nodes:
-            raise RuleError("minNodes", f"minNodes ({self.min_nodes}) exceeds maxNodes ({self.max_nodes})")
+            yield RuleError("maxNodes", "required for GPU and CPU pools (the autoscaling ceiling)")
+        elif self.min_nodes is not None and self.min_nodes > self.max_nodes:
+            yield RuleError("minNodes", f"minNodes ({self.min_nodes}) exceeds maxNodes ({self.max_nodes})")
         if self.capacity in PROVISIONED_ON_DEMAND and self.min_nodes:
-            raise RuleError(
+            yield RuleError(
                 "minNodes", f"{self.capacity} pools scale from 0: GKE creates their nodes on request"
             )
 
-    def _capacity_rules(self) -> None:
+    def _capacity_rules(self) -> Iterator[RuleError]:
+        """One message per key: a reservation on flexStart is refused once, not also as "not
+        reservation capacity"; maxRunDuration on the wrong capacity is not also measured."""
         cap = self.capacity
         if cap == "reservation" and not self.reservation:
-            raise RuleError("reservation", "required with capacity reservation: the reservation's name")
-        if self.reservation and cap in PROVISIONED_ON_DEMAND:
-            raise RuleError(
+            yield RuleError("reservation", "required with capacity reservation: the reservation's name")
+        elif self.reservation and cap in PROVISIONED_ON_DEMAND:
+            yield RuleError(
                 "reservation",
                 f"{cap} pools cannot consume a reservation (GKE requires reservation affinity NO_RESERVATION)",
             )
-        if self.reservation and cap != "reservation":
-            raise RuleError("reservation", f"only with capacity reservation, not {cap}")
+        elif self.reservation and cap != "reservation":
+            yield RuleError("reservation", f"only with capacity reservation, not {cap}")
         if self.max_run_duration is not None:
             if cap not in PROVISIONED_ON_DEMAND:
-                raise RuleError("maxRunDuration", f"only flexStart and queued pools take maxRunDuration, not {cap}")
-            if self.max_run_duration > SEVEN_DAYS:
-                raise RuleError(
+                yield RuleError("maxRunDuration", f"only flexStart and queued pools take maxRunDuration, not {cap}")
+            elif self.max_run_duration > SEVEN_DAYS:
+                yield RuleError(
                     "maxRunDuration",
                     f"{self.max_run_duration}s exceeds GKE's limit of 7 days ({SEVEN_DAYS}s)",
                 )
         if cap == "queued" and self.tpu is None and self.gpu is None:
-            raise RuleError("capacity", "queued provisioning is for GPU and TPU pools")
+            yield RuleError("capacity", "queued provisioning is for GPU and TPU pools")
         if cap == "flexStart" and self.tpu is None and self.gpu is None:
-            raise RuleError("capacity", "flexStart is for GPU and TPU pools")
+            yield RuleError("capacity", "flexStart is for GPU and TPU pools")
 
     @property
     def node_machine_type(self) -> str:

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+import math
 import re
+from typing import Iterator
 
 from pydantic import Field, model_validator
 
-import math
-
 from .. import catalogue, naming, quantity, regions, versions
-from .base import Model, RuleError
+from .base import Model, RuleError, raise_all
 from .batch import (
     ClusterQueueConfig,
     FlavorConfig,
@@ -88,16 +88,23 @@ class StackConfig(Model):
 
     @model_validator(mode="after")
     def _cross_references(self):
-        self._check_locations()
-        self._check_version()
-        self._check_pools()
-        self._check_node_limits()
-        self._check_flavors()
-        self._check_queues()
-        self._check_teams()
-        self._check_priorities()
-        self._check_workloads()
+        # Every rule is checked and every broken one reported at once, in the order of the
+        # stack's keys. A rule that needs another to hold (an offer check needs known zones, a
+        # workload's pool checks need a known pool) skips the items that other rule refused,
+        # so one mistake gives one message.
+        raise_all(sorted(self._problems(), key=_stack_order))
         return self
+
+    def _problems(self) -> Iterator[RuleError]:
+        yield from self._check_locations()
+        yield from self._check_version()
+        yield from self._check_pools()
+        yield from self._check_node_limits()
+        yield from self._check_flavors()
+        yield from self._check_queues()
+        yield from self._check_teams()
+        yield from self._check_priorities()
+        yield from self._check_workloads()
 
     # -- catalogues ---------------------------------------------------------------------------
 
@@ -113,42 +120,59 @@ class StackConfig(Model):
 
     # -- locations ----------------------------------------------------------------------------
 
-    def _check_locations(self) -> None:
+    def _check_locations(self) -> Iterator[RuleError]:
         """Regions and zones must exist (components/regions.py, or the stack's catalogue override)."""
         cat = self.regions
         location = self.cluster.location
         region = region_of(location)
         if not cat.has_region(region):
-            raise RuleError(
+            yield RuleError(
                 ("cluster", "location"),
                 f"{region!r} is not a Google Cloud region this catalogue knows; known: "
                 f"{', '.join(sorted(cat.regions))} (a newer one: add its zones under gke-ai-batch:catalogue.zones)",
             )
-        self._check_zone(("cluster", "location"), location)
+        yield from self._check_zone(("cluster", "location"), location)
         for i, zone in enumerate(self.cluster.node_locations):
-            self._check_zone(("cluster", "nodeLocations", i), zone)
+            yield from self._check_zone(("cluster", "nodeLocations", i), zone)
         for i, zone in enumerate(self.cluster.auto_provisioning.locations if self.cluster.auto_provisioning else []):
-            self._check_zone(("cluster", "autoProvisioning", "locations", i), zone)
+            yield from self._check_zone(("cluster", "autoProvisioning", "locations", i), zone)
+        copies = _copies(self.node_pools)
         for i, pool in enumerate(self.node_pools):
-            for j, zone in enumerate(pool.zones):
+            for j, zone in enumerate(pool.zones if i not in copies else []):
                 if region_of(zone) == region:
-                    self._check_zone(("nodePools", i, "zones", j), zone)
+                    yield from self._check_zone(("nodePools", i, "zones", j), zone)
 
-    def _check_zone(self, at: tuple, location: str) -> None:
+    def _check_zone(self, at: tuple, location: str) -> Iterator[RuleError]:
         cat = self.regions
         region = region_of(location)
         if region == location or region not in cat.regions:
             return  # a region (checked above), or a zone of another region (refused elsewhere)
         if cat.zone(location) is None:
-            raise RuleError(
+            yield RuleError(
                 at,
                 f"{location!r} is not a zone of {region}; its zones: {', '.join(cat.zones_of(region))} "
                 "(a newer one: add it under gke-ai-batch:catalogue.zones)",
             )
 
+    def _cluster_zones(self) -> list[str]:
+        """The zones the cluster names for its nodes ([] for a regional cluster without node
+        locations: GKE picks them)."""
+        if self.cluster.node_locations:
+            return list(self.cluster.node_locations)
+        location = self.cluster.location
+        return [location] if region_of(location) != location else []
+
+    def _zones_known(self, zones: list[str]) -> bool:
+        """Whether the cluster's region and these zones passed _check_locations and the region
+        check, so that what they offer can be looked up (else the offer checks stay quiet: the
+        location is reported already)."""
+        cat = self.regions
+        region = region_of(self.cluster.location)
+        return cat.has_region(region) and all(region_of(z) == region and cat.zone(z) is not None for z in zones)
+
     # -- versions -----------------------------------------------------------------------------
 
-    def _check_version(self) -> None:
+    def _check_version(self) -> Iterator[RuleError]:
         """minMasterVersion must be a minor the cluster's release channel offers."""
         version = self.cluster.min_master_version
         if version is None:
@@ -160,22 +184,24 @@ class StackConfig(Model):
         have = versions.minor_of(version)
         at = ("cluster", "minMasterVersion")
         if have > versions.minor_of(every[-1]):
-            raise RuleError(
+            yield RuleError(
                 at,
                 f"GKE offers no {version} (newest minor as of {versions.CATALOGUE_DATE}: {every[-1]}, "
                 f"{versions.SOURCE}); if it is newer than this catalogue, add it under "
                 f"gke-ai-batch:catalogue.channels.{channel}.minors",
             )
-        if version not in offered:
+        elif version not in offered:
             older = have < versions.minor_of(offered[0])
-            raise RuleError(
+            yield RuleError(
                 at,
                 f"the {channel} channel does not offer {version}"
                 + (" any more (below its oldest supported minor)" if older else "")
                 + f"; it offers {', '.join(offered)} (as of {versions.CATALOGUE_DATE}, {versions.SOURCE})",
             )
 
-    def _version_floor(self, at: tuple, minimum: str, what: str) -> None:
+    def _version_floor(self, at: tuple, minimum: str, what: str) -> Iterator[RuleError]:
+        if any(self._check_version()):
+            return  # minMasterVersion is refused already; what it resolves to is moot
         version = self.cluster.min_master_version
         channel = self.cluster.release_channel
         vers = self.versions
@@ -186,53 +212,63 @@ class StackConfig(Model):
         )
         later = [m for m in vers.minors(channel) if versions.minor_of(m) > versions.minor_of(minimum)]
         hint = f"set minMasterVersion to {later[0]!r}" if later else f"use a channel that offers a minor above {minimum}"
-        raise RuleError(at, f"{what} need GKE {minimum} or later; {given}; {hint}")
+        yield RuleError(at, f"{what} need GKE {minimum} or later; {given}; {hint}")
 
     # -- node pools -------------------------------------------------------------------------
 
-    def _check_pools(self) -> None:
+    def _check_pools(self) -> Iterator[RuleError]:
         cluster = self.cluster
         if not cluster.standard and self.node_pools:
-            raise RuleError(
+            yield RuleError(
                 ("nodePools", 0),
                 "Autopilot clusters have no node pools: GKE creates nodes for each workload's "
                 "nodeSelector; remove nodePools or use mode standard",
             )
+            return  # the pools' own rules are moot
         seen: dict[str, int] = {naming.SYSTEM_POOL: -1}
+        copies = _copies(self.node_pools)
         for i, pool in enumerate(self.node_pools):
             for gke_name in pool.pool_names:
                 if gke_name in seen:
                     other = "the system pool" if seen[gke_name] < 0 else f"nodePools[{seen[gke_name]}]"
-                    raise RuleError(("nodePools", i, "name"), f"node pool {gke_name!r} is also made by {other}")
-                seen[gke_name] = i
-            self._check_pool_location(i, pool)
-            self._check_pool_versions(i, pool)
+                    yield RuleError(("nodePools", i, "name"), f"node pool {gke_name!r} is also made by {other}")
+                    break
+            for gke_name in pool.pool_names:
+                seen.setdefault(gke_name, i)
+            if i in copies:
+                continue
+            yield from self._check_pool_location(i, pool)
+            yield from self._check_pool_versions(i, pool)
 
-    def _check_pool_location(self, i: int, pool: NodePoolConfig) -> None:
+    def _check_pool_location(self, i: int, pool: NodePoolConfig) -> Iterator[RuleError]:
         region = region_of(self.cluster.location)
+        outside = False
         for j, zone in enumerate(pool.zones):
             if region_of(zone) != region:
-                raise RuleError(("nodePools", i, "zones", j), f"{zone} is not in the cluster's region {region}")
+                yield RuleError(("nodePools", i, "zones", j), f"{zone} is not in the cluster's region {region}")
+                outside = True
         if pool.tpu is not None and len(self.pool_zones(pool)) != 1:
-            raise RuleError(
+            yield RuleError(
                 ("nodePools", i, "zones"),
                 "a TPU slice lives in exactly one zone: list one zone here (or give the cluster a "
                 "single node location)",
             )
-        self._check_pool_offer(i, pool)
+            return
+        if not outside and self._zones_known(self.pool_zones(pool)):
+            yield from self._check_pool_offer(i, pool)
 
-    def _check_pool_offer(self, i: int, pool: NodePoolConfig) -> None:
+    def _check_pool_offer(self, i: int, pool: NodePoolConfig) -> Iterator[RuleError]:
         """The pool's accelerator must be offered in its zones (components/regions.py)."""
         cat = self.regions
         region = region_of(self.cluster.location)
-        where = ("nodePools", i, "zones") if pool.zones else ("cluster", "nodeLocations")
         zones = self.pool_zones(pool)
         if pool.tpu is not None:
+            where = ("nodePools", i, "zones") if pool.zones else ("cluster", "nodeLocations")
             version = pool.tpu.version
             offering = cat.tpu_zones(region, version)
             zone = zones[0]
             if zone not in offering:
-                raise RuleError(
+                yield RuleError(
                     (*where, 0) if pool.zones else ("nodePools", i, "tpu", "version"),
                     f"GKE offers TPU {version} in {region} only in {', '.join(offering) or 'no zone'}, "
                     f"not in {zone}" + _override_hint(zone),
@@ -242,7 +278,7 @@ class StackConfig(Model):
             offering = cat.gpu_zones(region, gpu)
             if not zones:
                 if not offering:
-                    raise RuleError(
+                    yield RuleError(
                         ("nodePools", i, "gpu", "type"),
                         f"GKE offers {gpu} in no zone of {region} (the cluster names no node locations, "
                         "so GKE picks the zones; at least one must offer it)" + _override_hint(region),
@@ -252,22 +288,24 @@ class StackConfig(Model):
                 if zone not in offering:
                     at = ("nodePools", i, "zones", j) if pool.zones else ("nodePools", i, "gpu", "type")
                     via = "" if pool.zones else " (the pool takes the cluster's nodeLocations)"
-                    raise RuleError(
+                    yield RuleError(
                         at,
                         f"GKE offers {gpu} in {region} only in {', '.join(offering) or 'no zone'}, not in "
                         f"{zone}{via}; every zone of a GPU pool must offer it" + _override_hint(zone),
                     )
+                    if not pool.zones:
+                        return  # one key (gpu.type) for all the cluster's zones: one message
 
-    def _check_pool_versions(self, i: int, pool: NodePoolConfig) -> None:
+    def _check_pool_versions(self, i: int, pool: NodePoolConfig) -> Iterator[RuleError]:
         if pool.capacity == "flexStart":
-            self._version_floor(
+            yield from self._version_floor(
                 ("nodePools", i, "capacity"), FLEX_START_MIN[pool.kind], f"flexStart {pool.kind.upper()} pools"
             )
         if pool.tpu is not None and pool.tpu.version == "tpu7x":
-            self._version_floor(("nodePools", i, "tpu", "version"), TPU7X_MIN, "tpu7x pools")
+            yield from self._version_floor(("nodePools", i, "tpu", "version"), TPU7X_MIN, "tpu7x pools")
             name = naming.workload_policy_name(self.cluster.name, pool.name)
             if pool.tpu.slice.multi_host and len(name) > RESOURCE_POLICY_NAME_MAX:
-                raise RuleError(
+                yield RuleError(
                     ("nodePools", i, "name"),
                     f"the tpu7x workload policy {name!r} would exceed {RESOURCE_POLICY_NAME_MAX} "
                     "characters; shorten the cluster or pool name",
@@ -277,11 +315,7 @@ class StackConfig(Model):
         """Zones a pool's nodes go to, where the stack says; [] means GKE's default."""
         if pool.zones:
             return list(pool.zones)
-        if self.cluster.node_locations:
-            return list(self.cluster.node_locations)
-        if region_of(self.cluster.location) != self.cluster.location:
-            return [self.cluster.location]
-        return []
+        return self._cluster_zones()
 
     def pool_zone_count(self, pool: NodePoolConfig) -> int:
         """How many zones the pool's nodes spread over (GKE's default for a regional cluster
@@ -294,17 +328,20 @@ class StackConfig(Model):
             return pool.slice_count * pool.tpu.slice.vms
         return pool.max_nodes or 0
 
-    def _check_node_limits(self) -> None:
+    def _check_node_limits(self) -> Iterator[RuleError]:
         """GKE's node limits (NODES_PER_POOL_ZONE, NODES_PER_STANDARD_CLUSTER)."""
         total = 0
+        over = False
+        copies = _copies(self.node_pools)
         for i, pool in enumerate(self.node_pools):
             # A TPU slice's size is a topology GKE itself offers ("Plan TPUs in GKE" lists v5p up
             # to 16x16x24, 1,536 VMs in one pool): the per-pool limit would refuse documented
             # shapes, so it applies to GPU and CPU pools only.
-            if pool.tpu is None:
+            if pool.tpu is None and i not in copies:
                 zones = self.pool_zone_count(pool)
                 if pool.max_nodes is not None and pool.max_nodes > NODES_PER_POOL_ZONE * zones:
-                    raise RuleError(
+                    over = True
+                    yield RuleError(
                         ("nodePools", i, "maxNodes"),
                         f"maxNodes {pool.max_nodes} over {zones} zone{'s' if zones > 1 else ''} exceeds GKE's "
                         f"{NODES_PER_POOL_ZONE} nodes per node pool per zone (at most "
@@ -314,11 +351,12 @@ class StackConfig(Model):
         system = self.cluster.system
         if system is not None:
             total += system.max_nodes
-        if total > NODES_PER_STANDARD_CLUSTER:
+        # A pool over its own limit is reported already, and the total it makes is moot.
+        if total > NODES_PER_STANDARD_CLUSTER and not over:
             parts = ", ".join(
                 f"{p.name} {self.pool_max_nodes(p)}" for p in self.node_pools
             ) + (f", system {system.max_nodes}" if system is not None else "")
-            raise RuleError(
+            yield RuleError(
                 "nodePools",
                 f"the pools can grow to {total} nodes ({parts}); a GKE Standard cluster has at most "
                 f"{NODES_PER_STANDARD_CLUSTER}",
@@ -326,14 +364,21 @@ class StackConfig(Model):
 
     # -- flavors ----------------------------------------------------------------------------
 
-    def _check_flavors(self) -> None:
-        self._check_flavor_references()
-        self._check_flavor_limits()
+    def _check_flavors(self) -> Iterator[RuleError]:
+        yield from self._check_flavor_references()
+        yield from self._check_flavor_limits()
 
-    def _check_flavor_references(self) -> None:
+    def _unknown_pools(self, flavor: FlavorConfig) -> list[str]:
+        """The pools a declared flavor names that the stack does not have."""
+        names = {p.name for p in self.node_pools}
+        return [p for p in flavor.pools if p not in names]
+
+    def _check_flavor_references(self) -> Iterator[RuleError]:
         if self.flavors is None:
-            if not self.cluster.standard and self.cluster_queues:
-                raise RuleError(
+            # With node pools listed, "Autopilot has no node pools" is the message (and this one's
+            # "no node pools to derive them from" would not be true yet).
+            if not self.cluster.standard and self.cluster_queues and not self.node_pools:
+                yield RuleError(
                     "flavors",
                     "Autopilot stacks declare their flavors (there are no node pools to derive them from)",
                 )
@@ -341,38 +386,48 @@ class StackConfig(Model):
         pools = {p.name: p for p in self.node_pools}
         owner: dict[str, int] = {}
         names: set[str] = set()
+        copies = _copies(self.flavors)
         for i, flavor in enumerate(self.flavors):
             if flavor.name in names:
-                raise RuleError(("flavors", i, "name"), f"flavor {flavor.name!r} is declared twice")
+                yield RuleError(("flavors", i, "name"), f"flavor {flavor.name!r} is declared twice")
             names.add(flavor.name)
+            if i in copies:
+                continue
             for j, pool_name in enumerate(flavor.pools):
                 if pool_name not in pools:
-                    raise RuleError(
+                    yield RuleError(
                         ("flavors", i, "pools", j),
                         f"unknown node pool {pool_name!r}; known: {_known(pools)}",
                     )
-                if pool_name in owner:
-                    raise RuleError(
+                elif pool_name in owner:
+                    if self.flavors[owner[pool_name]].name == flavor.name:
+                        continue  # the same flavor declared twice: that is the one message
+                    yield RuleError(
                         ("flavors", i, "pools", j),
                         f"pool {pool_name!r} already belongs to flavors[{owner[pool_name]}]",
                     )
-                owner[pool_name] = i
+                else:
+                    owner[pool_name] = i
+            if self._unknown_pools(flavor):
+                continue  # what the flavor's pools are is unknown: the rules below would guess
             members = [pools[p] for p in flavor.pools]
             if len({p.kind for p in members}) > 1:
-                raise RuleError(("flavors", i, "pools"), "a flavor's pools must all be TPU, all GPU or all CPU")
+                yield RuleError(("flavors", i, "pools"), "a flavor's pools must all be TPU, all GPU or all CPU")
             if len({p.capacity == "queued" for p in members}) > 1:
-                raise RuleError(
+                yield RuleError(
                     ("flavors", i, "pools"),
                     "queued and non-queued pools cannot share a flavor: the admission check applies per flavor",
                 )
             if flavor.queued_provisioning and members and not all(p.capacity == "queued" for p in members):
-                raise RuleError(("flavors", i, "queuedProvisioning"), "set only for flavors without pools")
+                yield RuleError(("flavors", i, "queuedProvisioning"), "set only for flavors without pools")
             if flavor.node_labels is not None:
+                missing: set[str] = set()
                 for pool in members:
                     carried = {**naming.pool_node_labels(pool), **pool.labels}
                     for key, value in flavor.node_labels.items():
-                        if carried.get(key) != value:
-                            raise RuleError(
+                        if carried.get(key) != value and key not in missing:
+                            missing.add(key)  # one message per label, naming the first pool
+                            yield RuleError(
                                 ("flavors", i, "nodeLabels", key),
                                 f"pool {pool.name!r} nodes do not carry {key}={value}; they carry "
                                 f"{', '.join(f'{k}={v}' for k, v in sorted(carried.items())) or 'no such labels'}",
@@ -391,51 +446,62 @@ class StackConfig(Model):
 
     # -- queues -----------------------------------------------------------------------------
 
-    def _check_queues(self) -> None:
-        self._check_fair_sharing()
+    def _check_queues(self) -> Iterator[RuleError]:
+        yield from self._check_fair_sharing()
         known = self.flavor_names()
         names: set[str] = set()
         derived = self._flavors_with_capacity()
+        # Which flavors there are, and what capacity they have, is unknown on an Autopilot stack
+        # that declares none, and for a flavor that names an unknown pool: both are reported
+        # under flavors, and the queue rules that need them stay quiet.
+        flavors_known = self.flavors is not None or self.cluster.standard
+        unsure = {f.name for f in self.flavors or [] if self._unknown_pools(f)}
+        copies = _copies(self.cluster_queues)
         for i, cq in enumerate(self.cluster_queues):
             if cq.name in names:
-                raise RuleError(("clusterQueues", i, "name"), f"cluster queue {cq.name!r} is declared twice")
+                yield RuleError(("clusterQueues", i, "name"), f"cluster queue {cq.name!r} is declared twice")
             names.add(cq.name)
+            if i in copies:
+                continue
             if self.kueue.fair_sharing is not None and cq.preemption and cq.preemption.borrow_within_cohort:
-                raise RuleError(
+                yield RuleError(
                     ("clusterQueues", i, "preemption", "borrowWithinCohort"),
                     "Kueue ignores borrowWithinCohort when fair sharing is on (kueue.fairSharing); "
                     "remove one of the two",
                 )
-            if not cq.flavors:
+            if not cq.flavors and flavors_known:
                 if not known:
-                    raise RuleError(("clusterQueues", i, "flavors"), "the stack has no flavors for this queue")
-                bare = [f for f in known if f not in derived]
-                if bare:
-                    raise RuleError(
-                        ("clusterQueues", i, "flavors"),
-                        f"list this queue's flavors with quotas: {', '.join(bare)} offer no accelerator "
-                        "capacity to derive a quota from",
-                    )
+                    yield RuleError(("clusterQueues", i, "flavors"), "the stack has no flavors for this queue")
+                else:
+                    bare = [f for f in known if f not in derived and f not in unsure]
+                    if bare:
+                        yield RuleError(
+                            ("clusterQueues", i, "flavors"),
+                            f"list this queue's flavors with quotas: {', '.join(bare)} offer no accelerator "
+                            "capacity to derive a quota from",
+                        )
             for j, flavor in enumerate(cq.flavors):
                 at = ("clusterQueues", i, "flavors", j)
                 if flavor.name not in known:
-                    raise RuleError(
-                        (*at, "name"), f"unknown flavor {flavor.name!r}; known: {', '.join(known) or 'none'}"
-                    )
-                if flavor.name not in derived and not flavor.quotas:
-                    raise RuleError(
+                    if flavors_known:
+                        yield RuleError(
+                            (*at, "name"),
+                            f"unknown flavor {flavor.name!r}; known: {', '.join(dict.fromkeys(known)) or 'none'}",
+                        )
+                elif flavor.name not in derived and flavor.name not in unsure and not flavor.quotas:
+                    yield RuleError(
                         (*at, "quotas"),
                         f"flavor {flavor.name!r} has no TPU or GPU pools to derive a quota from; give its quotas",
                     )
                 for resource, q in flavor.quotas.items():
                     if isinstance(q, QuotaLimits) and q.lending_limit is not None:
                         if quantity.value(q.lending_limit) > quantity.value(q.nominal):
-                            raise RuleError(
+                            yield RuleError(
                                 (*at, "quotas", resource, "lendingLimit"),
                                 f"lendingLimit {q.lending_limit} exceeds nominal {q.nominal} (Kueue rejects it)",
                             )
 
-    def _check_fair_sharing(self) -> None:
+    def _check_fair_sharing(self) -> Iterator[RuleError]:
         """Kueue's fair sharing divides "the unused nominal quota of all the ClusterQueues in
         the cohort" between "the tenants of a cohort" (Kueue v0.19.2 docs, concepts/preemption
         #fair-sharing; share values compare a ClusterQueue "to others in the same cohort").
@@ -453,7 +519,7 @@ class StackConfig(Model):
         loose = [repr(cq.name) for cq in self.cluster_queues if cq.cohort is None]
         if loose:
             alone.append(f"{', '.join(loose)} in no cohort")
-        raise RuleError(
+        yield RuleError(
             ("kueue", "fairSharing"),
             "fair sharing divides a cohort's unused quota between its cluster queues, and no cohort "
             f"here has two or more ({'; '.join(alone) or 'no cluster queues'}), so it would do "
@@ -469,57 +535,66 @@ class StackConfig(Model):
 
     # -- teams and priorities ----------------------------------------------------------------
 
-    def _check_teams(self) -> None:
-        queues = [cq.name for cq in self.cluster_queues]
+    def _check_teams(self) -> Iterator[RuleError]:
+        queues = list(dict.fromkeys(cq.name for cq in self.cluster_queues))
         seen: set[tuple[str, str]] = set()
+        copies = _copies(self.teams)
         for i, team in enumerate(self.teams):
             key = (team.namespace, team.local_queue)
             if key in seen:
-                raise RuleError(
+                yield RuleError(
                     ("teams", i, "localQueue"),
                     f"namespace {team.namespace!r} already has a local queue {team.local_queue!r}",
                 )
             seen.add(key)
+            if i in copies:
+                continue
             if team.cluster_queue not in queues:
-                raise RuleError(
+                yield RuleError(
                     ("teams", i, "clusterQueue"),
                     f"unknown cluster queue {team.cluster_queue!r}; known: {', '.join(queues) or 'none'}",
                 )
-            reserved = next((p for p in RESERVED_NAMESPACE_PREFIXES if team.namespace.startswith(p)), None)
-            if reserved is not None:
-                owner = RESERVED_NAMESPACE_PREFIXES[reserved]
-                managed = (
-                    "; on Autopilot GKE also denies writes in its managed namespaces"
-                    if not self.cluster.standard
-                    else ""
-                )
-                raise RuleError(
-                    ("teams", i, "namespace"),
-                    f"{team.namespace!r}: namespaces starting with {reserved!r} belong to {owner}{managed}; "
-                    "give the team its own namespace",
-                )
-            if team.namespace in INSTALL_NAMESPACES:
-                raise RuleError(
-                    ("teams", i, "namespace"),
-                    f"{team.namespace!r} belongs to the {team.namespace.split('-')[0]} install; give the team its own",
-                )
-            if team.labels and team.namespace in BUILTIN_NAMESPACES:
-                raise RuleError(
-                    ("teams", i, "labels"),
-                    f"namespace {team.namespace!r} exists in every cluster and is not managed here",
-                )
+            yield from self._check_team_namespace(i, team)
 
-    def _check_flavor_limits(self) -> None:
+    def _check_team_namespace(self, i: int, team: TeamConfig) -> Iterator[RuleError]:
+        """One message per namespace: kube-system is reserved and built in, but the fix is one."""
+        reserved = next((p for p in RESERVED_NAMESPACE_PREFIXES if team.namespace.startswith(p)), None)
+        if reserved is not None:
+            owner = RESERVED_NAMESPACE_PREFIXES[reserved]
+            managed = (
+                "; on Autopilot GKE also denies writes in its managed namespaces"
+                if not self.cluster.standard
+                else ""
+            )
+            yield RuleError(
+                ("teams", i, "namespace"),
+                f"{team.namespace!r}: namespaces starting with {reserved!r} belong to {owner}{managed}; "
+                "give the team its own namespace",
+            )
+        elif team.namespace in INSTALL_NAMESPACES:
+            yield RuleError(
+                ("teams", i, "namespace"),
+                f"{team.namespace!r} belongs to the {team.namespace.split('-')[0]} install; give the team its own",
+            )
+        elif team.labels and team.namespace in BUILTIN_NAMESPACES:
+            yield RuleError(
+                ("teams", i, "labels"),
+                f"namespace {team.namespace!r} exists in every cluster and is not managed here",
+            )
+
+    def _check_flavor_limits(self) -> Iterator[RuleError]:
         """Kueue's ResourceFlavor CRD: at most 8 node labels and 8 tolerations."""
         pools = {p.name: p for p in self.node_pools}
         members: dict[str, list[NodePoolConfig]] = {}
-        declared = {f.name: f for f in self.flavors or []}
         for pool in self.node_pools:
             name = self.pool_flavor(pool)
             if name is not None:
                 members.setdefault(name, []).append(pool)
-        for i, name in enumerate(self.flavor_names()):
-            flavor = declared.get(name)
+        declared = self.flavors if self.flavors is not None else [None] * len(self.flavor_names())
+        copies = _copies(declared) if self.flavors is not None else set()
+        for i, (name, flavor) in enumerate(zip(self.flavor_names(), declared)):
+            if flavor is not None and (self._unknown_pools(flavor) or i in copies):
+                continue  # reported by _check_flavor_references, or the same as an earlier flavor
             mine = [pools[p] for p in flavor.pools] if flavor is not None else members.get(name, [])
             if flavor is not None and flavor.node_labels is not None:
                 labels = dict(flavor.node_labels)
@@ -532,96 +607,121 @@ class StackConfig(Model):
                 tolerations = len({(t["key"], t["value"], t["effect"]) for p in mine for t in naming.pool_taints(p)})
             at = ("flavors", i) if flavor is not None else ("nodePools", self.node_pools.index(mine[0]))
             if len(labels) > KUEUE_FLAVOR_MAX_LABELS:
-                raise RuleError(
+                yield RuleError(
                     (*at, "nodeLabels" if flavor is not None else "labels"),
                     f"flavor {name!r} would select on {len(labels)} node labels ({', '.join(sorted(labels))}); "
                     f"a Kueue ResourceFlavor takes at most {KUEUE_FLAVOR_MAX_LABELS}",
                 )
             if tolerations > KUEUE_FLAVOR_MAX_TOLERATIONS:
-                raise RuleError(
+                yield RuleError(
                     (*at, "tolerations" if flavor is not None else "taints"),
                     f"flavor {name!r} would carry {tolerations} tolerations (one per taint of its pools); "
                     f"a Kueue ResourceFlavor takes at most {KUEUE_FLAVOR_MAX_TOLERATIONS}",
                 )
 
-    def _check_priorities(self) -> None:
+    def _check_priorities(self) -> Iterator[RuleError]:
         seen: set[str] = set()
         for i, prio in enumerate(self.priorities):
             if prio.name in seen:
-                raise RuleError(("priorities", i, "name"), f"priority {prio.name!r} is declared twice")
+                yield RuleError(("priorities", i, "name"), f"priority {prio.name!r} is declared twice")
             seen.add(prio.name)
-        self._check_priority_order()
+        yield from self._check_priority_order()
 
-    def _check_priority_order(self) -> None:
+    def _check_priority_order(self) -> Iterator[RuleError]:
         """A priority named low must rank low. Its value is all kube-scheduler and Kueue
         compare: a workload with no priority class ranks 0 (Kubernetes docs, pod-priority-
         preemption: "pods without a priorityClassName ... priority zero" when no class is the
         global default; Kueue takes a Workload's priority from its WorkloadPriorityClass, else
         its pods' PriorityClass, else 0). So a "low" class above 0 outranks every workload that
-        names none, and one named low must sit below one named high."""
-        ranked = [(i, p, _rank(p.name)) for i, p in enumerate(self.priorities)]
+        names none, and one named low must sit below one named high.
+
+        A name declared twice is refused already; only its first declaration is ranked here,
+        and each priority gets one message (one value to change)."""
+        first_at: dict[str, int] = {}
+        for i, prio in enumerate(self.priorities):
+            first_at.setdefault(prio.name, i)
+        ranked = [(i, p, _rank(p.name)) for i, p in enumerate(self.priorities) if first_at[p.name] == i]
+        first = [p for _, p, _ in ranked]
         unranked = [wl.name for wl in self.workloads if wl.priority is None]
         for i, prio, rank in ranked:
             if rank is None or rank > _LOW:
                 continue
             if prio.value > 0 and unranked:
-                raise RuleError(
+                yield RuleError(
                     ("priorities", i, "value"),
                     f"priority {prio.name!r} (value {prio.value}) outranks the workloads that set no "
                     f"priority (priority 0: {', '.join(unranked)}), though its name says low; give it "
                     "a negative value, or give those workloads a priority above it",
                 )
-            for other in self.priorities:
+                continue
+            for other in first:
                 other_rank = _rank(other.name)
                 if other_rank is not None and other_rank > rank and other.value <= prio.value:
-                    raise RuleError(
+                    yield RuleError(
                         ("priorities", i, "value"),
                         f"priority {prio.name!r} (value {prio.value}) is not below {other.name!r} "
                         f"(value {other.value}), though their names say it should be; Kueue and "
                         "kube-scheduler compare only the values",
                     )
+                    break
 
     # -- workloads --------------------------------------------------------------------------
 
-    def _check_workloads(self) -> None:
+    def _check_workloads(self) -> Iterator[RuleError]:
         pools = {p.name: p for p in self.node_pools}
         priorities = [p.name for p in self.priorities]
         seen: set[str] = set()
+        copies = _copies(self.workloads)
         for i, wl in enumerate(self.workloads):
             at = ("workloads", i)
             if wl.name in seen:
-                raise RuleError((*at, "name"), f"workload {wl.name!r} is declared twice")
+                yield RuleError((*at, "name"), f"workload {wl.name!r} is declared twice")
             seen.add(wl.name)
-            self._check_workload_team(at, wl)
-            if wl.pool is not None and wl.pool not in pools:
-                raise RuleError((*at, "pool"), f"unknown node pool {wl.pool!r}; known: {_known(pools)}")
+            if i in copies:
+                continue
+            team_problems = list(self._check_workload_team(at, wl))
+            yield from team_problems
+            yield from self._check_workload_integration(at, wl)
+            # An unknown pool is one message: every rule that looks at the pool would guess.
+            pool_known = wl.pool is None or wl.pool in pools
+            if not pool_known:
+                yield RuleError((*at, "pool"), f"unknown node pool {wl.pool!r}; known: {_known(pools)}")
             if wl.pool is None and wl.tpu is None and wl.gpu is None and self.cluster.standard and isinstance(
                 wl, JobSetWorkload
             ):
-                raise RuleError((*at, "pool"), "a JobSet needs a pool (or a tpu or gpu shape) to run on")
+                yield RuleError((*at, "pool"), "a JobSet needs a pool (or a tpu or gpu shape) to run on")
             if wl.priority is not None and wl.priority not in priorities:
-                raise RuleError(
+                yield RuleError(
                     (*at, "priority"),
                     f"unknown priority {wl.priority!r}; known: {', '.join(priorities) or 'none'}",
                 )
             pool = pools.get(wl.pool) if wl.pool else None
-            self._check_shape_offered(at, wl)
-            self._check_accelerator_request(at, wl, pool)
-            self._check_generated_names(at, wl, pool)
-            if pool is not None and not isinstance(wl, ProvisioningRequestWorkload):
-                self._check_pool_reachable(at, wl, pool)
-            if isinstance(wl, JobSetWorkload):
-                self._check_jobset(at, wl, pool)
-            elif isinstance(wl, JobWorkload):
-                self._check_job(at, wl, pool)
-            elif isinstance(wl, ProvisioningRequestWorkload):
-                if pool is not None and pool.capacity != "queued":
-                    raise RuleError(
-                        (*at, "pool"),
-                        f"a ProvisioningRequest needs a queued pool; {pool.name!r} is {pool.capacity}",
-                    )
-                if pool is None and wl.gpu is None and wl.tpu is None:
-                    raise RuleError((*at, "pool"), "a ProvisioningRequest needs a queued pool (or a gpu or tpu shape)")
+            yield from self._check_shape_offered(at, wl)
+            yield from self._check_generated_names(at, wl, pool)
+            if pool_known:
+                yield from self._check_target(at, wl, pool, team_known=not team_problems)
+            if isinstance(wl, JobWorkload) and wl.completions is not None and wl.parallelism is not None:
+                if wl.parallelism > wl.completions:
+                    yield RuleError((*at, "parallelism"), "parallelism exceeds completions")
+
+    def _check_target(self, at: tuple, wl, pool: NodePoolConfig | None, team_known: bool) -> Iterator[RuleError]:
+        """The rules on what a workload runs on: its pool (None: a bare shape, or none given),
+        which must be one the stack has."""
+        yield from self._check_accelerator_request(at, wl, pool)
+        if pool is not None and not isinstance(wl, ProvisioningRequestWorkload) and team_known:
+            yield from self._check_pool_reachable(at, wl, pool)
+        if isinstance(wl, JobSetWorkload):
+            yield from self._check_jobset(at, wl, pool)
+        elif isinstance(wl, JobWorkload):
+            yield from self._check_job(at, wl, pool)
+        elif isinstance(wl, ProvisioningRequestWorkload):
+            if pool is not None and pool.capacity != "queued":
+                yield RuleError(
+                    (*at, "pool"),
+                    f"a ProvisioningRequest needs a queued pool; {pool.name!r} is {pool.capacity}",
+                )
+            if pool is None and wl.gpu is None and wl.tpu is None:
+                yield RuleError((*at, "pool"), "a ProvisioningRequest needs a queued pool (or a gpu or tpu shape)")
 
     def pool_flavor(self, pool: NodePoolConfig) -> str | None:
         """The flavor a pool's nodes belong to, declared or derived."""
@@ -629,36 +729,40 @@ class StackConfig(Model):
             return naming.derived_flavor_name(pool)
         return next((f.name for f in self.flavors if pool.name in f.pools), None)
 
-    def _check_pool_reachable(self, at: tuple, wl, pool: NodePoolConfig) -> None:
+    def _check_pool_reachable(self, at: tuple, wl, pool: NodePoolConfig) -> Iterator[RuleError]:
         """A queued workload runs only where its ClusterQueue has quota: the pool's flavor must
-        be one of the queue's, or Kueue never admits it."""
+        be one of the queue's, or Kueue never admits it. Judged only when the team, its queue,
+        the queue's flavors and the declared flavors' pools all resolve (else that is reported,
+        and this would repeat it)."""
         flavor = self.pool_flavor(pool)
         if flavor is None:
-            raise RuleError(
-                (*at, "pool"), f"no flavor covers pool {pool.name!r}, so no queue can admit work onto it"
-            )
+            if not any(self._unknown_pools(f) for f in self.flavors or []):
+                yield RuleError(
+                    (*at, "pool"), f"no flavor covers pool {pool.name!r}, so no queue can admit work onto it"
+                )
+            return
         queue_name = self.team_queue(wl).cluster_queue
-        queue = next(cq for cq in self.cluster_queues if cq.name == queue_name)
+        queue = next((cq for cq in self.cluster_queues if cq.name == queue_name), None)
+        if queue is None:
+            return
         names = [f.name for f in queue.flavors]
+        if any(name not in self.flavor_names() for name in names):
+            return
         if names and flavor not in names:
-            raise RuleError(
+            yield RuleError(
                 (*at, "pool"),
                 f"pool {pool.name!r} is flavor {flavor!r}, which cluster queue {queue_name!r} of team "
                 f"{wl.team!r} does not offer ({', '.join(names)}); Kueue would never admit this workload",
             )
 
-    def _check_shape_offered(self, at: tuple, wl) -> None:
+    def _check_shape_offered(self, at: tuple, wl) -> Iterator[RuleError]:
         """A bare tpu/gpu shape (Autopilot, or auto-provisioned nodes) needs a zone of the cluster
         that offers it: GKE creates the nodes there (components/regions.py)."""
+        if not self._zones_known(self._cluster_zones()):
+            return  # the cluster's location is reported already
         cat = self.regions
         region = region_of(self.cluster.location)
-        location = self.cluster.location
-        if self.cluster.node_locations:
-            allowed = list(self.cluster.node_locations)
-        elif region_of(location) != location:
-            allowed = [location]
-        else:
-            allowed = cat.zones_of(region)
+        allowed = self._cluster_zones() or cat.zones_of(region)
         for kind, spec in (("tpu", wl.tpu), ("gpu", wl.gpu)):
             if spec is None:
                 continue
@@ -666,20 +770,21 @@ class StackConfig(Model):
             offering = cat.tpu_zones(region, name) if kind == "tpu" else cat.gpu_zones(region, name)
             if not set(offering) & set(allowed):
                 where = "the cluster's zones " + ", ".join(allowed) if allowed != cat.zones_of(region) else region
-                raise RuleError(
+                yield RuleError(
                     (*at, kind, "version" if kind == "tpu" else "type"),
                     f"GKE offers {'TPU ' if kind == 'tpu' else ''}{name} in {region} only in "
                     f"{', '.join(offering) or 'no zone'}, none of them in {where}, so no node can be made "
                     "for this workload" + _override_hint(region),
                 )
 
-    def _check_generated_names(self, at: tuple, wl, pool: NodePoolConfig | None) -> None:
+    def _check_generated_names(self, at: tuple, wl, pool: NodePoolConfig | None) -> Iterator[RuleError]:
         """Names Kubernetes derives from a workload's must be DNS labels too: JobSet pods are
-        <name>-slice-<job>-<pod>-<5 random>, a multi-host Job's Service is <name>-hosts."""
+        <name>-slice-<job>-<pod>-<5 random>, a multi-host Job's Service is <name>-hosts. (With
+        an unknown pool, one VM per slice: the shortest names, so no false alarm.)"""
         tpu = pool.tpu if pool is not None else wl.tpu
         vms = tpu.slice.vms if tpu is not None else 1
         if not ("a" <= wl.name[0] <= "z"):  # ASCII: str.isalpha() also takes other scripts' letters
-            raise RuleError((*at, "name"), f"{wl.name!r} must start with a letter (it names pods and Services)")
+            yield RuleError((*at, "name"), f"{wl.name!r} must start with a letter (it names pods and Services)")
         if isinstance(wl, JobSetWorkload):
             room = 63 - len("-slice-") - len(str(wl.slices - 1)) - 1 - len(str(vms - 1)) - 6
             what = f"JobSet pod names (<name>-slice-<i>-<j>-xxxxx) for {wl.slices} slices of {vms} VMs"
@@ -689,70 +794,75 @@ class StackConfig(Model):
         else:
             return
         if len(wl.name) > room:
-            raise RuleError(
+            yield RuleError(
                 (*at, "name"), f"{wl.name!r} is too long: {what} must fit 63 characters; at most {room} here"
             )
 
-    def _check_accelerator_request(self, at: tuple, wl, pool: NodePoolConfig | None) -> None:
+    def _check_accelerator_request(self, at: tuple, wl, pool: NodePoolConfig | None) -> Iterator[RuleError]:
         tpu = pool.tpu if pool is not None else wl.tpu
         gpu = pool.gpu if pool is not None else wl.gpu
         asked = wl.resources.get("google.com/tpu")
         if tpu is not None and asked is not None and str(asked) != str(tpu.slice.chips_per_vm):
-            raise RuleError(
+            yield RuleError(
                 (*at, "resources", "google.com/tpu"),
                 f"a TPU pod takes all {tpu.slice.chips_per_vm} chips of its {tpu.slice.machine_type} VM; "
                 "leave google.com/tpu out to derive it",
             )
         asked = wl.resources.get("nvidia.com/gpu")
         if gpu is not None and isinstance(asked, int) and asked > gpu.count:
-            raise RuleError(
+            yield RuleError(
                 (*at, "resources", "nvidia.com/gpu"),
                 f"{asked} GPUs per pod never fit a node with {gpu.count}",
             )
 
-    def _check_workload_team(self, at: tuple, wl) -> None:
+    def _check_workload_team(self, at: tuple, wl) -> Iterator[RuleError]:
+        """The workload's team and local queue resolve to exactly one team entry."""
         teams = [t for t in self.teams if t.namespace == wl.team]
+        queues = list(dict.fromkeys(t.local_queue for t in teams))  # a team declared twice: one queue
         if not teams:
             known = sorted({t.namespace for t in self.teams})
-            raise RuleError((*at, "team"), f"unknown team {wl.team!r}; known: {', '.join(known) or 'none'}")
+            yield RuleError((*at, "team"), f"unknown team {wl.team!r}; known: {', '.join(known) or 'none'}")
+            if not isinstance(wl, ProvisioningRequestWorkload):
+                return  # which local queue is right depends on the team
         if isinstance(wl, ProvisioningRequestWorkload):
             if wl.local_queue is not None:
-                raise RuleError((*at, "localQueue"), "a ProvisioningRequest workload bypasses Kueue: no local queue")
+                yield RuleError((*at, "localQueue"), "a ProvisioningRequest workload bypasses Kueue: no local queue")
             return
         if wl.local_queue is not None:
-            if wl.local_queue not in [t.local_queue for t in teams]:
-                raise RuleError(
+            if wl.local_queue not in queues:
+                yield RuleError(
                     (*at, "localQueue"),
-                    f"team {wl.team!r} has no local queue {wl.local_queue!r}; it has "
-                    f"{', '.join(t.local_queue for t in teams)}",
+                    f"team {wl.team!r} has no local queue {wl.local_queue!r}; it has {', '.join(queues)}",
                 )
-        elif len(teams) > 1:
-            raise RuleError(
+        elif len(queues) > 1:
+            yield RuleError(
                 (*at, "localQueue"),
-                f"team {wl.team!r} has several local queues ({', '.join(t.local_queue for t in teams)}); name one",
+                f"team {wl.team!r} has several local queues ({', '.join(queues)}); name one",
             )
+
+    def _check_workload_integration(self, at: tuple, wl) -> Iterator[RuleError]:
+        if isinstance(wl, ProvisioningRequestWorkload):
+            return  # no Kueue
         framework = "jobset.x-k8s.io/jobset" if isinstance(wl, JobSetWorkload) else "batch/job"
         if framework not in self.kueue.integrations:
-            raise RuleError(
+            yield RuleError(
                 (*at, "kind"),
                 f"Kueue manages this workload only with the {framework!r} integration; add it to kueue.integrations",
             )
 
-    def _check_jobset(self, at: tuple, wl: JobSetWorkload, pool: NodePoolConfig | None) -> None:
+    def _check_jobset(self, at: tuple, wl: JobSetWorkload, pool: NodePoolConfig | None) -> Iterator[RuleError]:
         if pool is not None and pool.tpu is not None and wl.slices > pool.slice_count:
-            raise RuleError(
+            yield RuleError(
                 (*at, "slices"),
                 f"{wl.slices} slices never fit pool {pool.name!r}, which has {pool.slice_count}",
             )
 
-    def _check_job(self, at: tuple, wl: JobWorkload, pool: NodePoolConfig | None) -> None:
+    def _check_job(self, at: tuple, wl: JobWorkload, pool: NodePoolConfig | None) -> Iterator[RuleError]:
         if wl.max_run_duration_seconds is not None and (pool is None or pool.capacity != "queued"):
-            raise RuleError(
+            yield RuleError(
                 (*at, "maxRunDurationSeconds"),
                 "only for workloads on a queued pool (it becomes a ProvisioningRequest parameter)",
             )
-        if wl.completions is not None and wl.parallelism is not None and wl.parallelism > wl.completions:
-            raise RuleError((*at, "parallelism"), "parallelism exceeds completions")
 
     # -- lookups used by the plan -------------------------------------------------------------
 
@@ -763,6 +873,24 @@ class StackConfig(Model):
         return next(
             t for t in self.teams if t.namespace == wl.team and (wl.local_queue in (None, t.local_queue))
         )
+
+
+def _stack_order(problem: RuleError) -> tuple[int, float]:
+    """Problems in the order of the stack: by top-level key as StackConfig declares them, then
+    by entry (a key's problems about the whole list after its entries'). The sort is stable, so
+    one entry's problems keep the order their rules run in."""
+    head, *rest = problem.path
+    entry = rest[0] if rest and isinstance(rest[0], int) else math.inf
+    return _KEY_ORDER[head], entry
+
+
+_KEY_ORDER = {field.alias or name: i for i, (name, field) in enumerate(StackConfig.model_fields.items())}
+
+
+def _copies(entries: list) -> set[int]:
+    """The entries equal to an earlier one. A copied entry is reported as declared twice (or its
+    pool name as made twice); its other rules would only repeat the original's messages."""
+    return {i for i, entry in enumerate(entries) if entry in entries[:i]}
 
 
 def _known(items) -> str:

@@ -5,11 +5,11 @@ it) or a bare accelerator shape (Autopilot, where GKE makes the nodes)."""
 
 from __future__ import annotations
 
-from typing import Annotated, ClassVar, Literal, Union
+from typing import Annotated, ClassVar, Iterator, Literal, Union
 
 from pydantic import Field, model_validator
 
-from .base import CLUSTER_NODES_MAX, SEVEN_DAYS, K8sName, Labels, Model, Quantity, RuleError
+from .base import CLUSTER_NODES_MAX, SEVEN_DAYS, K8sName, Labels, Model, Quantity, RuleError, raise_all
 from .pools import GpuSpec, TpuSpec
 
 
@@ -71,13 +71,16 @@ class WorkloadBase(Model):
 
     @model_validator(mode="after")
     def _target(self):
+        raise_all(self._problems())
+        return self
+
+    def _problems(self) -> Iterator[RuleError]:
         given = [k for k in ("pool", "tpu", "gpu") if getattr(self, k) is not None]
         if len(given) > 1:
-            raise RuleError(given[1], f"give one of pool, tpu or gpu, not {' and '.join(given)}")
+            yield RuleError(given[1], f"give one of pool, tpu or gpu, not {' and '.join(given)}")
         for i, port in enumerate(self.ports):
             if not 1 <= port <= 65535:
-                raise RuleError(("ports", i), f"{port} is not a port number")
-        return self
+                yield RuleError(("ports", i), f"{port} is not a port number")
 
 
 class JobSetWorkload(WorkloadBase):
