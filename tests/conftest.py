@@ -14,7 +14,6 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parent.parent
-SHARED = ROOT.parent / "shared"
 STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (ROOT / "stacks").glob("Pulumi.*.yaml"))
 
 if str(ROOT) not in sys.path:
@@ -73,7 +72,7 @@ def load_json(path: Path) -> Any:
 
 @pytest.fixture(scope="session")
 def shared_schemas() -> Path:
-    schemas = SHARED / "schemas"
-    if not schemas.is_dir():
-        pytest.skip(f"the CRD schemas are not beside the repository ({schemas} is missing)")
-    return schemas
+    """The upstream CRD schemas, vendored in the repository (schema/upstream/VENDORED.md)."""
+    from support.manifests import SCHEMAS_DIR
+
+    return SCHEMAS_DIR
