@@ -305,20 +305,16 @@ def check_workloads(config: dict, result) -> None:
 
 @functools.lru_cache(maxsize=None)
 def manifest_validator():
-    """The CRD and core-kind validator of tests/support/manifests.py, if the pinned schemas
-    are beside the repository (../shared/schemas); else None and manifests go unchecked."""
+    """The CRD and core-kind validator of tests/support/manifests.py (vendored schemas)."""
     from support import manifests as M
 
-    return M.Validator(M.SCHEMAS_DIR) if M.SCHEMAS_DIR.is_dir() else None
+    return M.Validator(M.SCHEMAS_DIR)
 
 
 def manifest_problems(result) -> list[str]:
-    validator = manifest_validator()
-    if validator is None:
-        return []
     from support import manifests as M
 
-    return M.problems(synth.manifests(result.recording), validator)
+    return M.problems(synth.manifests(result.recording), manifest_validator())
 
 
 # The admission model's refusals (components/plan/admission.py), one line each.

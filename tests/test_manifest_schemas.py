@@ -679,6 +679,15 @@ def test_scopes_come_from_the_schemas_readme(shared_schemas):
     assert scopes[("autoscaling.x-k8s.io/v1", "ProvisioningRequest")] == M.NAMESPACED
 
 
+def test_the_schemas_are_those_of_the_charts_the_program_installs(shared_schemas):
+    # Refreshing the vendored schemas (schema/upstream/VENDORED.md) and bumping the default
+    # chart versions go together: objects are checked against the CRDs the charts install.
+    from components.config.batch import JobSetConfig, KueueConfig
+
+    pinned = json.loads((shared_schemas / "versions.json").read_text())
+    assert (pinned["kueue"], pinned["jobset"]) == (f"v{KueueConfig().version}", f"v{JobSetConfig().version}")
+
+
 # -- embedded manifests and references ---------------------------------------------------------
 
 

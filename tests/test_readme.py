@@ -12,7 +12,7 @@ def test_config_reference_is_current():
 
 def test_readme_names_both_set_up_commands_and_ci_runs_the_test_one():
     readme = (ROOT / "README.md").read_text()
-    setup = "python3 -m venv .venv && .venv/bin/pip install -r requirements-dev.txt && "
+    setup = "python3 -m venv .venv && .venv/bin/pip install --require-hashes -r requirements-dev.txt && "
     assert setup + ".venv/bin/python -m synth dev" in readme
     assert setup + ".venv/bin/python -m pytest" in readme
     ci = (ROOT / ".ci" / "run").read_text()

@@ -1,5 +1,6 @@
 """Each seed stack holds the objects its source document describes, in today's APIs
-(../shared/seeds/README.md maps documents to stacks)."""
+(../shared/seeds/README.md maps documents to stacks; the tests read only the stacks, so they
+need nothing beside the repository)."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ webhooks) would report when the object is created, as far as that can be told wi
 cluster; an empty list means valid. What it checks:
 
 * Custom resources (Kueue v1beta2, JobSet v1alpha2, ProvisioningRequest v1) against the
-  upstream openAPIV3Schema files in ../shared/schemas, made strict the way
+  upstream openAPIV3Schema files vendored in schema/upstream, made strict the way
   `kubectl apply --validate=strict` is: every object schema that lists `properties` (or
   none at all) rejects other fields, inline RE2 flags are moved to where Python `re` takes
   them, `x-kubernetes-int-or-string` / `nullable` become JSON Schema, `format: int32/int64`
@@ -54,7 +54,7 @@ from packaging.version import Version
 from referencing import Registry, Resource
 
 ROOT = Path(__file__).resolve().parents[2]
-SCHEMAS_DIR = ROOT.parent / "shared" / "schemas"
+SCHEMAS_DIR = ROOT / "schema" / "upstream"  # a vendored copy: schema/upstream/VENDORED.md
 # The oldest minor the validation targets: kubernetes-validate picks its newest bundled schema
 # set that is not newer than this. Fields added after it are rejected, which is what we want.
 KUBERNETES_VERSION = "1.33"
@@ -1086,7 +1086,7 @@ class Validator:
                  cel: str = "auto"):
         self.schemas_dir = Path(schemas_dir) if schemas_dir is not None else SCHEMAS_DIR
         if not (self.schemas_dir / "README.md").is_file():
-            raise FileNotFoundError(f"{self.schemas_dir}: no CRD schemas (expected ../shared/schemas)")
+            raise FileNotFoundError(f"{self.schemas_dir}: no CRD schemas (expected schema/upstream)")
         self.core_version = _kubernetes_validate_version(kubernetes_version)
         if cel == "auto":
             cel = "celpy" if CELPY_AVAILABLE else "builtin"

@@ -1,0 +1,30 @@
+"""A skipped test fails the run (tests/conftest.py): everything the suite needs is in the
+repository or in requirements-dev.txt, so a skip means some check silently did not run."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+from conftest import ROOT
+
+
+def test_a_skip_fails_the_run_and_is_named(tmp_path):
+    (tmp_path / "test_demo.py").write_text(
+        "import pytest\n"
+        "def test_runs(): pass\n"
+        "def test_left_out(): pytest.skip('no frobnicator')\n"
+    )
+    run = subprocess.run(
+        # The suite's conftest loaded as a plugin, over a file outside the suite.
+        [sys.executable, "-m", "pytest", "-p", "conftest", "-p", "no:cacheprovider", "-q", str(tmp_path)],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "tests"), str(ROOT)])},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "1 skipped: a skipped test fails the suite" in run.stdout
+    assert "test_demo.py::test_left_out: no frobnicator" in run.stdout
