@@ -39,6 +39,8 @@ EXIT_STATUS = {
     0: "✅ synth `{stack}`: ok",
     2: "❌ synth `{stack}`: invalid stack config (nothing was rendered)",
     3: "❌ synth `{stack}`: a mandatory policy is violated",
+    70: "❌ synth `{stack}`: internal error (a bug in synth, not in the stack; nothing was rendered)",
+    75: "❌ synth `{stack}`: another synth held the output folder's lock (nothing was rendered)",
 }
 
 
