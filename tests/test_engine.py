@@ -28,3 +28,34 @@ def test_outputs_are_resolved_and_secrets_masked():
 def test_synth_reports_on_the_plan_the_program_deployed():
     result = synth_stack("dev")
     assert result.plan is result.recording.program["plan"]
+
+
+def test_contains_unknowns_answers_as_the_sdks_does():
+    """The engine's cycle-free contains_unknowns agrees with the SDK's on nested values,
+    shared and self-referencing containers included."""
+    from hypothesis import given
+    from hypothesis import strategies as st
+    from pulumi.output import Unknown
+    from pulumi.runtime import rpc
+
+    original = rpc.contains_unknowns
+    leaves = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=3), st.just(Unknown()))
+    values = st.recursive(
+        leaves, lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=2), inner, max_size=4))
+    )
+
+    @given(values)
+    def agrees(value):
+        assert engine._contains_unknowns(value) == original(value)
+        shared = [value, {"again": value}]
+        assert engine._contains_unknowns(shared) == original(shared)
+
+    agrees()
+    looped: dict = {"x": 1}
+    looped["self"] = [looped]
+    assert engine._contains_unknowns(looped) is original(looped) is False
+    looped["u"] = Unknown()
+    assert engine._contains_unknowns(looped) is original(looped) is True
+    with engine.lean_runtime():
+        assert rpc.contains_unknowns is engine._contains_unknowns
+    assert rpc.contains_unknowns is original
