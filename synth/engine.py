@@ -10,6 +10,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import gc
+import math
 import runpy
 import sys
 from dataclasses import dataclass, field
@@ -83,8 +84,39 @@ def plain(value: Any) -> Any:
     return value
 
 
-def _struct_to_plain(struct: struct_pb2.Struct) -> dict[str, Any]:
-    return plain(json_format.MessageToDict(struct))
+def _struct_to_plain(struct: struct_pb2.Struct) -> Any:
+    """plain(json_format.MessageToDict(struct)) in one pass over the message, without the
+    JSON printer's per-field descriptor lookups (a third of the monitor's time at scale)."""
+    fields = struct.fields
+    if _SIG_KEY in fields:
+        sig = fields[_SIG_KEY]
+        if sig.WhichOneof("kind") == "string_value":
+            if sig.string_value == _SECRET_SIG:
+                return "[secret]"
+            if sig.string_value == _RESOURCE_SIG:
+                return json_format.MessageToDict(fields["urn"]) if "urn" in fields else None
+    return {k: _value_to_plain(fields[k]) for k in fields}
+
+
+def _value_to_plain(value: struct_pb2.Value) -> Any:
+    kind = value.WhichOneof("kind")
+    if kind == "string_value":
+        text = value.string_value
+        return "[unknown]" if text == _UNKNOWN else text
+    if kind == "struct_value":
+        return _struct_to_plain(value.struct_value)
+    if kind == "list_value":
+        return [_value_to_plain(v) for v in value.list_value.values]
+    if kind == "number_value":
+        number = value.number_value
+        if number.is_integer():
+            return int(number)
+        if not math.isfinite(number):
+            raise ValueError(f"Fail to serialize {number} for Value.number_value")
+        return number
+    if kind == "bool_value":
+        return value.bool_value
+    return None
 
 
 class RecordingMonitor(mocks.MockMonitor):

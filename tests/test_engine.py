@@ -59,3 +59,33 @@ def test_contains_unknowns_answers_as_the_sdks_does():
     with engine.lean_runtime():
         assert rpc.contains_unknowns is engine._contains_unknowns
     assert rpc.contains_unknowns is original
+
+
+def test_struct_to_plain_reads_a_struct_as_the_json_printer_then_plain_do():
+    """The monitor's one-pass reading of a registration's inputs gives what protobuf's JSON
+    printer followed by engine.plain gives, key order included."""
+    from google.protobuf import json_format, struct_pb2
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    leaves = st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(min_value=-(2**52), max_value=2**52),
+        st.floats(allow_nan=False, allow_infinity=False),
+        st.text(max_size=3),
+        st.sampled_from([engine._UNKNOWN, engine._SECRET_SIG, engine._RESOURCE_SIG]),
+    )
+    keys = st.one_of(st.text(max_size=2), st.just(engine._SIG_KEY), st.just("urn"))
+    values = st.recursive(
+        leaves, lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(keys, inner, max_size=4))
+    )
+
+    @given(st.dictionaries(keys, values, max_size=5))
+    def agrees(inputs):
+        struct = struct_pb2.Struct()
+        struct.update(inputs)
+        expected = engine.plain(json_format.MessageToDict(struct))
+        assert repr(engine._struct_to_plain(struct)) == repr(expected)
+
+    agrees()
