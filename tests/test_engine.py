@@ -10,12 +10,58 @@ from synth import engine
 
 def test_lean_runtime_restores_the_collector_and_stack_traces():
     original = pulumi_resource._get_stack_trace
+    replaced = {(m, name): getattr(m, name) for m, name, _ in engine._LEAN_REPLACEMENTS}
+    assert len(replaced) == 6  # this SDK has every function lean_runtime replaces
     assert gc.isenabled()
     with engine.lean_runtime():
         assert not gc.isenabled()
         assert pulumi_resource._get_stack_trace is not original
+        for module, name, replacement in engine._LEAN_REPLACEMENTS:
+            assert getattr(module, name) is replacement
     assert gc.isenabled()
     assert pulumi_resource._get_stack_trace is original
+    assert all(getattr(m, name) is f for (m, name), f in replaced.items())
+
+
+def test_remembered_type_functions_answer_as_the_sdks_do():
+    """Every annotation of pulumi-gcp's NodePool input and output types, through the SDK's
+    functions and through lean_runtime's remembered ones (twice: the second is remembered)."""
+    import collections.abc
+    import typing
+
+    import pulumi_gcp as gcp
+    from pulumi import _types
+    from pulumi.runtime import rpc
+
+    seen, hints, todo = set(), [], [gcp.container.NodePoolArgs, gcp.container.outputs.NodePoolNodeConfig]
+    while todo:
+        cls = todo.pop()
+        if cls in seen:
+            continue
+        seen.add(cls)
+        for hint in _types._types_from_py_properties(cls).values():
+            hints.append(hint)
+            for inner in (hint, *typing.get_args(hint)):
+                if _types.is_input_type(inner) or _types.is_output_type(inner):
+                    todo.append(inner)
+    for hint in _types._raw_return_hints(gcp.container.NodePoolArgs).values():
+        hints.append(hint)
+    assert len(hints) > 100
+    originals = {name: getattr(m, name) for m, name, _ in engine._LEAN_REPLACEMENTS}
+    lists = 0
+    with engine.lean_runtime():
+        for _ in range(2):
+            for hint in hints:
+                unwrapped = originals["unwrap_type"](hint)
+                assert _types.unwrap_type(hint) == unwrapped
+                assert _types.unwrap_optional_type(hint) == originals["unwrap_optional_type"](hint)
+                if typing.get_origin(unwrapped) in (list, collections.abc.Sequence):
+                    lists += 1
+                    assert rpc._get_list_element_type(unwrapped) == originals["_get_list_element_type"](unwrapped)
+                if _types.is_input_type(hint):
+                    names = originals["input_type_py_to_pulumi_names"](hint)
+                    assert _types.input_type_py_to_pulumi_names(hint) == names
+    assert lists > 0
 
 
 def test_outputs_are_resolved_and_secrets_masked():
