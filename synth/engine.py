@@ -10,6 +10,7 @@ import asyncio
 import concurrent.futures
 import contextlib
 import gc
+import logging
 import math
 import runpy
 import sys
@@ -270,12 +271,27 @@ def _memo_by_identity(fn: Callable[[Any], Any]) -> Callable[[Any], Any]:
     return remembered
 
 
+def _lean_debug(original: Callable[..., None]) -> Callable[..., None]:
+    """pulumi.log.debug, less the messages the mock engine would drop: the SDK logs ~5 per
+    resource, each built into a LogRequest that MockEngine.Log hands to a logger not enabled
+    for DEBUG (the root logger, unless the caller configured one)."""
+
+    def debug(msg: str, resource: Any = None, stream_id: int | None = None, ephemeral: bool | None = None) -> None:
+        engine = settings.get_engine()
+        if isinstance(engine, mocks.MockEngine) and not engine.logger.isEnabledFor(logging.DEBUG):
+            return
+        original(msg, resource, stream_id, ephemeral)
+
+    return debug
+
+
 def _lean_replacements() -> list[tuple[Any, str, Any]]:
     """(module, attribute, replacement) for lean_runtime, for each attribute this SDK has."""
     wanted = [
         # Nothing here reads the source position the SDK captures for every resource.
         (pulumi_resource, "_get_stack_trace", lambda original: source_pb2.StackTrace),
         (rpc, "contains_unknowns", lambda original: _contains_unknowns),
+        (pulumi.log, "debug", _lean_debug),
         # Pure functions of a type annotation, called for every typed value serialized or
         # translated back (pulumi-gcp's NodePool input and output types): ~40,000 calls at 256
         # slices, each re-deriving typing.get_origin/get_args (unwrap_type also re-imports).
