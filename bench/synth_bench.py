@@ -7,7 +7,7 @@
     .venv/bin/python bench/synth_bench.py --root DIR        # benchmark another checkout (e.g. before/after)
 
 A benchmark, not a test: it asserts nothing and never fails on a slow result; it prints
-whether the target is met. It takes about a minute with the defaults on 2 cores.
+whether the target is met. It takes about two minutes with the defaults on 2 cores.
 
 What it generates (in a temp dir, or --keep DIR): for each size S in --sizes, a stack file
 `Pulumi.bench-S.yaml` with S TPU slices spread over 1, 4 or 8 pool entries of different shapes

@@ -56,8 +56,6 @@ class KueueInstall(pulumi.ComponentResource):
 
     `ready` is what those objects depend on."""
 
-    ready: list[pulumi.Resource]
-
     def __init__(
         self,
         resource_name: str,

@@ -42,11 +42,6 @@ class GkeCluster(pulumi.ComponentResource):
     """Standard (default pool removed, a system pool, a dedicated least-privilege node
     service account, Workload Identity, shielded nodes with secure boot) or Autopilot."""
 
-    name: pulumi.Output[str]
-    endpoint: pulumi.Output[str]
-    kubeconfig: pulumi.Output[str]
-    node_service_account: pulumi.Output[str]
-
     def __init__(self, resource_name: str, plan: Plan, opts: pulumi.ResourceOptions | None = None):
         super().__init__("gke-ai-batch:cluster:GkeCluster", resource_name, None, opts)
         cfg = plan.config
@@ -127,10 +122,10 @@ class GkeCluster(pulumi.ComponentResource):
                 ),
             )
 
-        self.name = self.cluster.name
-        self.endpoint = self.cluster.endpoint
-        self.node_service_account = self.service_account.email
-        self.kubeconfig = pulumi.Output.secret(
+        self.name: pulumi.Output[str] = self.cluster.name
+        self.endpoint: pulumi.Output[str] = self.cluster.endpoint
+        self.node_service_account: pulumi.Output[str] = self.service_account.email
+        self.kubeconfig: pulumi.Output[str] = pulumi.Output.secret(
             pulumi.Output.all(self.cluster.name, self.cluster.endpoint, self.cluster.master_auth.cluster_ca_certificate)
             .apply(lambda a: kubeconfig(a[0], a[1], a[2]))
         )

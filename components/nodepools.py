@@ -13,8 +13,6 @@ from .plan.pools import workload_policy_args
 
 
 class NodePoolGroup(pulumi.ComponentResource):
-    pool_names: pulumi.Output[list[str]]
-
     def __init__(
         self,
         resource_name: str,
@@ -64,5 +62,5 @@ class NodePoolGroup(pulumi.ComponentResource):
                     ),
                 )
             )
-        self.pool_names = pulumi.Output.all(*[p.name for p in self.node_pools])
+        self.pool_names: pulumi.Output[list[str]] = pulumi.Output.all(*[p.name for p in self.node_pools])
         self.register_outputs({"poolNames": self.pool_names})

@@ -18,9 +18,6 @@ def _opts(parent: pulumi.Resource, provider: k8s.Provider, depends_on: list[pulu
 class KueueQueues(pulumi.ComponentResource):
     """ResourceFlavors, the admission check for queued flavors, and ClusterQueues."""
 
-    flavors: dict[str, pulumi.Resource]
-    cluster_queues: dict[str, pulumi.Resource]
-
     def __init__(
         self,
         resource_name: str,
@@ -30,14 +27,14 @@ class KueueQueues(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
     ):
         super().__init__("gke-ai-batch:queues:Queues", resource_name, None, opts)
-        self.flavors = {
+        self.flavors: dict[str, pulumi.Resource] = {
             f.name: k8s_objects.apply(f.manifest(), _opts(self, provider, kueue_ready)) for f in plan.flavors
         }
         checks: list[pulumi.Resource] = []
         for manifest in plan.provisioning:
             # The AdmissionCheck names its ProvisioningRequestConfig: create that first.
             checks.append(k8s_objects.apply(manifest, _opts(self, provider, [*kueue_ready, *checks])))
-        self.cluster_queues = {}
+        self.cluster_queues: dict[str, pulumi.Resource] = {}
         for queue in plan.queues:
             needs = [self.flavors[f] for f in queue.flavors] + (checks if queue.admission_checks else [])
             self.cluster_queues[queue.name] = k8s_objects.apply(queue.manifest, _opts(self, provider, [*kueue_ready, *needs]))
@@ -48,9 +45,6 @@ class KueueQueues(pulumi.ComponentResource):
 
 class Team(pulumi.ComponentResource):
     """A team's namespace (unless it is one every cluster has) and its LocalQueues."""
-
-    namespace: pulumi.Resource | None
-    local_queues: dict[str, pulumi.Resource]
 
     def __init__(
         self,
@@ -63,11 +57,11 @@ class Team(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
     ):
         super().__init__("gke-ai-batch:queues:Team", resource_name, None, opts)
-        self.namespace = None
+        self.namespace: pulumi.Resource | None = None
         if namespace_manifest is not None:
             self.namespace = k8s_objects.apply(namespace_manifest, pulumi.ResourceOptions(parent=self, provider=provider))
         ns = [self.namespace] if self.namespace is not None else []
-        self.local_queues = {
+        self.local_queues: dict[str, pulumi.Resource] = {
             t.local_queue: k8s_objects.apply(
                 t.manifest, _opts(self, provider, [*kueue_ready, *ns, queues.cluster_queues[t.cluster_queue]])
             )

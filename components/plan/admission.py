@@ -135,14 +135,19 @@ class Admission:
             return []
         out = []
         cfg = self.plan.config
+        modelled = {k for g in w.node_groups for k in g.labels}
+        # Per flavor, not per queue's use of it: many queues share a few flavors.
+        has_nodes: dict[str, bool] = {}
         for i, cq in enumerate(cfg.cluster_queues):
             for j, name in enumerate(w.queues[cq.name].flavor_names):
                 flavor = w.flavors.get(name)
                 if flavor is None:
                     continue
-                spec = {"nodeSelector": dict(flavor.node_labels)}
-                keys = checked_keys(spec, {k for g in w.node_groups for k in g.labels})
-                if not any(selection.matches(spec, g.labels, keys=keys) for g in w.node_groups):
+                if name not in has_nodes:
+                    spec = {"nodeSelector": dict(flavor.node_labels)}
+                    keys = checked_keys(spec, modelled)
+                    has_nodes[name] = any(selection.matches(spec, g.labels, keys=keys) for g in w.node_groups)
+                if not has_nodes[name]:
                     labels = ", ".join(f"{k}={v}" for k, v in sorted(flavor.node_labels.items()))
                     out.append((
                         f"gke-ai-batch:clusterQueues[{i}].flavors[{j}]",

@@ -3,6 +3,7 @@ for property trees that may be partial or hold values only known after deploy.""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
@@ -60,6 +61,13 @@ class Rule:
 
 
 def is_type(type_: str, *patterns: str) -> bool:
+    return _is_type(type_, patterns)
+
+
+@functools.cache
+def _is_type(type_: str, patterns: tuple[str, ...]) -> bool:
+    # Every rule asks it of every resource: a stack has a few dozen type tokens and the
+    # rules a few dozen patterns, but at 256 slices there are ~16,000 questions.
     return any(fnmatchcase(type_, p) for p in patterns)
 
 

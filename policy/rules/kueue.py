@@ -99,7 +99,7 @@ def quota_within_capacity(
     flavors = _flavor_labels(resources)
     # Which pools back a (flavor, resource) depends on neither the queue nor the quota: work it
     # out once, not per queue (hundreds of queues x hundreds of pools at scale).
-    backing_of: dict[tuple[str, str], list] = {}
+    backing_of: dict[tuple[str, str], tuple[list, int | None]] = {}
     for queue in of_type(resources, CLUSTER_QUEUE):
         for name, entry in queue_flavors(queue.props):
             if name not in flavors:
@@ -111,11 +111,12 @@ def quota_within_capacity(
                     continue
                 key = (name, resource)
                 if key not in backing_of:
-                    backing_of[key] = [p for p in pools if p.resource == resource and selects(flavors[name], p)]
-                backing = backing_of[key]
-                if any(p.accelerators is None for p in backing):
+                    backing = [p for p in pools if p.resource == resource and selects(flavors[name], p)]
+                    unknown = any(p.accelerators is None for p in backing)
+                    backing_of[key] = backing, None if unknown else sum(p.accelerators for p in backing)
+                backing, capacity = backing_of[key]
+                if capacity is None:
                     continue
-                capacity = sum(p.accelerators for p in backing)
                 if nominal > capacity:
                     provided = (
                         ", ".join(f"{p.name} {p.accelerators}" for p in backing)
