@@ -199,6 +199,8 @@ def stack_config(slices: int) -> dict[str, Any]:
 
 
 def write_stack(directory: Path, slices: int) -> Path:
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
     from synth import yamlread
 
     path = directory / f"Pulumi.bench-{slices}.yaml"
