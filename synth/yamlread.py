@@ -151,6 +151,7 @@ class _Builder:
         self.positions: dict[tuple, tuple[int, int]] = {}
         self.anchors: dict[str, tuple[Any, int]] = {}
         self.nodes = 0
+        self.refused_key: Any = None  # what the last refused (non-string) key reads as
 
     def problem(self, mark, path: tuple, rule: str, message: str) -> None:
         line, column = (mark.line + 1, mark.column + 1) if mark is not None else (None, None)
@@ -225,7 +226,10 @@ class _Builder:
                     self._count(1, event.start_mark, path)
                     value = self._scalar(event, path, as_key=parent is not None and _wants_key(parent))
                     if event.anchor:
-                        self.anchors[event.anchor] = (value, 1)
+                        # A refused key is anchored as what it reads as (an alias of it is a
+                        # value, or a key refused again), never as the marker of its refusal.
+                        anchored = self.refused_key if value is _BAD_KEY_VALUE else value
+                        self.anchors[event.anchor] = (anchored, 1)
                     if parent is None:
                         root = value
                     else:
@@ -259,7 +263,9 @@ class _Builder:
             return ()
         if isinstance(parent.container, list):
             return (*parent.path, len(parent.container))
-        if parent.key is _NO_KEY:
+        if parent.key is _NO_KEY or parent.key is _BAD_KEY:
+            # A refused or repeated key: what is wrong in its value is placed by its own
+            # line and column, under the mapping's path.
             return parent.path
         return (*parent.path, parent.key)
 
@@ -327,6 +333,7 @@ class _Builder:
                     "yaml.key",
                     f"mapping key {text!r} is read as {_kind(value)}, not a string: quote it",
                 )
+                self.refused_key = value
                 return _BAD_KEY_VALUE
             return value
         return self._check_number(value, text, event.start_mark, path)
@@ -388,19 +395,17 @@ def _go_int(text: str) -> int:
     sign = -1 if text.startswith("-") else 1
     digits = text.lstrip("+-")
     lower = digits.lower()
-    if lower.startswith("0x"):
-        return sign * int(digits[2:], 16)
-    if lower.startswith("0o"):
-        return sign * int(digits[2:], 8)
-    if lower.startswith("0b"):
-        return sign * int(digits[2:], 2)
-    if len(digits) > 1 and digits.startswith("0"):
-        return sign * int(digits, 8)
-    # MAX_BYTES bounds the digits, but int() of thousands of digits is slow: anything this
-    # long is outside int64 anyway.
-    if len(digits) > 40:
-        return sign * 10**40
-    return sign * int(digits)
+    base = 10
+    if lower.startswith(("0x", "0o", "0b")):
+        base, digits = {"x": 16, "o": 8, "b": 2}[lower[1]], digits[2:]
+    elif len(digits) > 1 and digits.startswith("0"):
+        base = 8
+    # MAX_BYTES bounds the digits, but int() of thousands of them is slow (and refused beyond
+    # 4,300 decimal ones): 70 significant digits in any base are outside int64 anyway.
+    significant = digits.lstrip("0") or "0"
+    if len(significant) > 70:
+        return sign * 2**70
+    return sign * int(significant, base)
 
 
 def _kind(value: Any) -> str:

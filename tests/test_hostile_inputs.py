@@ -134,6 +134,14 @@ def test_numbers_that_would_not_survive_or_cost_without_bound(case, value, words
         ("gke-ai-batch:kueue: {<<: {fairSharing: true}}", "merge keys (<<) are not supported"),
         ("gke-ai-batch:kueue: {fairSharing: true, fairSharing: false}", "key 'fairSharing' is already defined at line"),
         ("gke-ai-batch:production: false", "key 'gke-ai-batch:production' is already defined at line"),
+        # An alias of a refused key, and a problem in the value of a refused or repeated key.
+        ("&k 1: x\ngcp:zone: *k", "mapping key '1' is read as the number 1"),
+        ("gcp:zone: a\ngcp:zone: !!binary aGk=", "key 'gcp:zone' is already defined at line"),
+        ("1: !!binary aGk=", "unsupported YAML tag !!binary"),
+        # Integers of thousands of digits in other bases than 10 (int() refuses beyond 4,300).
+        ("gke-ai-batch:jobset: 0x" + "f" * 5000, "is outside the 64-bit integer range"),
+        ("gke-ai-batch:jobset: 0b" + "1" * 20000, "is outside the 64-bit integer range"),
+        ("gke-ai-batch:jobset: 0" + "7" * 5000, "is outside the 64-bit integer range"),
     ],
 )
 def test_yaml_pulumi_would_refuse_or_read_otherwise(case, snippet, words):
