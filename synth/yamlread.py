@@ -14,6 +14,7 @@ exhausting memory. Everything wrong in a file that parses is reported at once.""
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from dataclasses import dataclass, field
@@ -152,17 +153,24 @@ class _Builder:
         self.anchors: dict[str, tuple[Any, int]] = {}
         self.nodes = 0
         self.refused_key: Any = None  # what the last refused (non-string) key reads as
+        # Where each line starts. The parser also breaks lines at NEL, LS and PS (YAML 1.1, as
+        # yaml.v2 does), which editors, grep and git show within a line: positions are taken
+        # from the character index instead, with lines ended by \n, \r\n or \r only.
+        self.line_starts = [0] + [m.end() for m in _LINE_BREAK.finditer(text)]
+
+    def position(self, index: int) -> tuple[int, int]:
+        line = bisect.bisect_right(self.line_starts, index)
+        return line, index - self.line_starts[line - 1] + 1
 
     def problem(self, mark, path: tuple, rule: str, message: str) -> None:
-        line, column = (mark.line + 1, mark.column + 1) if mark is not None else (None, None)
+        line, column = self.position(mark.index) if mark is not None else (None, None)
         self.problems.append(Problem(line, column, path, rule, message))
 
     def build(self) -> Document:
         try:
             root = self._walk()
         except yaml.reader.ReaderError as exc:
-            before = self.text[: exc.position]
-            line, column = before.count("\n") + 1, len(before) - (before.rfind("\n") + 1) + 1
+            line, column = self.position(exc.position)
             self.problems.append(
                 Problem(line, column, (), "yaml.syntax", f"invalid YAML: unacceptable character #x{exc.character:04x} ({exc.reason})")
             )
@@ -173,7 +181,7 @@ class _Builder:
             context = getattr(exc, "context", None)
             message = " ".join((f"{context}, {what}" if context else what).split())
             self.problems.append(
-                Problem(mark.line + 1 if mark else None, mark.column + 1 if mark else None, (), "yaml.syntax", f"invalid YAML: {message}")
+                Problem(*(self.position(mark.index) if mark else (None, None)), (), "yaml.syntax", f"invalid YAML: {message}")
             )
             raise YamlError(self.problems) from None
         except _Abort:
@@ -194,6 +202,11 @@ class _Builder:
                     documents += 1
                     if documents > 1:
                         self.problem(event.start_mark, (), "yaml.documents", "a stack file holds one YAML document, not several")
+                        raise _Abort
+                    if event.version not in (None, (1, 1)):
+                        # yaml.v2 (parserc.go) accepts no other version; libyaml also takes 1.2.
+                        version = ".".join(map(str, event.version))
+                        self.problem(event.start_mark, (), "yaml.syntax", f"invalid YAML: %YAML {version}: Pulumi's YAML reader accepts only %YAML 1.1 (found incompatible YAML document)")
                         raise _Abort
                     continue
                 if isinstance(event, (yaml.StreamStartEvent, yaml.DocumentEndEvent)):
@@ -272,7 +285,7 @@ class _Builder:
     def _attach(self, frame: _Frame, value: Any, mark, nodes: int, alias: bool = False) -> None:
         container = frame.container
         if isinstance(container, list):
-            self.positions[(*frame.path, len(container))] = (mark.line + 1, mark.column + 1)
+            self.positions[(*frame.path, len(container))] = self.position(mark.index)
             container.append(value)
             return
         if frame.key is _NO_KEY:
@@ -284,7 +297,7 @@ class _Builder:
                 frame.key_ok = False
             frame.key = value if frame.key_ok else _BAD_KEY
             if frame.key_ok:
-                line = mark.line + 1
+                line, column = self.position(mark.index)
                 if value in frame.seen:
                     self.problem(
                         mark,
@@ -295,7 +308,7 @@ class _Builder:
                     frame.key = _BAD_KEY
                 else:
                     frame.seen[value] = line
-                    self.positions[(*frame.path, value)] = (line, mark.column + 1)
+                    self.positions[(*frame.path, value)] = (line, column)
             return
         if frame.key is not _BAD_KEY:
             container[frame.key] = value
@@ -364,6 +377,7 @@ _BAD_KEY = object()
 _BAD_KEY_VALUE = object()
 _INVALID = object()
 _LEGACY_OCTAL = re.compile(r"[-+]?0[0-7]+", re.ASCII)
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 def _wants_key(frame: _Frame) -> bool:

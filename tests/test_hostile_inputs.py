@@ -150,6 +150,26 @@ def test_yaml_pulumi_would_refuse_or_read_otherwise(case, snippet, words):
     assert ":" in stderr.split(": ", 1)[0], "the problem is placed at a line"
 
 
+def test_a_yaml_version_pulumi_does_not_read_is_refused(case):
+    # yaml.v2 accepts %YAML 1.1 only; libyaml also reads 1.2.
+    case.refused("%YAML 1.2\n---\n" + DEV, "accepts only %YAML 1.1")
+
+
+def test_lines_are_counted_as_editors_count_them(case):
+    # YAML also breaks lines at NEL, LS and PS (and folds them in quoted text); editors, grep
+    # and git do not, and lone CRs and CRLFs are one break each.
+    bad = DEV.replace("topology: 2x4}\n      slices: 2", "topology: 4x5}\n      slices: 2", 1)
+    line = bad.splitlines().index("      tpu: {version: v5e, topology: 4x5}") + 1
+    for text in (
+        bad.replace("config:", 'secretsprovider: "passphrase\u2028\u0085\u2029"\nconfig:'),
+        bad.replace("\n", "\r\n"),
+        bad.replace("\n", "\r"),
+    ):
+        shift = 1 if "secretsprovider" in text else 0
+        stderr = case.refused(text, "'4x5' is not a v5e topology")
+        assert f"Pulumi.hostile.yaml:{line + shift}:27:" in stderr, stderr
+
+
 def test_several_documents_and_syntax_errors_name_the_line(case):
     stderr = case.refused(DEV + "---\nconfig: {}\n", "one YAML document")
     assert f"{DEV.count(chr(10)) + 1}:1:" in stderr
