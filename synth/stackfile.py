@@ -138,7 +138,11 @@ def read(stack_file: StackFile) -> StackConfig:
     for key in data:
         if key not in TOP_LEVEL_KEYS:
             refuse((key,), "pulumi.stack-file", f"unknown top-level key {key!r}; a stack file has {', '.join(TOP_LEVEL_KEYS)}")
-    if data.get("environment") is not None:
+    for key in ("secretsprovider", "encryptedkey", "encryptionsalt"):
+        if isinstance(data.get(key), (dict, list)):
+            # Strings in Pulumi's ProjectStack: yaml.v2 cannot unmarshal a list or a mapping into one.
+            refuse((key,), "pulumi.stack-file", f"{key} must be a string, not a {'mapping' if isinstance(data[key], dict) else 'list'}")
+    if data.get("environment") not in (None, []):  # an empty list imports nothing
         refuse(
             ("environment",),
             "pulumi.environment",

@@ -333,7 +333,7 @@ class _Builder:
         want = tag[len(_CORE) :] if tag else None
         value = _resolve(text, want)
         if value is _INVALID:
-            self.problem(event.start_mark, path, "yaml.tag", f"{text!r} is not a valid !!{want}")
+            self.problem(event.start_mark, path, "yaml.tag", f"{_shown(text, path, repr)} is not a valid !!{want}")
             return text
         if as_key:
             if text == "<<" and plain:
@@ -354,18 +354,20 @@ class _Builder:
     def _check_number(self, value: Any, text: str, mark, path: tuple) -> Any:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             return value
+        shown = _shown(text, path)
         if isinstance(value, int):
             if not INT64[0] <= value <= INT64[1]:
-                self.problem(mark, path, "yaml.number", f"{text} is outside the 64-bit integer range")
+                self.problem(mark, path, "yaml.number", f"{shown} is outside the 64-bit integer range")
             elif _LEGACY_OCTAL.fullmatch(text.replace("_", "")):
+                decimal = f"{value}" if shown == text else "its decimal value"
                 self.problem(
-                    mark, path, "yaml.number", f"{text} is octal to Pulumi's YAML reader (= {value}): write {value}, or quote it"
+                    mark, path, "yaml.number", f"{shown} is octal to Pulumi's YAML reader (= {decimal}): write {decimal}, or quote it"
                 )
             return value
         if not math.isfinite(value):
-            self.problem(mark, path, "yaml.number", f"{text} is not a finite number")
+            self.problem(mark, path, "yaml.number", f"{shown} is not a finite number")
         elif abs(value) >= EXACT_FLOAT:
-            self.problem(mark, path, "yaml.number", f"{text} is 2^53 or beyond, where a float is no longer exact")
+            self.problem(mark, path, "yaml.number", f"{shown} is 2^53 or beyond, where a float is no longer exact")
         return value
 
 
@@ -420,6 +422,11 @@ def _go_int(text: str) -> int:
     if len(significant) > 70:
         return sign * 2**70
     return sign * int(significant, base)
+
+
+def _shown(text: str, path: tuple, quote=str) -> str:
+    """The scalar as a message quotes it; never the ciphertext of a `{secure: ...}` value."""
+    return "the secure (encrypted) value" if "secure" in path else quote(text)
 
 
 def _kind(value: Any) -> str:

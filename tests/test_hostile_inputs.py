@@ -248,6 +248,10 @@ def test_a_fifo_a_device_and_a_folder_are_not_read(case, capsys):
         (("      maxNodes: 2", "      maxNodes: {secure: AAABAGnotreallyciphertext}"), "is a secure (encrypted) value"),
         (("  gcp:project: acme-ml-dev", "  gcp:project: {secure: AAABAGnotreallyciphertext}"), "is a secure (encrypted) value"),
         (("  gcp:project: acme-ml-dev", "  gcp:project: acme_ml; rm -rf /"), "is not a Google Cloud project id"),
+        # Messages about a secure value's YAML do not quote its ciphertext.
+        (("  gcp:region:", "  gcp:credentials: {secure: !!int AAABAGnotreallyciphertext}\n  gcp:region:"), "is not a valid !!int"),
+        (("      maxNodes: 2", "      maxNodes: {secure: !!float AAABAGnotreallyciphertext}"), "is not a valid !!float"),
+        (("config:", "secretsprovider: [passphrase]\nconfig:"), "secretsprovider must be a string, not a list"),
         (("    releaseChannel: RAPID", "    releaseChannel: RAPID\n    name: ml-dev"), "already defined at line"),
     ],
 )
@@ -265,6 +269,13 @@ def test_a_providers_secure_value_reaches_no_output(case, capsys):
     assert code == 0, stderr
     written = b"".join(v for v in snapshot(case.dir / "sec").values() if isinstance(v, bytes))
     assert b"notreallyciphertext" not in written + stdout.encode() + stderr.encode()
+
+
+def test_an_empty_environment_list_imports_nothing(case):
+    from synth import StackFile, stackfile
+
+    path = case.stack("environment: []\n" + DEV)
+    assert stackfile.read(StackFile(path, "hostile")).values["gcp:project"] == "acme-ml-dev"
 
 
 def test_durations_beyond_go_are_refused(case):
