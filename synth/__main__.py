@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import traceback
 from dataclasses import dataclass, field
@@ -158,7 +159,7 @@ def _render(outcome: Outcome, stack: str, config: Path | None, out: Path | None)
     outcome.out = str(out)
     try:
         target = output.check_target(out, ROOT)
-        if target.resolve() == stack_file.path.resolve().parent:
+        if os.path.realpath(target) == os.path.dirname(os.path.realpath(stack_file.path)):
             raise output.OutputError("holds the stack file itself", out)
     except output.OutputError as exc:
         outcome.diagnostics, outcome.exit_code = [exc.diagnostic], EXIT_INVALID_CONFIG

@@ -43,7 +43,7 @@ def check_target(out: Path, root: Path) -> Path:
     if target == Path(target.anchor):
         raise OutputError("is the file system root", out)
     resolved_root = root.resolve()
-    real = target.resolve()
+    real = Path(os.path.realpath(target))  # not Path.resolve, which raises on a symbolic link loop
     if real == resolved_root or real in resolved_root.parents:
         raise OutputError("is the project folder or one above it; synth replaces its output folder as a whole", out)
     if real == Path.home().resolve():

@@ -327,7 +327,9 @@ def test_out_that_is_not_a_synth_folder_is_refused(case, capsys, tmp_path):
         Path("/"): "file system root",
         tmp_path: "holds Pulumi config",
         afile / "sub": "cannot be written",
+        tmp_path / "loop" / "sub": "cannot be written",
     }
+    (tmp_path / "loop").symlink_to("loop")
     repo_before = snapshot(ROOT / "stacks")
     for target, words in targets.items():
         before = snapshot(tmp_path)
@@ -479,6 +481,21 @@ def test_usage(capsys, argv, code, words):
         got = exc.code
     captured = capsys.readouterr()
     assert got == code and words in captured.out + captured.err
+
+
+def test_odd_files_in_stacks_are_refused_each_on_its_own(capsys, tmp_path):
+    import synth
+
+    stacks = tmp_path / "stacks"
+    stacks.mkdir()
+    (stacks / "Pulumi.good.yaml").write_text(DEV)
+    (stacks / "Pulumi.loop.yaml").symlink_to("Pulumi.loop.yaml")
+    (stacks / "Pulumi.dir.yaml").mkdir()
+    result = synth.synthesize(ROOT, synth.StackFile(stacks / "Pulumi.good.yaml", "good"), stacks)
+    assert result.exit_code == 0 and not result.diagnostics
+    for name, words in [("dir", "not a regular file"), ("loop", "Too many levels of symbolic links")]:
+        with pytest.raises(synth.StackFileError, match=words):
+            synth.stackfile.read(synth.StackFile.locate(tmp_path, name, None))
 
 
 def test_all_reports_the_most_serious_exit_code(capsys, monkeypatch, tmp_path):
