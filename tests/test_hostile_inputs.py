@@ -328,8 +328,10 @@ def test_out_that_is_not_a_synth_folder_is_refused(case, capsys, tmp_path):
         tmp_path: "holds Pulumi config",
         afile / "sub": "cannot be written",
         tmp_path / "loop" / "sub": "cannot be written",
+        tmp_path / "out": "now also holds my-notes.txt",
     }
     (tmp_path / "loop").symlink_to("loop")
+    (tmp_path / "out" / "my-notes.txt").write_text("keep me\n")
     repo_before = snapshot(ROOT / "stacks")
     for target, words in targets.items():
         before = snapshot(tmp_path)
