@@ -485,6 +485,14 @@ def test_usage(capsys, argv, code, words):
     assert got == code and words in captured.out + captured.err
 
 
+def test_urns_names_an_unknown_stack_without_a_traceback(capsys):
+    from synth import urns
+
+    with pytest.raises(SystemExit) as exc:
+        urns.main(["nope"])
+    assert exc.value.code == 2 and "no stack 'nope'" in capsys.readouterr().err
+
+
 def test_odd_files_in_stacks_are_refused_each_on_its_own(capsys, tmp_path):
     import synth
 
