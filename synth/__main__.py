@@ -67,8 +67,18 @@ def version() -> str:
     )
 
 
+class _Parser(argparse.ArgumentParser):
+    json_errors = False
+
+    def error(self, message: str):
+        if self.json_errors:  # --json: a usage error is the one JSON document too
+            outcome = Outcome("", EXIT_INVALID_CONFIG, diagnostics=[Diagnostic(message, "usage")])
+            sys.exit(_finish(argparse.Namespace(json=True), [outcome]))
+        super().error(message)
+
+
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="python -m synth",
         description=__doc__.split("\n\n", 1)[1],
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -90,7 +100,10 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    p = parser()
+    p.json_errors = "--json" in argv
+    args = p.parse_args(argv)
     if args.version:
         print(version())
         return EXIT_OK
@@ -214,8 +227,26 @@ def _one_line(exc: BaseException) -> str:
     return text[:300] + ("…" if len(text) > 300 else "")
 
 
+def _output_failed(exc: OSError) -> int:
+    """stdout closed early (`| head`) or full: the files are written as the exit code would
+    have said, but what synth had to tell could not be, so the run is a usage error."""
+    import os
+
+    try:  # nothing more reaches the closed stream, not even Python's flush at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    try:
+        print(f"python -m synth: cannot write the output: {exc.strerror or exc}", file=sys.stderr)
+    except OSError:
+        pass
+    return EXIT_INVALID_CONFIG
+
+
 if __name__ == "__main__":
     try:
         sys.exit(main())
     except KeyboardInterrupt:
         sys.exit(130)
+    except OSError as exc:  # only printing can raise here: every render failure is an Outcome
+        sys.exit(_output_failed(exc))

@@ -485,6 +485,21 @@ def test_usage(capsys, argv, code, words):
     assert got == code and words in captured.out + captured.err
 
 
+def test_json_usage_errors_are_json_too(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["--json", "--bogus"])
+    captured = capsys.readouterr()
+    assert exc.value.code == 2 and captured.err == ""
+    assert json.loads(captured.out)["stacks"][0]["diagnostics"][0]["message"] == "unrecognized arguments: --bogus"
+
+
+def test_a_stdout_that_cannot_be_written_is_a_message_not_a_traceback():
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "synth", "--json", "nope"], cwd=ROOT, stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr == "python -m synth: cannot write the output: No space left on device\n"
+
+
 def test_urns_names_an_unknown_stack_without_a_traceback(capsys):
     from synth import urns
 
