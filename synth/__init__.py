@@ -106,7 +106,8 @@ def _synthesize(root: Path, stack_file: StackFile, stacks_dir: Path) -> Result:
     def placed(problems, rule: str) -> list[Diagnostic]:
         return diagnostics.from_problems(problems, rule=rule, file=file, positions=config.positions)
 
-    if stack_file.path.resolve().parent == stacks_dir.resolve():
+    # realpath, not Path.resolve: a symbolic link loop is a path like another here, not an error.
+    if Path(os.path.realpath(stack_file.path)).parent == Path(os.path.realpath(stacks_dir)):
         clashes = crossstack.collisions(stack_file.path, stacks_dir, _display)
         if clashes:
             return result.refuse(placed(clashes, "cross-stack"))
@@ -138,7 +139,7 @@ def _synthesize(root: Path, stack_file: StackFile, stacks_dir: Path) -> Result:
 
 def _display(path: Path) -> str:
     try:
-        return str(path.resolve().relative_to(Path.cwd()))
+        return str(Path(os.path.realpath(path)).relative_to(Path.cwd()))
     except ValueError:
         return str(path)
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import traceback
 from dataclasses import dataclass, field
@@ -66,8 +67,18 @@ def version() -> str:
     )
 
 
+class _Parser(argparse.ArgumentParser):
+    json_errors = False
+
+    def error(self, message: str):
+        if self.json_errors:  # --json: a usage error is the one JSON document too
+            outcome = Outcome("", EXIT_INVALID_CONFIG, diagnostics=[Diagnostic(message, "usage")])
+            sys.exit(_finish(argparse.Namespace(json=True), [outcome]))
+        super().error(message)
+
+
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
+    p = _Parser(
         prog="python -m synth",
         description=__doc__.split("\n\n", 1)[1],
         formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -89,7 +100,10 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(sys.argv[1:] if argv is None else argv)
+    argv = sys.argv[1:] if argv is None else argv
+    p = parser()
+    p.json_errors = "--json" in argv
+    args = p.parse_args(argv)
     if args.version:
         print(version())
         return EXIT_OK
@@ -158,7 +172,7 @@ def _render(outcome: Outcome, stack: str, config: Path | None, out: Path | None)
     outcome.out = str(out)
     try:
         target = output.check_target(out, ROOT)
-        if target.resolve() == stack_file.path.resolve().parent:
+        if os.path.realpath(target) == os.path.dirname(os.path.realpath(stack_file.path)):
             raise output.OutputError("holds the stack file itself", out)
     except output.OutputError as exc:
         outcome.diagnostics, outcome.exit_code = [exc.diagnostic], EXIT_INVALID_CONFIG
@@ -213,8 +227,26 @@ def _one_line(exc: BaseException) -> str:
     return text[:300] + ("…" if len(text) > 300 else "")
 
 
+def _output_failed(exc: OSError) -> int:
+    """stdout closed early (`| head`) or full: the files are written as the exit code would
+    have said, but what synth had to tell could not be, so the run is a usage error."""
+    import os
+
+    try:  # nothing more reaches the closed stream, not even Python's flush at exit
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    try:
+        print(f"python -m synth: cannot write the output: {exc.strerror or exc}", file=sys.stderr)
+    except OSError:
+        pass
+    return EXIT_INVALID_CONFIG
+
+
 if __name__ == "__main__":
     try:
         sys.exit(main())
     except KeyboardInterrupt:
         sys.exit(130)
+    except OSError as exc:  # only printing can raise here: every render failure is an Outcome
+        sys.exit(_output_failed(exc))

@@ -9,6 +9,7 @@ files, without validating them (their own synth does)."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,7 +59,8 @@ def collisions(stack: Path, stacks_dir: Path, display=str) -> list[tuple[str, st
         return []
     problems: list[tuple[str, str]] = []
     for other_path in sorted(stacks_dir.glob("Pulumi.*.yaml")):
-        if other_path.resolve() == stack.resolve():
+        # realpath, not Path.resolve: another file may be a symbolic link loop (identity() skips it).
+        if os.path.realpath(other_path) == os.path.realpath(stack):
             continue
         other = identity(other_path)
         if other is None or other.project != mine.project:

@@ -43,7 +43,7 @@ def check_target(out: Path, root: Path) -> Path:
     if target == Path(target.anchor):
         raise OutputError("is the file system root", out)
     resolved_root = root.resolve()
-    real = target.resolve()
+    real = Path(os.path.realpath(target))  # not Path.resolve, which raises on a symbolic link loop
     if real == resolved_root or real in resolved_root.parents:
         raise OutputError("is the project folder or one above it; synth replaces its output folder as a whole", out)
     if real == Path.home().resolve():
@@ -62,6 +62,16 @@ def check_target(out: Path, root: Path) -> Path:
         config = sorted(e for e in entries if e.startswith("Pulumi.") and e.endswith((".yaml", ".yml")))
         why = f"it holds Pulumi config ({', '.join(config[:3])})" if config else f"it holds {len(entries)} entries synth did not write"
         raise OutputError(f"is not a folder synth wrote ({why}); synth replaces its output folder as a whole: choose an empty or new folder", out)
+    added = sorted(set(entries) - _UNMARKED_OUTPUT - {MARKER})
+    if added:
+        # A folder synth wrote, to which something was added since (notes, or other stacks'
+        # outputs after `--out build`): replacing it would delete that.
+        shown = ", ".join(added[:3]) + (f" and {len(added) - 3} more" if len(added) > 3 else "")
+        raise OutputError(
+            f"was written by synth but now also holds {shown}, which replacing it as a whole would delete: "
+            "move that out, or choose another folder",
+            out,
+        )
     return target
 
 

@@ -24,6 +24,7 @@ differently from what their author meant, and where synth cannot follow offline.
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -72,7 +73,7 @@ class StackFile:
             if problem:
                 raise StackFileError([Diagnostic(problem, "usage")])
             path = root / "stacks" / f"Pulumi.{stack}.yaml"
-            if not path.is_file():
+            if not os.path.lexists(path):  # a folder, device or broken link is read, and refused, as a file
                 known = ", ".join(existing_stacks(root / "stacks")) or "none"
                 raise StackFileError([Diagnostic(f"no stack {stack!r} (no {_display(path)}); stacks: {known}", "usage")])
             return cls(path, stack)
@@ -101,7 +102,7 @@ def existing_stacks(stacks_dir: Path) -> list[str]:
 
 def _display(path: Path) -> str:
     try:
-        return str(path.resolve().relative_to(Path.cwd()))
+        return str(Path(os.path.realpath(path)).relative_to(Path.cwd()))
     except (ValueError, OSError):
         return str(path)
 
@@ -138,7 +139,11 @@ def read(stack_file: StackFile) -> StackConfig:
     for key in data:
         if key not in TOP_LEVEL_KEYS:
             refuse((key,), "pulumi.stack-file", f"unknown top-level key {key!r}; a stack file has {', '.join(TOP_LEVEL_KEYS)}")
-    if data.get("environment") is not None:
+    for key in ("secretsprovider", "encryptedkey", "encryptionsalt"):
+        if isinstance(data.get(key), (dict, list)):
+            # Strings in Pulumi's ProjectStack: yaml.v2 cannot unmarshal a list or a mapping into one.
+            refuse((key,), "pulumi.stack-file", f"{key} must be a string, not a {'mapping' if isinstance(data[key], dict) else 'list'}")
+    if data.get("environment") not in (None, []):  # an empty list imports nothing
         refuse(
             ("environment",),
             "pulumi.environment",

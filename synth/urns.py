@@ -15,7 +15,7 @@ from pathlib import Path
 
 from components import cli
 
-from . import StackFile, synthesize
+from . import StackFile, StackFileError, synthesize
 
 ROOT = Path(__file__).resolve().parent.parent
 URN_DIR = ROOT / "stacks" / "urns"
@@ -38,8 +38,8 @@ def main(argv: list[str]) -> int:
     stacks = stacks or sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (ROOT / "stacks").glob("Pulumi.*.yaml"))
     try:
         stack_files = [StackFile.locate(ROOT, stack, None) for stack in stacks]
-    except (ValueError, FileNotFoundError) as exc:
-        parser.error(str(exc))
+    except StackFileError as exc:
+        parser.error("; ".join(d.message for d in exc.diagnostics))
     URN_DIR.mkdir(exist_ok=True)
     for stack_file in stack_files:
         result = synthesize(ROOT, stack_file)

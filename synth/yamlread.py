@@ -14,6 +14,7 @@ exhausting memory. Everything wrong in a file that parses is reported at once.""
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from dataclasses import dataclass, field
@@ -151,17 +152,25 @@ class _Builder:
         self.positions: dict[tuple, tuple[int, int]] = {}
         self.anchors: dict[str, tuple[Any, int]] = {}
         self.nodes = 0
+        self.refused_key: Any = None  # what the last refused (non-string) key reads as
+        # Where each line starts. The parser also breaks lines at NEL, LS and PS (YAML 1.1, as
+        # yaml.v2 does), which editors, grep and git show within a line: positions are taken
+        # from the character index instead, with lines ended by \n, \r\n or \r only.
+        self.line_starts = [0] + [m.end() for m in _LINE_BREAK.finditer(text)]
+
+    def position(self, index: int) -> tuple[int, int]:
+        line = bisect.bisect_right(self.line_starts, index)
+        return line, index - self.line_starts[line - 1] + 1
 
     def problem(self, mark, path: tuple, rule: str, message: str) -> None:
-        line, column = (mark.line + 1, mark.column + 1) if mark is not None else (None, None)
+        line, column = self.position(mark.index) if mark is not None else (None, None)
         self.problems.append(Problem(line, column, path, rule, message))
 
     def build(self) -> Document:
         try:
             root = self._walk()
         except yaml.reader.ReaderError as exc:
-            before = self.text[: exc.position]
-            line, column = before.count("\n") + 1, len(before) - (before.rfind("\n") + 1) + 1
+            line, column = self.position(exc.position)
             self.problems.append(
                 Problem(line, column, (), "yaml.syntax", f"invalid YAML: unacceptable character #x{exc.character:04x} ({exc.reason})")
             )
@@ -172,7 +181,7 @@ class _Builder:
             context = getattr(exc, "context", None)
             message = " ".join((f"{context}, {what}" if context else what).split())
             self.problems.append(
-                Problem(mark.line + 1 if mark else None, mark.column + 1 if mark else None, (), "yaml.syntax", f"invalid YAML: {message}")
+                Problem(*(self.position(mark.index) if mark else (None, None)), (), "yaml.syntax", f"invalid YAML: {message}")
             )
             raise YamlError(self.problems) from None
         except _Abort:
@@ -193,6 +202,11 @@ class _Builder:
                     documents += 1
                     if documents > 1:
                         self.problem(event.start_mark, (), "yaml.documents", "a stack file holds one YAML document, not several")
+                        raise _Abort
+                    if event.version not in (None, (1, 1)):
+                        # yaml.v2 (parserc.go) accepts no other version; libyaml also takes 1.2.
+                        version = ".".join(map(str, event.version))
+                        self.problem(event.start_mark, (), "yaml.syntax", f"invalid YAML: %YAML {version}: Pulumi's YAML reader accepts only %YAML 1.1 (found incompatible YAML document)")
                         raise _Abort
                     continue
                 if isinstance(event, (yaml.StreamStartEvent, yaml.DocumentEndEvent)):
@@ -225,7 +239,10 @@ class _Builder:
                     self._count(1, event.start_mark, path)
                     value = self._scalar(event, path, as_key=parent is not None and _wants_key(parent))
                     if event.anchor:
-                        self.anchors[event.anchor] = (value, 1)
+                        # A refused key is anchored as what it reads as (an alias of it is a
+                        # value, or a key refused again), never as the marker of its refusal.
+                        anchored = self.refused_key if value is _BAD_KEY_VALUE else value
+                        self.anchors[event.anchor] = (anchored, 1)
                     if parent is None:
                         root = value
                     else:
@@ -259,14 +276,16 @@ class _Builder:
             return ()
         if isinstance(parent.container, list):
             return (*parent.path, len(parent.container))
-        if parent.key is _NO_KEY:
+        if parent.key is _NO_KEY or parent.key is _BAD_KEY:
+            # A refused or repeated key: what is wrong in its value is placed by its own
+            # line and column, under the mapping's path.
             return parent.path
         return (*parent.path, parent.key)
 
     def _attach(self, frame: _Frame, value: Any, mark, nodes: int, alias: bool = False) -> None:
         container = frame.container
         if isinstance(container, list):
-            self.positions[(*frame.path, len(container))] = (mark.line + 1, mark.column + 1)
+            self.positions[(*frame.path, len(container))] = self.position(mark.index)
             container.append(value)
             return
         if frame.key is _NO_KEY:
@@ -278,7 +297,7 @@ class _Builder:
                 frame.key_ok = False
             frame.key = value if frame.key_ok else _BAD_KEY
             if frame.key_ok:
-                line = mark.line + 1
+                line, column = self.position(mark.index)
                 if value in frame.seen:
                     self.problem(
                         mark,
@@ -289,7 +308,7 @@ class _Builder:
                     frame.key = _BAD_KEY
                 else:
                     frame.seen[value] = line
-                    self.positions[(*frame.path, value)] = (line, mark.column + 1)
+                    self.positions[(*frame.path, value)] = (line, column)
             return
         if frame.key is not _BAD_KEY:
             container[frame.key] = value
@@ -314,7 +333,7 @@ class _Builder:
         want = tag[len(_CORE) :] if tag else None
         value = _resolve(text, want)
         if value is _INVALID:
-            self.problem(event.start_mark, path, "yaml.tag", f"{text!r} is not a valid !!{want}")
+            self.problem(event.start_mark, path, "yaml.tag", f"{_shown(text, path, repr)} is not a valid !!{want}")
             return text
         if as_key:
             if text == "<<" and plain:
@@ -327,6 +346,7 @@ class _Builder:
                     "yaml.key",
                     f"mapping key {text!r} is read as {_kind(value)}, not a string: quote it",
                 )
+                self.refused_key = value
                 return _BAD_KEY_VALUE
             return value
         return self._check_number(value, text, event.start_mark, path)
@@ -334,18 +354,20 @@ class _Builder:
     def _check_number(self, value: Any, text: str, mark, path: tuple) -> Any:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             return value
+        shown = _shown(text, path)
         if isinstance(value, int):
             if not INT64[0] <= value <= INT64[1]:
-                self.problem(mark, path, "yaml.number", f"{text} is outside the 64-bit integer range")
+                self.problem(mark, path, "yaml.number", f"{shown} is outside the 64-bit integer range")
             elif _LEGACY_OCTAL.fullmatch(text.replace("_", "")):
+                decimal = f"{value}" if shown == text else "its decimal value"
                 self.problem(
-                    mark, path, "yaml.number", f"{text} is octal to Pulumi's YAML reader (= {value}): write {value}, or quote it"
+                    mark, path, "yaml.number", f"{shown} is octal to Pulumi's YAML reader (= {decimal}): write {decimal}, or quote it"
                 )
             return value
         if not math.isfinite(value):
-            self.problem(mark, path, "yaml.number", f"{text} is not a finite number")
+            self.problem(mark, path, "yaml.number", f"{shown} is not a finite number")
         elif abs(value) >= EXACT_FLOAT:
-            self.problem(mark, path, "yaml.number", f"{text} is 2^53 or beyond, where a float is no longer exact")
+            self.problem(mark, path, "yaml.number", f"{shown} is 2^53 or beyond, where a float is no longer exact")
         return value
 
 
@@ -357,6 +379,7 @@ _BAD_KEY = object()
 _BAD_KEY_VALUE = object()
 _INVALID = object()
 _LEGACY_OCTAL = re.compile(r"[-+]?0[0-7]+", re.ASCII)
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 def _wants_key(frame: _Frame) -> bool:
@@ -388,19 +411,22 @@ def _go_int(text: str) -> int:
     sign = -1 if text.startswith("-") else 1
     digits = text.lstrip("+-")
     lower = digits.lower()
-    if lower.startswith("0x"):
-        return sign * int(digits[2:], 16)
-    if lower.startswith("0o"):
-        return sign * int(digits[2:], 8)
-    if lower.startswith("0b"):
-        return sign * int(digits[2:], 2)
-    if len(digits) > 1 and digits.startswith("0"):
-        return sign * int(digits, 8)
-    # MAX_BYTES bounds the digits, but int() of thousands of digits is slow: anything this
-    # long is outside int64 anyway.
-    if len(digits) > 40:
-        return sign * 10**40
-    return sign * int(digits)
+    base = 10
+    if lower.startswith(("0x", "0o", "0b")):
+        base, digits = {"x": 16, "o": 8, "b": 2}[lower[1]], digits[2:]
+    elif len(digits) > 1 and digits.startswith("0"):
+        base = 8
+    # MAX_BYTES bounds the digits, but int() of thousands of them is slow (and refused beyond
+    # 4,300 decimal ones): 70 significant digits in any base are outside int64 anyway.
+    significant = digits.lstrip("0") or "0"
+    if len(significant) > 70:
+        return sign * 2**70
+    return sign * int(significant, base)
+
+
+def _shown(text: str, path: tuple, quote=str) -> str:
+    """The scalar as a message quotes it; never the ciphertext of a `{secure: ...}` value."""
+    return "the secure (encrypted) value" if "secure" in path else quote(text)
 
 
 def _kind(value: Any) -> str:

@@ -134,12 +134,40 @@ def test_numbers_that_would_not_survive_or_cost_without_bound(case, value, words
         ("gke-ai-batch:kueue: {<<: {fairSharing: true}}", "merge keys (<<) are not supported"),
         ("gke-ai-batch:kueue: {fairSharing: true, fairSharing: false}", "key 'fairSharing' is already defined at line"),
         ("gke-ai-batch:production: false", "key 'gke-ai-batch:production' is already defined at line"),
+        # An alias of a refused key, and a problem in the value of a refused or repeated key.
+        ("&k 1: x\ngcp:zone: *k", "mapping key '1' is read as the number 1"),
+        ("gcp:zone: a\ngcp:zone: !!binary aGk=", "key 'gcp:zone' is already defined at line"),
+        ("1: !!binary aGk=", "unsupported YAML tag !!binary"),
+        # Integers of thousands of digits in other bases than 10 (int() refuses beyond 4,300).
+        ("gke-ai-batch:jobset: 0x" + "f" * 5000, "is outside the 64-bit integer range"),
+        ("gke-ai-batch:jobset: 0b" + "1" * 20000, "is outside the 64-bit integer range"),
+        ("gke-ai-batch:jobset: 0" + "7" * 5000, "is outside the 64-bit integer range"),
     ],
 )
 def test_yaml_pulumi_would_refuse_or_read_otherwise(case, snippet, words):
     text = DEV.replace("config:\n", "config:\n  gke-ai-batch:production: false\n", 1) if "production" in snippet else DEV
     stderr = case.refused(text.replace("config:\n", "config:\n" + textwrap.indent(snippet, "  ") + "\n", 1), words)
     assert ":" in stderr.split(": ", 1)[0], "the problem is placed at a line"
+
+
+def test_a_yaml_version_pulumi_does_not_read_is_refused(case):
+    # yaml.v2 accepts %YAML 1.1 only; libyaml also reads 1.2.
+    case.refused("%YAML 1.2\n---\n" + DEV, "accepts only %YAML 1.1")
+
+
+def test_lines_are_counted_as_editors_count_them(case):
+    # YAML also breaks lines at NEL, LS and PS (and folds them in quoted text); editors, grep
+    # and git do not, and lone CRs and CRLFs are one break each.
+    bad = DEV.replace("topology: 2x4}\n      slices: 2", "topology: 4x5}\n      slices: 2", 1)
+    line = bad.splitlines().index("      tpu: {version: v5e, topology: 4x5}") + 1
+    for text in (
+        bad.replace("config:", 'secretsprovider: "passphrase\u2028\u0085\u2029"\nconfig:'),
+        bad.replace("\n", "\r\n"),
+        bad.replace("\n", "\r"),
+    ):
+        shift = 1 if "secretsprovider" in text else 0
+        stderr = case.refused(text, "'4x5' is not a v5e topology")
+        assert f"Pulumi.hostile.yaml:{line + shift}:27:" in stderr, stderr
 
 
 def test_several_documents_and_syntax_errors_name_the_line(case):
@@ -220,6 +248,10 @@ def test_a_fifo_a_device_and_a_folder_are_not_read(case, capsys):
         (("      maxNodes: 2", "      maxNodes: {secure: AAABAGnotreallyciphertext}"), "is a secure (encrypted) value"),
         (("  gcp:project: acme-ml-dev", "  gcp:project: {secure: AAABAGnotreallyciphertext}"), "is a secure (encrypted) value"),
         (("  gcp:project: acme-ml-dev", "  gcp:project: acme_ml; rm -rf /"), "is not a Google Cloud project id"),
+        # Messages about a secure value's YAML do not quote its ciphertext.
+        (("  gcp:region:", "  gcp:credentials: {secure: !!int AAABAGnotreallyciphertext}\n  gcp:region:"), "is not a valid !!int"),
+        (("      maxNodes: 2", "      maxNodes: {secure: !!float AAABAGnotreallyciphertext}"), "is not a valid !!float"),
+        (("config:", "secretsprovider: [passphrase]\nconfig:"), "secretsprovider must be a string, not a list"),
         (("    releaseChannel: RAPID", "    releaseChannel: RAPID\n    name: ml-dev"), "already defined at line"),
     ],
 )
@@ -237,6 +269,13 @@ def test_a_providers_secure_value_reaches_no_output(case, capsys):
     assert code == 0, stderr
     written = b"".join(v for v in snapshot(case.dir / "sec").values() if isinstance(v, bytes))
     assert b"notreallyciphertext" not in written + stdout.encode() + stderr.encode()
+
+
+def test_an_empty_environment_list_imports_nothing(case):
+    from synth import StackFile, stackfile
+
+    path = case.stack("environment: []\n" + DEV)
+    assert stackfile.read(StackFile(path, "hostile")).values["gcp:project"] == "acme-ml-dev"
 
 
 def test_durations_beyond_go_are_refused(case):
@@ -288,7 +327,11 @@ def test_out_that_is_not_a_synth_folder_is_refused(case, capsys, tmp_path):
         Path("/"): "file system root",
         tmp_path: "holds Pulumi config",
         afile / "sub": "cannot be written",
+        tmp_path / "loop" / "sub": "cannot be written",
+        tmp_path / "out": "now also holds my-notes.txt",
     }
+    (tmp_path / "loop").symlink_to("loop")
+    (tmp_path / "out" / "my-notes.txt").write_text("keep me\n")
     repo_before = snapshot(ROOT / "stacks")
     for target, words in targets.items():
         before = snapshot(tmp_path)
@@ -440,6 +483,44 @@ def test_usage(capsys, argv, code, words):
         got = exc.code
     captured = capsys.readouterr()
     assert got == code and words in captured.out + captured.err
+
+
+def test_json_usage_errors_are_json_too(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["--json", "--bogus"])
+    captured = capsys.readouterr()
+    assert exc.value.code == 2 and captured.err == ""
+    assert json.loads(captured.out)["stacks"][0]["diagnostics"][0]["message"] == "unrecognized arguments: --bogus"
+
+
+def test_a_stdout_that_cannot_be_written_is_a_message_not_a_traceback():
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([sys.executable, "-m", "synth", "--json", "nope"], cwd=ROOT, stdout=full, stderr=subprocess.PIPE, text=True, timeout=60)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr == "python -m synth: cannot write the output: No space left on device\n"
+
+
+def test_urns_names_an_unknown_stack_without_a_traceback(capsys):
+    from synth import urns
+
+    with pytest.raises(SystemExit) as exc:
+        urns.main(["nope"])
+    assert exc.value.code == 2 and "no stack 'nope'" in capsys.readouterr().err
+
+
+def test_odd_files_in_stacks_are_refused_each_on_its_own(capsys, tmp_path):
+    import synth
+
+    stacks = tmp_path / "stacks"
+    stacks.mkdir()
+    (stacks / "Pulumi.good.yaml").write_text(DEV)
+    (stacks / "Pulumi.loop.yaml").symlink_to("Pulumi.loop.yaml")
+    (stacks / "Pulumi.dir.yaml").mkdir()
+    result = synth.synthesize(ROOT, synth.StackFile(stacks / "Pulumi.good.yaml", "good"), stacks)
+    assert result.exit_code == 0 and not result.diagnostics
+    for name, words in [("dir", "not a regular file"), ("loop", "Too many levels of symbolic links")]:
+        with pytest.raises(synth.StackFileError, match=words):
+            synth.stackfile.read(synth.StackFile.locate(tmp_path, name, None))
 
 
 def test_all_reports_the_most_serious_exit_code(capsys, monkeypatch, tmp_path):
