@@ -26,6 +26,8 @@ MARKER = ".gke-ai-batch-synth"
 LOCK_WAIT_SECONDS = 120
 # What synth wrote before it marked its folders: such a folder may be replaced too.
 _UNMARKED_OUTPUT = {"resources.json", "manifests.yaml", "outputs.json", "policy.json", "report.md"}
+# Derived from synth's files and written beside them: the PR comment (.github/scripts/stacks.py).
+_DERIVED = {"comment.md"}
 
 
 class OutputError(Exception):
@@ -62,7 +64,7 @@ def check_target(out: Path, root: Path) -> Path:
         config = sorted(e for e in entries if e.startswith("Pulumi.") and e.endswith((".yaml", ".yml")))
         why = f"it holds Pulumi config ({', '.join(config[:3])})" if config else f"it holds {len(entries)} entries synth did not write"
         raise OutputError(f"is not a folder synth wrote ({why}); synth replaces its output folder as a whole: choose an empty or new folder", out)
-    added = sorted(set(entries) - _UNMARKED_OUTPUT - {MARKER})
+    added = sorted(set(entries) - _UNMARKED_OUTPUT - _DERIVED - {MARKER})
     if added:
         # A folder synth wrote, to which something was added since (notes, or other stacks'
         # outputs after `--out build`): replacing it would delete that.
