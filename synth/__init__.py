@@ -12,7 +12,6 @@ from typing import Any
 import yaml
 
 from . import engine
-
 from .diagnostics import (  # noqa: F401 - the exit codes are part of synth's API
     EXIT_INTERNAL,
     EXIT_INVALID_CONFIG,
@@ -20,7 +19,7 @@ from .diagnostics import (  # noqa: F401 - the exit codes are part of synth's AP
     EXIT_POLICY_VIOLATION,
     Diagnostic,
 )
-from .stackfile import StackFile, StackFileError
+from .stackfile import StackFile, StackFileError, display_path
 
 MOCK_ENDPOINT = "203.0.113.10"  # TEST-NET-3: no real control plane
 MOCK_CA = "bW9jay1jYQ=="  # base64("mock-ca")
@@ -63,13 +62,6 @@ def project_name(root: Path) -> str:
     return yaml.load((root / "Pulumi.yaml").read_text(), Loader=_LOADER)["name"]
 
 
-def stack_config(stack_file: StackFile) -> dict[str, str]:
-    """The stack file's config as the engine hands it to a program: structured values as JSON."""
-    from . import stackfile
-
-    return stackfile.read(stack_file).values
-
-
 def outputs_for(project: str):
     """What the cloud would report back for the few outputs the program reads."""
 
@@ -108,7 +100,7 @@ def _synthesize(root: Path, stack_file: StackFile, stacks_dir: Path) -> Result:
 
     # realpath, not Path.resolve: a symbolic link loop is a path like another here, not an error.
     if Path(os.path.realpath(stack_file.path)).parent == Path(os.path.realpath(stacks_dir)):
-        clashes = crossstack.collisions(stack_file.path, stacks_dir, _display)
+        clashes = crossstack.collisions(stack_file.path, stacks_dir, display_path)
         if clashes:
             return result.refuse(placed(clashes, "cross-stack"))
     gcp_project = config.values.get("gcp:project", "")
@@ -135,13 +127,6 @@ def _synthesize(root: Path, stack_file: StackFile, stacks_dir: Path) -> Result:
     result.extra_files["policy.json"] = json.dumps(result.violations, indent=2, sort_keys=True) + "\n"
     result.extra_files["report.md"] = report.render(result, result.violations)
     return result
-
-
-def _display(path: Path) -> str:
-    try:
-        return str(Path(os.path.realpath(path)).relative_to(Path.cwd()))
-    except ValueError:
-        return str(path)
 
 
 def manifests(recording: engine.Recording) -> list[dict[str, Any]]:

@@ -75,7 +75,7 @@ class StackFile:
             path = root / "stacks" / f"Pulumi.{stack}.yaml"
             if not os.path.lexists(path):  # a folder, device or broken link is read, and refused, as a file
                 known = ", ".join(existing_stacks(root / "stacks")) or "none"
-                raise StackFileError([Diagnostic(f"no stack {stack!r} (no {_display(path)}); stacks: {known}", "usage")])
+                raise StackFileError([Diagnostic(f"no stack {stack!r} (no {display_path(path)}); stacks: {known}", "usage")])
             return cls(path, stack)
         name = config.name
         if not (name.startswith("Pulumi.") and name.endswith(".yaml")) or len(name) <= len("Pulumi..yaml"):
@@ -89,7 +89,7 @@ class StackFile:
         return cls(config, stack)
 
     def display(self) -> str:
-        return _display(self.path)
+        return display_path(self.path)
 
 
 def existing_stacks(stacks_dir: Path) -> list[str]:
@@ -100,7 +100,8 @@ def existing_stacks(stacks_dir: Path) -> list[str]:
     return sorted(n for n in names if stack_name_problem(n) is None)
 
 
-def _display(path: Path) -> str:
+def display_path(path: Path) -> str:
+    """`path` relative to the working folder when it is under it, as diagnostics show files."""
     try:
         return str(Path(os.path.realpath(path)).relative_to(Path.cwd()))
     except (ValueError, OSError):
