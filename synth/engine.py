@@ -31,6 +31,8 @@ from pulumi.runtime.proto import resource_pb2, source_pb2
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
+from . import leanrpc
+
 # The SDK's internals this file relies on (MockMonitor, _get_stack_trace, run_pulumi_func,
 # _sync_await, the proto messages, these signatures, Output.future) are pinned with pulumi in
 # requirements.txt and checked, for that version, by tests/test_pulumi_internals.py.
@@ -301,6 +303,14 @@ def _lean_replacements() -> list[tuple[Any, str, Any]]:
         # Nothing here reads the source position the SDK captures for every resource.
         (pulumi_resource, "_get_stack_trace", lambda original: source_pb2.StackTrace),
         (rpc, "contains_unknowns", lambda original: _contains_unknowns),
+        # Plain data without a coroutine, a task or a protobuf accessor per value (leanrpc).
+        (rpc, "serialize_property", leanrpc.fast_serialize_property),
+        (rpc, "deserialize_properties", leanrpc.fast_deserialize_properties),
+        (rpc, "translate_output_properties", leanrpc.fast_translate_output_properties),
+        (rpc, "transfer_properties", leanrpc.fast_transfer_properties),
+        # A property's type derived when first looked up, not every property's on first use.
+        (_types, "_types_from_py_properties", leanrpc.lazy_types_from_py_properties),
+        (_types, "resource_types", leanrpc.lazy_resource_types),
         (pulumi.log, "debug", _lean_debug),
         # Pure functions of a type annotation, called for every typed value serialized or
         # translated back (pulumi-gcp's NodePool input and output types): ~40,000 calls at 256
