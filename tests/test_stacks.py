@@ -72,3 +72,19 @@ def test_manifests_are_only_kubernetes_objects_the_program_declares():
     docs = synth.manifests(result.recording)
     assert all({"apiVersion", "kind", "metadata"} <= set(d) for d in docs)
     assert not [d for d in docs if d["kind"] in ("Release", "Provider")]
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_kueue_holds_back_jobs_without_a_queue_in_every_team_namespace(stack):
+    """No queue bypass (issue 11): a Job that names no queue is still Kueue's in every team
+    namespace, and only system namespaces are left alone (a Job GKE runs there must not wait
+    for a queue)."""
+    result = synth_stack(stack)
+    release = next(r for r in result.recording.resources if r.type == "kubernetes:helm.sh/v3:Release" and "kueue" in r.name)
+    conf = yaml.safe_load(release.inputs["values"]["managerConfig"]["controllerManagerConfigYaml"])
+    assert conf["manageJobsWithoutQueueName"] is True
+    (expression,) = conf["managedJobsNamespaceSelector"]["matchExpressions"]
+    assert (expression["key"], expression["operator"]) == ("kubernetes.io/metadata.name", "NotIn")
+    assert {"kube-system", "kueue-system", "jobset-system", "gmp-system"} <= set(expression["values"])
+    teams = {t.namespace for t in result.plan.config.teams}
+    assert teams and not teams & set(expression["values"])

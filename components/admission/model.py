@@ -10,10 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import assigner, placement
-from .objects import ClusterQueue, Workload, World, selector_matches
+from .objects import UNMANAGED_JOB_NAMESPACES, ClusterQueue, Workload, World, selector_matches
 from .requests import drop_excluded, pod_requests, show, times
 
-UNMANAGED_NAMESPACES = ("kube-system", "kueue-system")
 
 RULES = {
     "namespace": "kueue v0.19.2 pkg/workload/resources.go:ValidateAdmissibility (namespaceSelector)",
@@ -55,10 +54,10 @@ def judge(world: World, wl: Workload, capacity_types: dict[str, set[str]] | None
         v.never, v.rule = f"LocalQueue {wl.namespace}/{wl.local_queue} does not exist or names no ClusterQueue", "local-queue"
         return v
     cq = world.queues[cq_name]
-    if wl.namespace in UNMANAGED_NAMESPACES:
+    if wl.namespace in UNMANAGED_JOB_NAMESPACES:
         v.never, v.rule = (
-            f"Kueue does not manage jobs in {wl.namespace}: its default managedJobsNamespaceSelector excludes "
-            f"{' and '.join(UNMANAGED_NAMESPACES)} (kueue v0.19.2 apis/config/v1beta2/defaults.go), so the job "
+            f"Kueue does not manage jobs in {wl.namespace}: the managedJobsNamespaceSelector excludes the "
+            "system namespaces (components/admission/objects.py UNMANAGED_JOB_NAMESPACES), so the job "
             "stays suspended or runs outside every quota",
             "namespace",
         )

@@ -17,6 +17,32 @@ QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 PRIORITY_LABEL = "kueue.x-k8s.io/priority-class"
 EXCLUSIVE_ANNOTATION = "alpha.jobset.sigs.k8s.io/exclusive-topology"
 NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"
+# Namespaces whose Jobs Kueue leaves alone (the Configuration's managedJobsNamespaceSelector,
+# which the chart also puts on its job webhooks). Kueue's default excludes kube-system and its
+# own namespace (kueue v0.19.2 apis/config/v1beta2/defaults.go); with
+# manageJobsWithoutQueueName on, a Job GKE or an install runs in any other system namespace
+# would wait forever for a queue, so those are excluded as well: Kubernetes' initial namespaces
+# (kubernetes.io docs, namespaces#initial-namespaces), JobSet's, and the ones GKE creates for
+# its managed components (Managed Service for Prometheus: gmp-system, gmp-public,
+# gke-gmp-system; gke-managed-* for CSI drivers and observability; GKE docs,
+# "GKE-managed namespaces"). Teams cannot use any of them (config refuses kube-*, gke-*, gmp-*
+# and the install namespaces).
+UNMANAGED_JOB_NAMESPACES = (
+    "kube-system",
+    "kube-public",
+    "kube-node-lease",
+    "kueue-system",
+    "jobset-system",
+    "gmp-system",
+    "gmp-public",
+    "gke-gmp-system",
+    "gke-managed-system",
+    "gke-managed-cim",
+    "gke-managed-filestorecsi",
+    "gke-managed-parallelstorecsi",
+    "gke-managed-dpv2-observability",
+    "gke-managed-volumepopulator",
+)
 PROVISIONING_CONTROLLER = "kueue.x-k8s.io/provisioning-request"
 
 

@@ -86,8 +86,11 @@ class KueueConfig(Model):
     cohort of two or more cluster queues, or it does nothing (refused)."""
     wait_for_pods_ready: WaitForPodsReady | Literal[False] = WaitForPodsReady()
     """On by default since Kueue 0.19 (30m); false turns it off."""
-    manage_jobs_without_queue_name: bool = False
-    """Also hold back Jobs that name no queue (they then never run unless given one)."""
+    manage_jobs_without_queue_name: bool = True
+    """Kueue also manages Jobs and JobSets that name no queue (outside the system namespaces of
+    `managedJobsNamespaceSelector`): without it, anyone who may create a Job in a team namespace
+    runs it outside every quota by leaving out the queue-name label. Such a Job then waits,
+    suspended, until it names a queue."""
     webhook_gate: bool = True
     """Wait, after install, until Kueue's webhooks answer a server-side dry run (kueue#13036)."""
     probe_image: str = "registry.k8s.io/kubectl:v1.33.0"

@@ -12,7 +12,11 @@ import yaml
 from ..config.batch import ClusterQueueConfig, QuotaLimits
 from ..config.stack import BUILTIN_NAMESPACES, StackConfig
 from .. import quantity
-from ..admission.objects import NAMESPACE_NAME_LABEL, PROVISIONING_CONTROLLER  # noqa: F401 (re-exported)
+from ..admission.objects import (  # noqa: F401 (re-exported)
+    NAMESPACE_NAME_LABEL,
+    PROVISIONING_CONTROLLER,
+    UNMANAGED_JOB_NAMESPACES,
+)
 from ..admission.requests import CPU, MEMORY
 from .flavors import FlavorPlan
 
@@ -271,6 +275,11 @@ def kueue_manager_config(cfg: StackConfig) -> dict[str, Any]:
         },
         "clientConnection": {"qps": 300, "burst": 500},
         "manageJobsWithoutQueueName": k.manage_jobs_without_queue_name,
+        "managedJobsNamespaceSelector": {
+            "matchExpressions": [
+                {"key": NAMESPACE_NAME_LABEL, "operator": "NotIn", "values": list(UNMANAGED_JOB_NAMESPACES)}
+            ]
+        },
         "integrations": {"frameworks": list(k.integrations)},
     }
     if k.wait_for_pods_ready:
