@@ -1,0 +1,204 @@
+"""The bootstrap's config: pydantic models over the `gke-ai-batch-bootstrap:*` keys (and
+gcp:project), with the main program's conventions (components/config/base.py: camelCase keys,
+unknown keys refused, no silent coercion) and its error reporting (every problem at once, each
+with its stack-file key path). Validated before anything is registered."""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Iterator, Literal, Mapping
+
+from pydantic import AfterValidator, Field, ValidationError, model_validator
+
+from components.config import ConfigError, decode, gcp_project_problem
+from components.config.base import Model, RuleError, raise_all
+from components.config.errors import NAMESPACE as MAIN_NAMESPACE
+from components.config.errors import from_validation_error
+
+NAMESPACE = "gke-ai-batch-bootstrap"
+MAIN_PROJECT = "gke-ai-batch"
+"""The main program's Pulumi project name (../Pulumi.yaml): its state objects are under
+.pulumi/*/gke-ai-batch/<stack> in a self-managed backend."""
+
+
+def _pattern(rx: str, what: str, rule: str):
+    compiled = re.compile(rx, re.ASCII)
+
+    def check(value: str) -> str:
+        if not compiled.fullmatch(value):
+            raise ValueError(f"{value!r} is not a valid {what}: {rule}")
+        return value
+
+    return check
+
+
+# Workload identity pool and provider ids: 4 to 32 lowercase letters, digits or '-'; the prefix
+# gcp- is reserved (IAM REST reference, projects.locations.workloadIdentityPools.create and
+# .providers.create, workloadIdentityPoolId / workloadIdentityPoolProviderId).
+_WIF_ID = r"(?!gcp-)[a-z0-9-]{4,32}"
+WifId = Annotated[str, AfterValidator(_pattern(_WIF_ID, "workload identity pool or provider id", "4 to 32 lowercase letters, digits or '-', not starting with gcp-"))]
+
+# Bucket names: 3 to 63 lowercase letters, digits, '-', '_' (dots would need domain
+# verification), starting and ending with a letter or digit
+# (https://cloud.google.com/storage/docs/buckets#naming).
+BucketName = Annotated[str, AfterValidator(_pattern(r"[a-z0-9][a-z0-9_-]{1,61}[a-z0-9]", "bucket name", "3 to 63 lowercase letters, digits, '-' or '_', starting and ending with a letter or digit (no dots)"))]
+
+# Key ring and key names: letters, digits, '_' and '-', at most 63
+# (https://cloud.google.com/kms/docs/reference/rest/v1/projects.locations.keyRings/create).
+KmsName = Annotated[str, AfterValidator(_pattern(r"[A-Za-z0-9_-]{1,63}", "KMS key ring name", "1 to 63 letters, digits, '_' or '-'"))]
+
+Location = Annotated[str, AfterValidator(_pattern(r"[a-zA-Z][a-zA-Z0-9-]{1,40}", "location", "a region, dual-region or multi-region name such as us-central1 or US"))]
+
+# A stack's name becomes part of two service account ids, gab-<stack>-preview and
+# gab-<stack>-deploy, which are 6 to 30 of [a-z0-9-], starting with a letter
+# (IAM CreateServiceAccount accountId): 30 - len("gab-") - len("-preview") = 18.
+STACK_NAME_MAX = 18
+StackName = Annotated[str, AfterValidator(_pattern(rf"[a-z0-9]([a-z0-9-]{{0,{STACK_NAME_MAX - 2}}}[a-z0-9])?", "stack name here", f"lowercase letters, digits and '-', at most {STACK_NAME_MAX} characters (it becomes part of the service account ids gab-<stack>-preview and gab-<stack>-deploy)"))]
+
+ServiceAccountId = Annotated[str, AfterValidator(_pattern(r"[a-z][a-z0-9-]{4,28}[a-z0-9]", "service account id", "6 to 30 lowercase letters, digits or '-', starting with a letter"))]
+
+# GitHub environment names: at most 255 characters, not containing ',', ';' or '/' here
+# because the name becomes part of a principalSet path (attribute.env_ref/<env>@<ref>).
+EnvironmentName = Annotated[str, AfterValidator(_pattern(r"[A-Za-z0-9_.-]{1,100}", "GitHub environment name here", "1 to 100 letters, digits, '_', '.' or '-'"))]
+
+
+def _repository_id(value: int | str) -> str:
+    # GitHub's numeric repository id (the OIDC token's repository_id claim, a string of digits;
+    # `gh api repos/OWNER/NAME --jq .id`). Pinned by id, not by owner/name: a deleted and
+    # re-created repository of the same name (or a renamed one) gets a new id.
+    text = str(value) if isinstance(value, int) and not isinstance(value, bool) else value
+    if not isinstance(text, str) or not re.fullmatch(r"[1-9][0-9]{0,19}", text, re.ASCII):
+        raise ValueError(f"{value!r} is not a GitHub repository id: the repository's number (gh api repos/OWNER/NAME --jq .id)")
+    return text
+
+
+RepositoryId = Annotated[int | str, AfterValidator(_repository_id)]
+
+
+class GitHub(Model):
+    repository_id: RepositoryId
+    """The numeric id of this repository on GitHub (`gh api repos/OWNER/NAME --jq .id`): the only repository whose tokens the provider admits."""
+    repository: Annotated[str, AfterValidator(_pattern(r"[A-Za-z0-9_.-]{1,100}/[A-Za-z0-9_.-]{1,100}", "repository", "OWNER/NAME"))] | None = None
+    """OWNER/NAME, for display only (names change; the id does not)."""
+    deploy_ref: Literal["refs/heads/main"] = "refs/heads/main"
+    """The only ref whose workflows may impersonate a deployer."""
+
+
+class WorkloadIdentity(Model):
+    pool_id: WifId = "github"
+    provider_id: WifId = "gke-ai-batch"
+
+
+class StateBucket(Model):
+    name: BucketName
+    location: Location
+    """The bucket's location, e.g. US-CENTRAL1 or US."""
+
+
+class Kms(Model):
+    location: Location
+    """Where the key ring lives (a region such as us-central1, or global)."""
+    key_ring: KmsName = "gke-ai-batch-pulumi"
+
+
+class Stack(Model):
+    name: StackName
+    """The main program's stack (stacks/Pulumi.<name>.yaml)."""
+    project: str
+    """The stack's gcp:project: where its deployer works and its preview reads."""
+    environment: EnvironmentName
+    """The GitHub environment its deploy job runs in; only tokens naming it (on refs/heads/main) may impersonate the deployer."""
+    production: bool = False
+    """Protects this stack's service accounts and key against deletion."""
+    secrets_provider: Literal["gcpkms", "passphrase"] = "gcpkms"
+    """gcpkms: a key per stack in the bootstrap's key ring; passphrase: PULUMI_CONFIG_PASSPHRASE (no key)."""
+    node_service_account: ServiceAccountId
+    """The account id of the node service account the main program creates for this stack (`python -c 'from components.plan.cluster import node_service_account_id as n; print(n(CLUSTER, LOCATION))'`): the deployer may act as that account only."""
+
+    @model_validator(mode="after")
+    def _project(self) -> "Stack":
+        problem = gcp_project_problem(self.project)
+        if problem:
+            raise RuleError("project", problem[1])
+        return self
+
+
+def _unique_stacks(stacks: list[Stack]) -> list[Stack]:
+    raise_all(_stack_problems(stacks))
+    return stacks
+
+
+def _stack_problems(stacks: list[Stack]) -> Iterator[RuleError]:
+    names: dict[str, int] = {}
+    environments: dict[str, int] = {}
+    for i, stack in enumerate(stacks):
+        if stack.name in names:
+            yield RuleError((i, "name"), f"stack {stack.name!r} is listed twice (also stacks[{names[stack.name]}])")
+        names.setdefault(stack.name, i)
+        # Two stacks deploying through one environment would share each other's deployer.
+        if stack.environment in environments:
+            yield RuleError((i, "environment"), f"environment {stack.environment!r} is already stacks[{environments[stack.environment]}]'s: each deployer needs its own")
+        environments.setdefault(stack.environment, i)
+
+
+class BootstrapConfig(Model):
+    production: bool = False
+    """Protects every stateful resource (pool, provider, service accounts, bucket, key ring, keys) against deletion."""
+    github: GitHub
+    workload_identity: WorkloadIdentity = WorkloadIdentity()
+    state_bucket: StateBucket
+    kms: Kms | None = None
+    """Required when a stack uses the gcpkms secrets provider."""
+    stacks: Annotated[list[Stack], Field(min_length=1), AfterValidator(_unique_stacks)]
+
+    @model_validator(mode="after")
+    def _kms_when_needed(self) -> "BootstrapConfig":
+        if self.kms is None and any(s.secrets_provider == "gcpkms" for s in self.stacks):
+            raise RuleError("kms", "required: a stack uses the gcpkms secrets provider (give kms.location)")
+        return self
+
+    def protect(self, stack: Stack | None = None) -> bool:
+        return self.production or (stack is not None and stack.production)
+
+
+def _ours(path: str) -> str:
+    # components.config.errors names paths in the main program's namespace.
+    if path == MAIN_NAMESPACE or path.startswith(f"{MAIN_NAMESPACE}:"):
+        return NAMESPACE + path[len(MAIN_NAMESPACE) :]
+    return path
+
+
+def load(values: Mapping[str, Any], *, source: str | None = None) -> tuple[BootstrapConfig, str]:
+    """(config, gcp:project) from a flat Pulumi config map ('ns:key' -> JSON text or value);
+    ConfigError listing every problem (unknown or near-miss namespaces, gcp:project, the models)."""
+    ours: dict[str, Any] = {}
+    problems: list[tuple[str, str]] = []
+    project = None
+    for full_key, value in values.items():
+        namespace, _, key = full_key.partition(":")
+        key = key.removeprefix("config:")
+        if namespace == NAMESPACE:
+            ours[key] = decode(value)
+        elif f"{namespace}:{key}" == "gcp:project":
+            project = decode(value)
+        elif namespace == MAIN_NAMESPACE:
+            problems.append((full_key, f"is the main program's namespace; the bootstrap reads {NAMESPACE}:*"))
+        elif namespace.startswith("gke-ai-b"):
+            problems.append((full_key, f"unknown namespace {namespace!r} (did you mean {NAMESPACE!r}?)"))
+    problem = gcp_project_problem(project)
+    if problem:
+        problems.append(("gcp:project", "required: the project that holds the pool, the service accounts, the state bucket and the keys" if project in (None, "") else problem[1]))
+    config = None
+    try:
+        config = BootstrapConfig.model_validate(ours)
+    except ValidationError as exc:
+        problems += [(_ours(p), m) for p, m in from_validation_error(exc, BootstrapConfig).problems]
+    if problems:
+        raise ConfigError(problems, source)
+    return config, project
+
+
+def load_from_pulumi(source: str | None = None) -> tuple[BootstrapConfig, str]:
+    import pulumi.runtime
+
+    return load(pulumi.runtime.get_config_env(), source=source)

@@ -1,0 +1,295 @@
+"""What the bootstrap creates: the GitHub Workload Identity pool and provider, the state
+bucket, the secrets keys, and per stack a read-only preview identity and a deployer."""
+
+from __future__ import annotations
+
+import json
+
+import pulumi
+import pulumi_gcp as gcp
+
+from components.plan.cluster import NODE_SA_ROLE
+
+from .model import MAIN_PROJECT, BootstrapConfig, Stack
+
+GITHUB_ISSUER = "https://token.actions.githubusercontent.com"
+
+# What the preview identity may hold: reading, never writing (tests/test_bootstrap.py).
+PREVIEW_ROLES = ("roles/viewer", "roles/container.viewer", "roles/storage.objectViewer", "roles/cloudkms.cryptoKeyDecrypter")
+
+# Compute Engine's only resource the main program creates is the tpu7x workload policy
+# (components/nodepools.py: gcp.compute.ResourcePolicy); node pools use it through their
+# placement policy. A custom role with just these, rather than roles/compute.admin.
+RESOURCE_POLICY_PERMISSIONS = [
+    "compute.resourcePolicies.create",
+    "compute.resourcePolicies.delete",
+    "compute.resourcePolicies.get",
+    "compute.resourcePolicies.list",
+    "compute.resourcePolicies.use",
+]
+RESOURCE_POLICY_ROLE_ID = "gkeAiBatchResourcePolicies"
+
+# The roles the main program grants itself (components/cluster.py: the node service account's
+# projects.IAMMember). The deployer's projectIamAdmin may add or remove these and no other
+# (https://cloud.google.com/iam/docs/setting-limits-on-granting-roles: the
+# iam.googleapis.com/modifiedGrantsByRole API attribute).
+GRANTABLE_ROLES = [NODE_SA_ROLE]
+
+
+def attribute_mapping() -> dict[str, str]:
+    """GitHub's OIDC claims (https://docs.github.com/en/actions/security-for-github-actions/
+    security-hardening-your-deployments/about-security-hardening-with-openid-connect, "Understanding
+    the OIDC token") mapped to attributes IAM bindings can name. Google's limits (IAM REST
+    reference, WorkloadIdentityPoolProvider.attributeMapping): google.subject at most 127 bytes,
+    at most 50 custom attributes, keys of [a-z0-9_], each expression a CEL expression of at most
+    2048 characters over `assertion`."""
+    return {
+        "google.subject": "assertion.sub",
+        "attribute.repository_id": "assertion.repository_id",
+        "attribute.repository": "assertion.repository",
+        "attribute.ref": "assertion.ref",
+        "attribute.event_name": "assertion.event_name",
+        "attribute.job_workflow_ref": "assertion.job_workflow_ref",
+        "attribute.environment": "has(assertion.environment) ? assertion.environment : ''",
+        # One attribute holding both the environment and the ref, so that a single principalSet
+        # (attribute.env_ref/<environment>@refs/heads/main) requires both: IAM allow-policy
+        # members match one attribute value, and a binding cannot AND two principalSets. The
+        # environment claim exists only for jobs that name an environment; has() keeps the
+        # mapping from failing (and so every token exchange) for the others.
+        "attribute.env_ref": "has(assertion.environment) ? assertion.environment + '@' + assertion.ref : ''",
+    }
+
+
+def attribute_condition(repository_id: str) -> str:
+    # Only this repository's tokens enter the pool (google-github-actions/auth README: "you
+    # should always add an attribute condition"), pinned by its numeric id, which a new
+    # repository of the same owner/name does not get.
+    return f"assertion.repository_id == '{repository_id}'"
+
+
+def principal_set(pool_name: pulumi.Output[str], attribute: str, value: str) -> pulumi.Output[str]:
+    # principalSet://iam.googleapis.com/<pool full name>/attribute.<name>/<value>
+    # (https://cloud.google.com/iam/docs/principal-identifiers, workload identity federation).
+    return pool_name.apply(lambda pool: f"principalSet://iam.googleapis.com/{pool}/attribute.{attribute}/{value}")
+
+
+def state_condition(bucket: str, stack: str) -> dict[str, str]:
+    """The stack's own objects in a self-managed backend, plus what listing and login read.
+    Pulumi's DIY backend keeps a project-scoped stack under .pulumi/stacks/<project>/<stack>.json
+    (with history/, backups/ and locks/ beside it) and the backend's .pulumi/meta.yaml
+    (https://www.pulumi.com/docs/iac/concepts/state-and-backends/). Storage supports conditions on
+    resource.name (https://cloud.google.com/iam/docs/conditions-resource-attributes); listing is
+    checked on the bucket itself, hence the bucket clause."""
+    objects = f"projects/_/buckets/{bucket}/objects/.pulumi"
+    prefixes = [f"{objects}/{kind}/{MAIN_PROJECT}/{stack}" for kind in ("stacks", "history", "backups", "locks")]
+    clauses = [
+        "resource.type == 'storage.googleapis.com/Bucket'",
+        f"resource.name == '{objects}/meta.yaml'",
+        *[f"resource.name.startsWith('{p}')" for p in prefixes],
+    ]
+    return {"title": f"state-of-{stack}", "description": f"Pulumi state of stack {stack} only", "expression": " || ".join(clauses)}
+
+
+class WorkloadIdentity(pulumi.ComponentResource):
+    def __init__(self, name: str, cfg: BootstrapConfig, project: str, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gke-ai-batch-bootstrap:wif:WorkloadIdentity", name, None, opts)
+        keep = pulumi.ResourceOptions(parent=self, protect=cfg.protect())
+        wif = cfg.workload_identity
+        self.pool = gcp.iam.WorkloadIdentityPool(
+            "pool",
+            project=project,
+            workload_identity_pool_id=wif.pool_id,
+            display_name="GitHub Actions",
+            description="GitHub Actions workflows of gke-ai-batch",
+            opts=keep,
+        )
+        self.provider = gcp.iam.WorkloadIdentityPoolProvider(
+            "github",
+            project=project,
+            workload_identity_pool_id=self.pool.workload_identity_pool_id,
+            workload_identity_pool_provider_id=wif.provider_id,
+            display_name="gke-ai-batch",
+            attribute_mapping=attribute_mapping(),
+            attribute_condition=attribute_condition(cfg.github.repository_id),
+            # No allowed_audiences: the default audience is the provider's own full name, which
+            # google-github-actions/auth requests.
+            oidc={"issuer_uri": GITHUB_ISSUER},
+            opts=keep,
+        )
+        self.register_outputs({})
+
+
+class StateStore(pulumi.ComponentResource):
+    def __init__(self, name: str, cfg: BootstrapConfig, project: str, opts: pulumi.ResourceOptions | None = None):
+        super().__init__("gke-ai-batch-bootstrap:state:StateStore", name, None, opts)
+        keep = pulumi.ResourceOptions(parent=self, protect=cfg.protect())
+        # Versioning keeps every earlier state file (a bad `pulumi up` or a deleted object can be
+        # restored); uniform bucket-level access turns object ACLs off, so IAM alone decides; and
+        # enforced public access prevention refuses allUsers/allAuthenticatedUsers grants
+        # (https://cloud.google.com/storage/docs/public-access-prevention).
+        self.bucket = gcp.storage.Bucket(
+            "state",
+            project=project,
+            name=cfg.state_bucket.name,
+            location=cfg.state_bucket.location,
+            versioning={"enabled": True},
+            uniform_bucket_level_access=True,
+            public_access_prevention="enforced",
+            force_destroy=False,
+            opts=keep,
+        )
+        self.key_ring = None
+        self.keys: dict[str, gcp.kms.CryptoKey] = {}
+        if cfg.kms is not None and any(s.secrets_provider == "gcpkms" for s in cfg.stacks):
+            # A key ring cannot be deleted (KMS keeps its name forever); keys are destroyed
+            # only version by version, after a scheduled delay.
+            self.key_ring = gcp.kms.KeyRing("secrets", project=project, name=cfg.kms.key_ring, location=cfg.kms.location, opts=keep)
+            ring_path = pulumi.Output.all(self.key_ring.project, self.key_ring.location, self.key_ring.name).apply(
+                lambda a: f"projects/{a[0]}/locations/{a[1]}/keyRings/{a[2]}"
+            )
+            for stack in cfg.stacks:
+                if stack.secrets_provider != "gcpkms":
+                    continue
+                self.keys[stack.name] = gcp.kms.CryptoKey(
+                    f"secrets-{stack.name}",
+                    name=stack.name,
+                    key_ring=ring_path,
+                    purpose="ENCRYPT_DECRYPT",
+                    opts=pulumi.ResourceOptions(parent=self, protect=cfg.protect(stack)),
+                )
+        self.register_outputs({})
+
+    def key_id(self, stack: str) -> pulumi.Output[str] | None:
+        key = self.keys.get(stack)
+        if key is None:
+            return None
+        return pulumi.Output.all(key.key_ring, key.name).apply(lambda a: f"{a[0]}/cryptoKeys/{a[1]}")
+
+
+class StackAccess(pulumi.ComponentResource):
+    """One main-program stack's two identities: preview (read-only, any workflow of the
+    repository) and deployer (least privilege, only its environment's jobs on main)."""
+
+    def __init__(
+        self,
+        stack: Stack,
+        cfg: BootstrapConfig,
+        project: str,
+        wif: WorkloadIdentity,
+        state: StateStore,
+        opts: pulumi.ResourceOptions | None = None,
+    ):
+        super().__init__("gke-ai-batch-bootstrap:stack:StackAccess", stack.name, None, opts)
+        child = pulumi.ResourceOptions(parent=self)
+        keep = pulumi.ResourceOptions(parent=self, protect=cfg.protect(stack))
+        s = stack.name
+        self.preview = gcp.serviceaccount.Account(
+            "preview",
+            project=project,
+            account_id=f"gab-{s}-preview",
+            display_name=f"gke-ai-batch {s}: pulumi preview (read-only)",
+            opts=keep,
+        )
+        self.deployer = gcp.serviceaccount.Account(
+            "deployer",
+            project=project,
+            account_id=f"gab-{s}-deploy",
+            display_name=f"gke-ai-batch {s}: pulumi up",
+            opts=keep,
+        )
+        preview = self.preview.email.apply(lambda e: f"serviceAccount:{e}")
+        deployer = self.deployer.email.apply(lambda e: f"serviceAccount:{e}")
+
+        # Who may impersonate whom (https://cloud.google.com/iam/docs/workload-identity-federation-with-deployment-pipelines:
+        # roles/iam.workloadIdentityUser on the service account for a principalSet of the pool).
+        gcp.serviceaccount.IAMMember(
+            "preview-wif",
+            service_account_id=self.preview.name,
+            role="roles/iam.workloadIdentityUser",
+            member=principal_set(wif.pool.name, "repository_id", cfg.github.repository_id),
+            opts=child,
+        )
+        gcp.serviceaccount.IAMMember(
+            "deployer-wif",
+            service_account_id=self.deployer.name,
+            role="roles/iam.workloadIdentityUser",
+            member=principal_set(wif.pool.name, "env_ref", f"{stack.environment}@{cfg.github.deploy_ref}"),
+            opts=child,
+        )
+
+        # Preview: read the stack's project, its cluster's objects, its state, its secrets.
+        for role in ("roles/viewer", "roles/container.viewer"):
+            gcp.projects.IAMMember(f"preview-{role.split('/')[1]}", project=stack.project, role=role, member=preview, opts=child)
+        gcp.storage.BucketIAMMember(
+            "preview-state",
+            bucket=state.bucket.name,
+            role="roles/storage.objectViewer",
+            member=preview,
+            condition=state_condition(cfg.state_bucket.name, s),
+            opts=child,
+        )
+
+        # Deployer: what the main program creates, and no more.
+        gcp.projects.IAMMember("deployer-container", project=stack.project, role="roles/container.admin", member=deployer, opts=child)
+        policies_role = gcp.projects.IAMCustomRole(
+            "resource-policies",
+            project=stack.project,
+            # Per stack: two stacks may share a project, and a custom role id is the project's.
+            role_id=f"{RESOURCE_POLICY_ROLE_ID}_{s.replace('-', '_')}",
+            title="gke-ai-batch: Compute resource policies",
+            description="The tpu7x workload policy the main program creates (components/nodepools.py)",
+            permissions=RESOURCE_POLICY_PERMISSIONS,
+            opts=keep,
+        )
+        gcp.projects.IAMMember("deployer-resource-policies", project=stack.project, role=pulumi.Output.all(policies_role.project, policies_role.role_id).apply(lambda a: f"projects/{a[0]}/roles/{a[1]}"), member=deployer, opts=child)
+        # Creating the node service account (components/cluster.py) takes
+        # iam.serviceAccounts.create on the project: serviceAccountCreator has that (and get/list),
+        # not setIamPolicy on every account as serviceAccountAdmin would.
+        gcp.projects.IAMMember("deployer-sa-creator", project=stack.project, role="roles/iam.serviceAccountCreator", member=deployer, opts=child)
+        # Acting as the node service account (clusters and node pools run as it) and managing it
+        # (update, delete): granted on that one account, never project-wide. IAM conditions cannot
+        # narrow a project-level grant to one service account (IAM is not among the services with
+        # resource attributes: https://cloud.google.com/iam/docs/conditions-resource-attributes),
+        # so the grant is on the account itself; it must exist first (README, Bootstrap).
+        node_sa = f"projects/{stack.project}/serviceAccounts/{stack.node_service_account}@{stack.project}.iam.gserviceaccount.com"
+        for role in ("roles/iam.serviceAccountUser", "roles/iam.serviceAccountAdmin"):
+            gcp.serviceaccount.IAMMember(f"deployer-node-sa-{role.split('.')[-1]}", service_account_id=node_sa, role=role, member=deployer, opts=child)
+        roles = ", ".join(f"'{r}'" for r in GRANTABLE_ROLES)
+        gcp.projects.IAMMember(
+            "deployer-iam",
+            project=stack.project,
+            role="roles/resourcemanager.projectIamAdmin",
+            member=deployer,
+            condition={
+                "title": "main-program-grants-only",
+                "description": "May grant and revoke only the roles the main program grants",
+                "expression": f"api.getAttribute('iam.googleapis.com/modifiedGrantsByRole', []).hasOnly([{roles}])",
+            },
+            opts=child,
+        )
+        gcp.storage.BucketIAMMember(
+            "deployer-state",
+            bucket=state.bucket.name,
+            role="roles/storage.objectAdmin",
+            member=deployer,
+            condition=state_condition(cfg.state_bucket.name, s),
+            opts=child,
+        )
+
+        key = state.key_id(s)
+        if key is not None:
+            gcp.kms.CryptoKeyIAMMember("preview-secrets", crypto_key_id=key, role="roles/cloudkms.cryptoKeyDecrypter", member=preview, opts=child)
+            gcp.kms.CryptoKeyIAMMember("deployer-secrets", crypto_key_id=key, role="roles/cloudkms.cryptoKeyEncrypterDecrypter", member=deployer, opts=child)
+        self.register_outputs({})
+
+
+def deploy(cfg: BootstrapConfig, project: str) -> dict[str, pulumi.Output]:
+    """Register everything; return the stack outputs the GitHub repository needs (and only those)."""
+    wif = WorkloadIdentity("github", cfg, project)
+    state = StateStore("state", cfg, project)
+    stacks = {s.name: StackAccess(s, cfg, project, wif, state) for s in cfg.stacks}
+    emails = {name: {"preview": a.preview.email, "deployer": a.deployer.email} for name, a in stacks.items()}
+    identities = pulumi.Output.all(wif.provider.name, emails).apply(
+        lambda a: json.dumps({"workloadIdentityProvider": a[0], "stacks": a[1]}, sort_keys=True)
+    )
+    return {"PULUMI_BACKEND_URL": pulumi.Output.concat("gs://", state.bucket.name), "GCP_IDENTITIES": identities}

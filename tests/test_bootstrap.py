@@ -1,0 +1,191 @@
+"""The bootstrap project (bootstrap/): rendered offline from bootstrap/Pulumi.example.yaml (and
+variations written on the fly), its IAM read back through bootstrap.grants."""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from synth import yamlread
+from synth.diagnostics import EXIT_INVALID_CONFIG, EXIT_OK
+from synth.stackfile import StackFile
+
+from bootstrap import synth as bsynth
+from bootstrap.grants import STATEFUL_TYPES, grants
+from bootstrap.resources import PREVIEW_ROLES
+from conftest import ROOT
+
+EXAMPLE = ROOT / "bootstrap" / "Pulumi.example.yaml"
+NS = "gke-ai-batch-bootstrap"
+WIU = "roles/iam.workloadIdentityUser"
+
+
+def example_config() -> dict:
+    return copy.deepcopy(yamlread.load(EXAMPLE.read_text()).data["config"])
+
+
+def render(tmp_path: Path, config: dict, stack: str = "t"):
+    path = tmp_path / f"Pulumi.{stack}.yaml"
+    path.write_text(yamlread.dump({"config": config}))
+    return bsynth.render(StackFile.locate(ROOT, None, path))
+
+
+@functools.lru_cache(maxsize=None)
+def example():
+    recording, problems = bsynth.render(StackFile.locate(ROOT, None, EXAMPLE))
+    assert not problems, [d.render() for d in problems]
+    return recording
+
+
+def members_of(recording, stack: str, account: str) -> str:
+    [sa] = [r for r in recording.resources if r.type == "gcp:serviceaccount/account:Account" and r.name == account and r.parent.endswith(f"::{stack}")]
+    return f"serviceAccount:{sa.inputs['accountId']}@{sa.inputs['project']}.iam.gserviceaccount.com"
+
+
+def test_outputs_are_the_two_repository_variables():
+    rec = example()
+    assert set(rec.outputs) == {"PULUMI_BACKEND_URL", "GCP_IDENTITIES"}
+    assert rec.outputs["PULUMI_BACKEND_URL"] == "gs://acme-gke-ai-batch-state"
+    identities = json.loads(rec.outputs["GCP_IDENTITIES"])
+    assert identities == {
+        "workloadIdentityProvider": f"projects/{bsynth.MOCK_PROJECT_NUMBER}/locations/global/workloadIdentityPools/github/providers/gke-ai-batch",
+        "stacks": {
+            s: {"preview": f"gab-{s}-preview@acme-ml-ci.iam.gserviceaccount.com", "deployer": f"gab-{s}-deploy@acme-ml-ci.iam.gserviceaccount.com"}
+            for s in ("dev", "prod")
+        },
+    }
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_preview_identities_only_read(stack):
+    rec = example()
+    held = [g for g in grants(rec) if g.member == members_of(rec, stack, "preview")]
+    assert {g.role for g in held} == set(PREVIEW_ROLES)
+    assert set(PREVIEW_ROLES) == {"roles/viewer", "roles/container.viewer", "roles/storage.objectViewer", "roles/cloudkms.cryptoKeyDecrypter"}
+    # Its own stack's key only.
+    [kms] = [g for g in held if g.role == "roles/cloudkms.cryptoKeyDecrypter"]
+    assert kms.resource.endswith(f"/cryptoKeys/{stack}")
+
+
+def test_preview_has_no_key_with_a_passphrase_stack(tmp_path):
+    config = example_config()
+    config[f"{NS}:stacks"][0]["secretsProvider"] = "passphrase"
+    rec, problems = render(tmp_path, config)
+    assert not problems
+    dev = [g.role for g in grants(rec) if g.member == members_of(rec, "dev", "preview")]
+    assert "roles/cloudkms.cryptoKeyDecrypter" not in dev and "roles/viewer" in dev
+    assert not [r for r in rec.resources if r.type == "gcp:kms/cryptoKey:CryptoKey" and r.name == "secrets-dev"]
+
+
+def test_prod_deployer_needs_the_prod_environment_on_main():
+    rec = example()
+    deployer_sa = "projects/acme-ml-ci/serviceAccounts/gab-prod-deploy@acme-ml-ci.iam.gserviceaccount.com"
+    [wiu] = [g for g in grants(rec) if g.role == WIU and g.resource == deployer_sa]
+    pool = f"projects/{bsynth.MOCK_PROJECT_NUMBER}/locations/global/workloadIdentityPools/github"
+    assert wiu.member == f"principalSet://iam.googleapis.com/{pool}/attribute.env_ref/prod@refs/heads/main"
+    [provider] = [r for r in rec.resources if r.type.endswith("WorkloadIdentityPoolProvider")]
+    mapping = provider.inputs["attributeMapping"]
+    assert "assertion.environment + '@' + assertion.ref" in mapping["attribute.env_ref"]
+    # Nobody else may impersonate a deployer; anyone of the repository may impersonate a preview.
+    for g in grants(rec):
+        if g.role == WIU and "-deploy@" in g.resource:
+            assert "/attribute.env_ref/" in g.member and g.member.endswith("@refs/heads/main")
+        elif g.role == WIU:
+            assert g.member.endswith("/attribute.repository_id/812345678")
+
+
+def test_provider_admits_only_this_repository_by_id():
+    [provider] = [r for r in example().resources if r.type.endswith("WorkloadIdentityPoolProvider")]
+    assert provider.inputs["attributeCondition"] == "assertion.repository_id == '812345678'"
+    assert provider.inputs["oidc"]["issuerUri"] == "https://token.actions.githubusercontent.com"
+    assert provider.inputs["attributeMapping"]["google.subject"] == "assertion.sub"
+
+
+def test_service_account_user_is_never_project_wide():
+    rec = example()
+    users = [g for g in grants(rec) if g.role in ("roles/iam.serviceAccountUser", "roles/iam.serviceAccountAdmin", "roles/iam.serviceAccountTokenCreator")]
+    assert users, "the deployer acts as the node service account"
+    for g in users:
+        assert not g.project_wide and "/serviceAccounts/" in g.resource, g
+    assert {g.resource for g in users if g.role == "roles/iam.serviceAccountUser"} == {
+        "projects/acme-ml-dev/serviceAccounts/ml-dev-nodes@acme-ml-dev.iam.gserviceaccount.com",
+        "projects/acme-ml-prod/serviceAccounts/ml-prod-nodes@acme-ml-prod.iam.gserviceaccount.com",
+    }
+
+
+def test_iam_granting_roles_are_conditioned_to_the_main_programs_grants():
+    for g in grants(example()):
+        if g.role in ("roles/resourcemanager.projectIamAdmin", "roles/owner", "roles/editor", "roles/iam.securityAdmin"):
+            assert g.role == "roles/resourcemanager.projectIamAdmin"
+            assert g.condition == "api.getAttribute('iam.googleapis.com/modifiedGrantsByRole', []).hasOnly(['roles/container.defaultNodeServiceAccount'])"
+
+
+def test_state_bucket_is_versioned_uniform_and_never_public():
+    [bucket] = [r for r in example().resources if r.type == "gcp:storage/bucket:Bucket"]
+    assert bucket.inputs["versioning"] == {"enabled": True}
+    assert bucket.inputs["uniformBucketLevelAccess"] is True
+    assert bucket.inputs["publicAccessPrevention"] == "enforced"
+    assert bucket.inputs["location"] == "US-CENTRAL1"
+
+
+def test_state_grants_name_their_stacks_objects():
+    for g in grants(example()):
+        if g.resource.startswith("buckets/"):
+            stack = "dev" if g.member.startswith("serviceAccount:gab-dev-") else "prod"
+            assert f"/.pulumi/stacks/gke-ai-batch/{stack}'" in g.condition
+
+
+def test_production_protects_every_stateful_resource(tmp_path):
+    rec = example()
+    stateful = [r for r in rec.resources if r.type in STATEFUL_TYPES]
+    assert {r.type for r in stateful} == set(STATEFUL_TYPES)
+    assert all(r.options.get("protect") for r in stateful), [r.urn for r in stateful if not r.options.get("protect")]
+    # Without production, only the prod stack's own resources stay protected.
+    config = example_config()
+    config[f"{NS}:production"] = False
+    rec, _ = render(tmp_path, config)
+    unprotected = {r.name for r in rec.resources if r.type in STATEFUL_TYPES and not r.options.get("protect")}
+    assert {"pool", "github", "state", "secrets", "secrets-dev"} <= unprotected and "secrets-prod" not in unprotected
+
+
+def test_bad_config_lists_every_problem_with_its_key_path(tmp_path):
+    config = example_config()
+    config[f"{NS}:stateBucket"]["versioning"] = True  # unknown key
+    del config[f"{NS}:github"]["repositoryId"]
+    config[f"{NS}:stacks"].append(dict(config[f"{NS}:stacks"][0], environment="dev2"))
+    rec, problems = render(tmp_path, config)
+    assert rec is None
+    paths = {d.path: d.message for d in problems}
+    assert set(paths) == {f"{NS}:stateBucket.versioning", f"{NS}:github.repositoryId", f"{NS}:stacks[2].name"}, paths
+    assert "listed twice" in paths[f"{NS}:stacks[2].name"] and paths[f"{NS}:github.repositoryId"] == "required"
+    assert all(d.line for d in problems)
+
+
+def test_cli_exits_2_on_bad_config_without_a_traceback(tmp_path):
+    config = example_config()
+    config[f"{NS}:github"] = {"repository": "acme/gke-ai-batch"}
+    path = tmp_path / "Pulumi.bad.yaml"
+    path.write_text(yamlread.dump({"config": config}))
+    out = tmp_path / "out"
+    run = subprocess.run(
+        [sys.executable, "-m", "bootstrap.synth", "--config", str(path), "--out", str(out)],
+        cwd=ROOT, env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}, capture_output=True, text=True, timeout=120,
+    )
+    assert run.returncode == EXIT_INVALID_CONFIG, run.stderr
+    assert f"{NS}:github.repositoryId: required" in run.stderr and "Traceback" not in run.stderr
+    assert not out.exists()
+
+
+def test_cli_writes_resources_and_iam_table(tmp_path):
+    out = tmp_path / "example"
+    assert bsynth.main(["example", "--out", str(out)]) == EXIT_OK
+    resources = json.loads((out / "resources.json").read_text())
+    assert len(resources) == len(example().resources)
+    table = (out / "iam.md").read_text()
+    assert "| `prod/deployer` | `roles/container.admin` | `projects/acme-ml-prod` |  |" in table
