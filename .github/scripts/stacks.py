@@ -1,7 +1,9 @@
 """Stack lists and PR-comment text for the GitHub workflows.
 
     python .github/scripts/stacks.py list
-        stacks=["dev", ...]: every stacks/Pulumi.<stack>.yaml (the pull-request matrix).
+        stacks=["dev", ...]: every stacks/Pulumi.<stack>.yaml (the pull-request matrix), and
+        previews=[...]: those of them with a preview identity in $GCP_IDENTITIES (the JSON of the
+        repository variable; unset or invalid means none).
     python .github/scripts/stacks.py deploy-plan
         preproduction=[...] and production=[...]: the stacks .github/deploy-stacks.yml deploys on
         push to main, in that order; listed stacks without a stack file are skipped with a warning.
@@ -50,6 +52,21 @@ def existing_stacks(root: Path = ROOT) -> list[str]:
     if bad:
         raise SystemExit(f"stack file names that are not valid stack names: {bad}")
     return names
+
+
+def preview_stacks(stacks: list[str], identities: str | None) -> list[str]:
+    """The stacks that GCP_IDENTITIES gives a preview service account (in `stacks` order).
+
+    A stack without one (say, added by the pull request itself) gets synth only: its preview
+    expression would be empty, and no other identity may stand in for it.
+    """
+    try:
+        known = json.loads(identities or "{}").get("stacks") or {}
+    except (ValueError, AttributeError):
+        return []
+    if not isinstance(known, dict):
+        return []
+    return [s for s in stacks if isinstance(known.get(s), dict) and isinstance(known[s].get("preview"), str) and known[s]["preview"]]
 
 
 def read_deploy_list(path: Path = DEPLOY_LIST) -> dict[str, list[str]]:
@@ -138,7 +155,8 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str]) -> int:
     args = parser().parse_args(argv)
     if args.command == "list":
-        _emit({"stacks": existing_stacks()})
+        stacks = existing_stacks()
+        _emit({"stacks": stacks, "previews": preview_stacks(stacks, os.environ.get("GCP_IDENTITIES"))})
         return 0
     if args.command == "deploy-plan":
         plan, warnings = deploy_plan()
