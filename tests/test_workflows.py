@@ -486,7 +486,7 @@ def test_comment_body_status(code: int, status: str):
     body = stacks_script.comment_body("dev", code, "# dev\n", "boom ``` <b>")
     assert status in body.splitlines()[0] and "# dev" in body
     if code:
-        assert "boom ``` &lt;b&gt;" in body
+        assert "\n````text\nboom ``` <b>\n````\n" in body
     else:
         assert "boom" not in body
 

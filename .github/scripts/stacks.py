@@ -19,7 +19,6 @@ needs PyYAML.
 from __future__ import annotations
 
 import argparse
-import html
 import json
 import os
 import re
@@ -114,9 +113,11 @@ def comment_body(stack: str, exit_code: int, report: str | None, stderr: str) ->
     if report:
         parts += [report.rstrip(), ""]
     if exit_code != 0 and stderr.strip():
-        # <pre> with escaping rather than a fence: stderr may itself contain backticks.
-        escaped = html.escape(stderr.strip(), quote=False)
-        parts += ["<details open><summary>synth stderr</summary>", "", "<pre>", escaped, "</pre>", "</details>", ""]
+        # A fence longer than any backtick run in stderr, so nothing in it can end the block. No
+        # HTML: pr-comment.yml posts the file through pr_comment.py, which escapes all of it.
+        text = stderr.strip()
+        fence = "`" * max(3, 1 + max((len(r) for r in re.findall(r"`+", text)), default=0))
+        parts += ["synth stderr:", "", fence + "text", text, fence, ""]
     body = "\n".join(parts)
     if len(body) > COMMENT_LIMIT:
         body = body[:COMMENT_LIMIT] + "\n\n… (truncated: the full report is in the synth artifact)\n"
