@@ -372,8 +372,13 @@ def test_preview_comments_on_the_pull_request():
     preview = workflow("pull-request.yml")["jobs"]["preview"]
     assert "vars.GCP_IDENTITIES != ''" in preview["if"]
     assert preview["permissions"]["pull-requests"] == "write"
-    w = uses(preview, "pulumi/actions")[0]["with"]
+    step = uses(preview, "pulumi/actions")[0]
+    w = step["with"]
     assert w["command"] == "preview"
+    # Without upsert a stack with no state would fail the preview: it is looked up first (a read).
+    assert step["if"] == "steps.state.outputs.exists == 'true'"
+    state = next(s for s in steps(preview) if s.get("id") == "state")
+    assert "gcloud storage objects describe" in state["run"] and "gcloud storage cp" not in state["run"]
     assert w["comment-on-pr"] is True and w["edit-pr-comment"] is True
 
 
