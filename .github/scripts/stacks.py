@@ -1,7 +1,9 @@
 """Stack lists and PR-comment text for the GitHub workflows.
 
     python .github/scripts/stacks.py list
-        stacks=["dev", ...]: every stacks/Pulumi.<stack>.yaml (the pull-request matrix).
+        stacks=["dev", ...]: every stacks/Pulumi.<stack>.yaml (the pull-request matrix), and
+        previews=[...]: those of them with a preview identity in $GCP_IDENTITIES (the JSON of the
+        repository variable; unset or invalid means none).
     python .github/scripts/stacks.py deploy-plan
         preproduction=[...] and production=[...]: the stacks .github/deploy-stacks.yml deploys on
         push to main, in that order; listed stacks without a stack file are skipped with a warning.
@@ -17,7 +19,6 @@ needs PyYAML.
 from __future__ import annotations
 
 import argparse
-import html
 import json
 import os
 import re
@@ -50,6 +51,21 @@ def existing_stacks(root: Path = ROOT) -> list[str]:
     if bad:
         raise SystemExit(f"stack file names that are not valid stack names: {bad}")
     return names
+
+
+def preview_stacks(stacks: list[str], identities: str | None) -> list[str]:
+    """The stacks that GCP_IDENTITIES gives a preview service account (in `stacks` order).
+
+    A stack without one (say, added by the pull request itself) gets synth only: its preview
+    expression would be empty, and no other identity may stand in for it.
+    """
+    try:
+        known = json.loads(identities or "{}").get("stacks") or {}
+    except (ValueError, AttributeError):
+        return []
+    if not isinstance(known, dict):
+        return []
+    return [s for s in stacks if isinstance(known.get(s), dict) and isinstance(known[s].get("preview"), str) and known[s]["preview"]]
 
 
 def read_deploy_list(path: Path = DEPLOY_LIST) -> dict[str, list[str]]:
@@ -97,9 +113,11 @@ def comment_body(stack: str, exit_code: int, report: str | None, stderr: str) ->
     if report:
         parts += [report.rstrip(), ""]
     if exit_code != 0 and stderr.strip():
-        # <pre> with escaping rather than a fence: stderr may itself contain backticks.
-        escaped = html.escape(stderr.strip(), quote=False)
-        parts += ["<details open><summary>synth stderr</summary>", "", "<pre>", escaped, "</pre>", "</details>", ""]
+        # A fence longer than any backtick run in stderr, so nothing in it can end the block. No
+        # HTML: pr-comment.yml posts the file through pr_comment.py, which escapes all of it.
+        text = stderr.strip()
+        fence = "`" * max(3, 1 + max((len(r) for r in re.findall(r"`+", text)), default=0))
+        parts += ["synth stderr:", "", fence + "text", text, fence, ""]
     body = "\n".join(parts)
     if len(body) > COMMENT_LIMIT:
         body = body[:COMMENT_LIMIT] + "\n\n… (truncated: the full report is in the synth artifact)\n"
@@ -138,7 +156,8 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str]) -> int:
     args = parser().parse_args(argv)
     if args.command == "list":
-        _emit({"stacks": existing_stacks()})
+        stacks = existing_stacks()
+        _emit({"stacks": stacks, "previews": preview_stacks(stacks, os.environ.get("GCP_IDENTITIES"))})
         return 0
     if args.command == "deploy-plan":
         plan, warnings = deploy_plan()
