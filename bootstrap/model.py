@@ -113,7 +113,9 @@ class Stack(Model):
     secrets_provider: Literal["gcpkms", "passphrase"] = "gcpkms"
     """gcpkms: a key per stack in the bootstrap's key ring; passphrase: PULUMI_CONFIG_PASSPHRASE (no key)."""
     node_service_account: ServiceAccountId
-    """The account id of the node service account the main program creates for this stack (`python -c 'from components.plan.cluster import node_service_account_id as n; print(n(CLUSTER, LOCATION))'`): the deployer may act as that account only."""
+    """The account id of the node service account created here for this stack, in its project;
+    the main stack names it as cluster.nodeServiceAccount (ID@PROJECT.iam.gserviceaccount.com).
+    The deployer may act as that account only."""
 
     @model_validator(mode="after")
     def _project(self) -> "Stack":

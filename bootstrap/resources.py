@@ -60,6 +60,11 @@ def attribute_mapping() -> dict[str, str]:
     }
 
 
+# The stack file as the DIY backend writes it: plain or gzipped (PULUMI_DIY_BACKEND_GZIP), each
+# with the .bak copy it keeps of the previous checkpoint.
+STATE_FILE_SUFFIXES = (".json", ".json.bak", ".json.gz", ".json.gz.bak")
+
+
 def attribute_condition(repository_id: str) -> str:
     # Only this repository's tokens enter the pool (google-github-actions/auth README: "you
     # should always add an attribute condition"), pinned by its numeric id, which a new
@@ -75,17 +80,24 @@ def principal_set(pool_name: pulumi.Output[str], attribute: str, value: str) -> 
 
 def state_condition(bucket: str, stack: str) -> dict[str, str]:
     """The stack's own objects in a self-managed backend, plus what listing and login read.
-    Pulumi's DIY backend keeps a project-scoped stack under .pulumi/stacks/<project>/<stack>.json
-    (with history/, backups/ and locks/ beside it) and the backend's .pulumi/meta.yaml
-    (https://www.pulumi.com/docs/iac/concepts/state-and-backends/). Storage supports conditions on
-    resource.name (https://cloud.google.com/iam/docs/conditions-resource-attributes); listing is
-    checked on the bucket itself, hence the bucket clause."""
+    Pulumi's DIY backend keeps a project-scoped stack in .pulumi/stacks/<project>/<stack>.json
+    (.json.gz when compressed, each with a .bak copy) and its history, backups and locks in
+    directories .pulumi/{history,backups,locks}/<project>/<stack>/ (pulumi/pulumi
+    pkg/backend/diy: StackBasePath, HistoryDir, BackupDir, backupTarget adds ".bak"; lock.go),
+    beside the backend's .pulumi/meta.yaml. Names are matched exactly and directories with
+    their trailing slash: a bare prefix on "dev" would also hand over stack dev2's state (and
+    "dev.json" the state of a stack named dev.jsonx; stack names may contain dots). Storage
+    supports conditions on resource.name
+    (https://cloud.google.com/iam/docs/conditions-resource-attributes); listing is checked on
+    the bucket itself, hence the bucket clause."""
     objects = f"projects/_/buckets/{bucket}/objects/.pulumi"
-    prefixes = [f"{objects}/{kind}/{MAIN_PROJECT}/{stack}" for kind in ("stacks", "history", "backups", "locks")]
+    files = [f"{objects}/stacks/{MAIN_PROJECT}/{stack}{ext}" for ext in STATE_FILE_SUFFIXES]
+    dirs = [f"{objects}/{kind}/{MAIN_PROJECT}/{stack}/" for kind in ("history", "backups", "locks")]
     clauses = [
         "resource.type == 'storage.googleapis.com/Bucket'",
         f"resource.name == '{objects}/meta.yaml'",
-        *[f"resource.name.startsWith('{p}')" for p in prefixes],
+        *[f"resource.name == '{f}'" for f in files],
+        *[f"resource.name.startsWith('{d}')" for d in dirs],
     ]
     return {"title": f"state-of-{stack}", "description": f"Pulumi state of stack {stack} only", "expression": " || ".join(clauses)}
 
@@ -242,18 +254,22 @@ class StackAccess(pulumi.ComponentResource):
             opts=keep,
         )
         gcp.projects.IAMMember("deployer-resource-policies", project=stack.project, role=pulumi.Output.all(policies_role.project, policies_role.role_id).apply(lambda a: f"projects/{a[0]}/roles/{a[1]}"), member=deployer, opts=child)
-        # Creating the node service account (components/cluster.py) takes
-        # iam.serviceAccounts.create on the project: serviceAccountCreator has that (and get/list),
-        # not setIamPolicy on every account as serviceAccountAdmin would.
-        gcp.projects.IAMMember("deployer-sa-creator", project=stack.project, role="roles/iam.serviceAccountCreator", member=deployer, opts=child)
-        # Acting as the node service account (clusters and node pools run as it) and managing it
-        # (update, delete): granted on that one account, never project-wide. IAM conditions cannot
-        # narrow a project-level grant to one service account (IAM is not among the services with
-        # resource attributes: https://cloud.google.com/iam/docs/conditions-resource-attributes),
-        # so the grant is on the account itself; it must exist first (README, Bootstrap).
-        node_sa = f"projects/{stack.project}/serviceAccounts/{stack.node_service_account}@{stack.project}.iam.gserviceaccount.com"
-        for role in ("roles/iam.serviceAccountUser", "roles/iam.serviceAccountAdmin"):
-            gcp.serviceaccount.IAMMember(f"deployer-node-sa-{role.split('.')[-1]}", service_account_id=node_sa, role=role, member=deployer, opts=child)
+        # The node service account is created here, not by the main program: the deployer then
+        # needs neither iam.serviceAccounts.create on the project nor setIamPolicy on accounts,
+        # only actAs on this one account (clusters and node pools run as it; GKE checks
+        # iam.serviceAccounts.actAs, https://cloud.google.com/kubernetes-engine/docs/how-to/hardening-your-cluster#use_least_privilege_sa).
+        # IAM conditions cannot narrow a project-level grant to one service account (IAM is not
+        # among the services with resource attributes:
+        # https://cloud.google.com/iam/docs/conditions-resource-attributes), so the grant is on
+        # the account itself. The main stack names it as cluster.nodeServiceAccount.
+        nodes = gcp.serviceaccount.Account(
+            "nodes",
+            project=stack.project,
+            account_id=stack.node_service_account,
+            display_name=f"GKE nodes of stack {s} (gke-ai-batch)",
+            opts=keep,
+        )
+        gcp.serviceaccount.IAMMember("deployer-node-sa-user", service_account_id=nodes.name, role="roles/iam.serviceAccountUser", member=deployer, opts=child)
         roles = ", ".join(f"'{r}'" for r in GRANTABLE_ROLES)
         gcp.projects.IAMMember(
             "deployer-iam",
@@ -288,7 +304,18 @@ def deploy(cfg: BootstrapConfig, project: str) -> dict[str, pulumi.Output]:
     wif = WorkloadIdentity("github", cfg, project)
     state = StateStore("state", cfg, project)
     stacks = {s.name: StackAccess(s, cfg, project, wif, state) for s in cfg.stacks}
-    emails = {name: {"preview": a.preview.email, "deployer": a.deployer.email} for name, a in stacks.items()}
+    # secretsProvider is what the deploy workflow's first `up` (upsert) creates the stack with:
+    # left out, Pulumi would create it with a passphrase the workflow does not have.
+    emails = {
+        name: {
+            "preview": a.preview.email,
+            "deployer": a.deployer.email,
+            "secretsProvider": (
+                pulumi.Output.concat("gcpkms://", key) if (key := state.key_id(name)) is not None else "passphrase"
+            ),
+        }
+        for name, a in stacks.items()
+    }
     identities = pulumi.Output.all(wif.provider.name, emails).apply(
         lambda a: json.dumps({"workloadIdentityProvider": a[0], "stacks": a[1]}, sort_keys=True)
     )

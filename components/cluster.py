@@ -48,14 +48,21 @@ class GkeCluster(pulumi.ComponentResource):
         protect = cfg.production
         child = pulumi.ResourceOptions(parent=self)
 
-        self.service_account = gcp.serviceaccount.Account(
-            "nodes",
-            account_id=node_service_account_id(cfg.cluster.name, cfg.cluster.location),
-            display_name=f"GKE nodes of {cfg.cluster.name}",
-            project=plan.project,
-            opts=pulumi.ResourceOptions(parent=self, protect=protect, delete_before_replace=True),
-        )
-        member = self.service_account.email.apply(lambda e: f"serviceAccount:{e}")
+        self.service_account: gcp.serviceaccount.Account | None = None
+        if cfg.cluster.node_service_account is not None:
+            # Created by the bootstrap project (bootstrap/resources.py), which also lets the
+            # deployer act as this one account; nothing here may create or delete it.
+            node_email: pulumi.Output[str] = pulumi.Output.from_input(cfg.cluster.node_service_account)
+        else:
+            self.service_account = gcp.serviceaccount.Account(
+                "nodes",
+                account_id=node_service_account_id(cfg.cluster.name, cfg.cluster.location),
+                display_name=f"GKE nodes of {cfg.cluster.name}",
+                project=plan.project,
+                opts=pulumi.ResourceOptions(parent=self, protect=protect, delete_before_replace=True),
+            )
+            node_email = self.service_account.email
+        member = node_email.apply(lambda e: f"serviceAccount:{e}")
         self.node_role = gcp.projects.IAMMember(
             "nodes-role",
             project=plan.project,
@@ -83,7 +90,7 @@ class GkeCluster(pulumi.ComponentResource):
             # Autopilot takes the node service account through auto-provisioning defaults.
             args["cluster_autoscaling"] = {
                 "auto_provisioning_defaults": {
-                    "service_account": self.service_account.email,
+                    "service_account": node_email,
                     "oauth_scopes": ["https://www.googleapis.com/auth/cloud-platform"],
                 }
             }
@@ -91,12 +98,12 @@ class GkeCluster(pulumi.ComponentResource):
             ap = dict(args["cluster_autoscaling"])
             ap["auto_provisioning_defaults"] = {
                 **ap["auto_provisioning_defaults"],
-                "service_account": self.service_account.email,
+                "service_account": node_email,
             }
             args["cluster_autoscaling"] = ap
         if cfg.cluster.standard:
             # The default pool lives for minutes; give it the dedicated account all the same.
-            args["node_config"] = {"service_account": self.service_account.email}
+            args["node_config"] = {"service_account": node_email}
         self.cluster = gcp.container.Cluster(
             "cluster",
             project=plan.project,
@@ -110,7 +117,7 @@ class GkeCluster(pulumi.ComponentResource):
         self.system_pool = None
         if plan.system_pool is not None:
             sys_args = dict(plan.system_pool)
-            sys_args["node_config"] = {**sys_args["node_config"], "service_account": self.service_account.email}
+            sys_args["node_config"] = {**sys_args["node_config"], "service_account": node_email}
             self.system_pool = gcp.container.NodePool(
                 "system",
                 cluster=self.cluster.name,
@@ -124,7 +131,7 @@ class GkeCluster(pulumi.ComponentResource):
 
         self.name: pulumi.Output[str] = self.cluster.name
         self.endpoint: pulumi.Output[str] = self.cluster.endpoint
-        self.node_service_account: pulumi.Output[str] = self.service_account.email
+        self.node_service_account: pulumi.Output[str] = node_email
         self.kubeconfig: pulumi.Output[str] = pulumi.Output.secret(
             pulumi.Output.all(self.cluster.name, self.cluster.endpoint, self.cluster.master_auth.cluster_ca_certificate)
             .apply(lambda a: kubeconfig(a[0], a[1], a[2]))

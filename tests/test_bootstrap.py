@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import celpy
 import pytest
 from synth import yamlread
 from synth.diagnostics import EXIT_INVALID_CONFIG, EXIT_OK
@@ -18,8 +19,8 @@ from synth.stackfile import StackFile
 
 from bootstrap import synth as bsynth
 from bootstrap.grants import STATEFUL_TYPES, grants
-from bootstrap.resources import PREVIEW_ROLES
-from conftest import ROOT
+from bootstrap.resources import PREVIEW_ROLES, state_condition
+from conftest import ROOT, synth_stack
 
 EXAMPLE = ROOT / "bootstrap" / "Pulumi.example.yaml"
 NS = "gke-ai-batch-bootstrap"
@@ -56,7 +57,12 @@ def test_outputs_are_the_two_repository_variables():
     assert identities == {
         "workloadIdentityProvider": f"projects/{bsynth.MOCK_PROJECT_NUMBER}/locations/global/workloadIdentityPools/github/providers/gke-ai-batch",
         "stacks": {
-            s: {"preview": f"gab-{s}-preview@acme-ml-ci.iam.gserviceaccount.com", "deployer": f"gab-{s}-deploy@acme-ml-ci.iam.gserviceaccount.com"}
+            s: {
+                "preview": f"gab-{s}-preview@acme-ml-ci.iam.gserviceaccount.com",
+                "deployer": f"gab-{s}-deploy@acme-ml-ci.iam.gserviceaccount.com",
+                # What the deploy workflow's upsert creates a new stack with.
+                "secretsProvider": f"gcpkms://projects/acme-ml-ci/locations/us-central1/keyRings/gke-ai-batch-pulumi/cryptoKeys/{s}",
+            }
             for s in ("dev", "prod")
         },
     }
@@ -135,10 +141,11 @@ def test_state_bucket_is_versioned_uniform_and_never_public():
 
 
 def test_state_grants_name_their_stacks_objects():
-    for g in grants(example()):
-        if g.resource.startswith("buckets/"):
-            stack = "dev" if g.member.startswith("serviceAccount:gab-dev-") else "prod"
-            assert f"/.pulumi/stacks/gke-ai-batch/{stack}'" in g.condition
+    state = [g for g in grants(example()) if g.resource.startswith("buckets/")]
+    assert state
+    for g in state:
+        stack = "dev" if g.member.startswith("serviceAccount:gab-dev-") else "prod"
+        assert g.condition == state_condition("acme-gke-ai-batch-state", stack)["expression"]
 
 
 def test_production_protects_every_stateful_resource(tmp_path):
@@ -189,3 +196,60 @@ def test_cli_writes_resources_and_iam_table(tmp_path):
     assert len(resources) == len(example().resources)
     table = (out / "iam.md").read_text()
     assert "| `prod/deployer` | `roles/container.admin` | `projects/acme-ml-prod` |  |" in table
+
+
+def _state_access(expression: str, name: str, type_: str = "storage.googleapis.com/Object") -> bool:
+    # The condition as IAM evaluates it: CEL over resource.name and resource.type.
+    env = celpy.Environment()
+    program = env.program(env.compile(expression))
+    return bool(program.evaluate({"resource": celpy.json_to_cel({"name": name, "type": type_})}))
+
+
+@pytest.mark.parametrize(
+    ("obj", "allowed"),
+    [
+        (".pulumi/meta.yaml", True),
+        (".pulumi/stacks/gke-ai-batch/dev.json", True),
+        (".pulumi/stacks/gke-ai-batch/dev.json.bak", True),
+        (".pulumi/stacks/gke-ai-batch/dev.json.gz", True),
+        (".pulumi/history/gke-ai-batch/dev/dev-1732450000000000000.history.json", True),
+        (".pulumi/backups/gke-ai-batch/dev/dev.1732450000000000000.json", True),
+        (".pulumi/locks/gke-ai-batch/dev/4f1c.json", True),
+        # Another stack whose name starts with this one's, or a stack named like its file.
+        (".pulumi/stacks/gke-ai-batch/dev2.json", False),
+        (".pulumi/stacks/gke-ai-batch/dev.jsonx.json", False),
+        (".pulumi/history/gke-ai-batch/dev2/dev2-1.history.json", False),
+        (".pulumi/locks/gke-ai-batch/dev-eu/1.json", False),
+        (".pulumi/stacks/gke-ai-batch/prod.json", False),
+        # Another project's stack of the same name (the bootstrap project's own state).
+        (".pulumi/stacks/gke-ai-batch-bootstrap/dev.json", False),
+    ],
+)
+def test_a_stack_identity_reaches_its_own_state_objects_only(obj: str, allowed: bool):
+    expression = state_condition("b", "dev")["expression"]
+    assert _state_access(expression, f"projects/_/buckets/b/objects/{obj}") is allowed
+    assert _state_access(expression, "projects/_/buckets/b", "storage.googleapis.com/Bucket")
+
+
+
+def test_deployer_creates_no_accounts_and_administers_none():
+    # The node account is the bootstrap's (protected in production); the deployer only acts as it.
+    rec = example()
+    roles = {g.role for g in grants(rec)}
+    assert not roles & {"roles/iam.serviceAccountCreator", "roles/iam.serviceAccountAdmin", "roles/iam.serviceAccountTokenCreator"}
+    nodes = {r.inputs["accountId"]: r for r in rec.resources if r.type == "gcp:serviceaccount/account:Account" and r.name == "nodes"}
+    assert {a: (r.inputs["project"], bool(r.options.get("protect"))) for a, r in nodes.items()} == {
+        "ml-dev-nodes": ("acme-ml-dev", True),
+        "ml-prod-nodes": ("acme-ml-prod", True),
+    }
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+def test_main_stacks_run_their_nodes_as_the_bootstraps_account(stack):
+    # A main stack that named another account would leave its deployer unable to act as it.
+    [entry] = [s for s in example_config()[f"{NS}:stacks"] if s["name"] == stack]
+    main = yamlread.load((ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text()).data["config"]
+    assert main["gcp:project"] == entry["project"]
+    assert main["gke-ai-batch:cluster"]["nodeServiceAccount"] == f"{entry['nodeServiceAccount']}@{entry['project']}.iam.gserviceaccount.com"
+    rec = synth_stack(stack).recording
+    assert not [r for r in rec.resources if r.type == "gcp:serviceaccount/account:Account"]

@@ -292,6 +292,9 @@ def test_pulumi_steps_use_the_policy_pack_and_the_backend_variable():
                 assert "env" not in step, f"{path.name}:{job_id}: no token or passphrase is needed"
                 # Only `up` may create a stack; a preview must not write to the backend.
                 assert w.get("upsert", False) is (w["command"] == "up"), f"{path.name}:{job_id}"
+                if w.get("upsert"):
+                    # A stack created without the bootstrap's key would get a passphrase provider.
+                    assert w["secrets-provider"] == "${{ fromJSON(vars.GCP_IDENTITIES).stacks[inputs.stack].secretsProvider }}"
                 policy = next(s for s in steps(job) if s.get("id") == "policy")
                 assert 'policy/config/$STACK.json' in policy["run"]
                 # The pack runs from its own policy/.venv, which the job must have built.

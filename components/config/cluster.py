@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ipaddress
+import re
 from typing import Annotated, Iterator, Literal
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
@@ -118,6 +119,21 @@ class AutoProvisioning(Model):
         return v
 
 
+# A user-managed service account's email: <6-30 char id>@<project>.iam.gserviceaccount.com
+# (https://cloud.google.com/iam/docs/service-accounts-create#creating: account id rules;
+# project ids are 6-30 characters, https://cloud.google.com/resource-manager/docs/creating-managing-projects).
+SERVICE_ACCOUNT_EMAIL_RX = re.compile(r"[a-z][a-z0-9-]{4,28}[a-z0-9]@[a-z][a-z0-9-]{4,28}[a-z0-9]\.iam\.gserviceaccount\.com")
+
+
+def check_service_account_email(value: str) -> str:
+    if not SERVICE_ACCOUNT_EMAIL_RX.fullmatch(value):
+        raise ValueError(
+            f"{value!r} is not a user-managed service account email "
+            "(ACCOUNT_ID@PROJECT_ID.iam.gserviceaccount.com; the bootstrap project's nodeServiceAccount)"
+        )
+    return value
+
+
 class ClusterConfig(Model):
     name: GkeName
     """GKE cluster name: lowercase letters, digits and -, 40 characters at most."""
@@ -143,6 +159,11 @@ class ClusterConfig(Model):
     subnetwork: str | None = None
     system_pool: SystemPool | None = None
     """Standard only; defaults to e2-standard-4, 1 to 3 nodes."""
+    node_service_account: Annotated[str, AfterValidator(check_service_account_email)] | None = None
+    """Email of an existing service account the nodes run as: the one the bootstrap project
+    creates for this stack (its nodeServiceAccount, in this stack's project), so that the
+    deployer needs neither serviceAccountCreator nor serviceAccountAdmin. Unset: the program
+    creates <cluster>-nodes itself (the deployer must then be allowed to create accounts)."""
     labels: GcpLabels = {}
     """GCP resource labels on the cluster: at most 64; lowercase letters, digits, '_' and '-'."""
     auto_provisioning: AutoProvisioning | None = None
