@@ -145,7 +145,7 @@ def stack_config(slices: int) -> dict[str, Any]:
     ]
     first = pools[0]
     queued = next((p for p in pools if p["capacity"] == "queued"), None)
-    image = "us-docker.pkg.dev/cloud-tpu-images/jax-ai-image/tpu:latest"
+    image = "us-docker.pkg.dev/cloud-tpu-images/jax-ai-image/tpu:jax0.8.1-rev1"
     workloads: list[dict[str, Any]] = [
         {
             "kind": "jobset",

@@ -25,6 +25,8 @@ _TYPED = {
     ("scheduling.k8s.io/v1", "PriorityClass"): lambda: k8s.scheduling.v1.PriorityClass,
     ("rbac.authorization.k8s.io/v1", "ClusterRole"): lambda: k8s.rbac.v1.ClusterRole,
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): lambda: k8s.rbac.v1.ClusterRoleBinding,
+    ("rbac.authorization.k8s.io/v1", "Role"): lambda: k8s.rbac.v1.Role,
+    ("rbac.authorization.k8s.io/v1", "RoleBinding"): lambda: k8s.rbac.v1.RoleBinding,
 }
 
 

@@ -41,7 +41,13 @@ def deploy(plan: Plan) -> dict[str, Any]:
         if team.namespace not in teams:
             members = [t for t in plan.teams if t.namespace == team.namespace]
             teams[team.namespace] = Team(
-                team.namespace, namespaces.get(team.namespace), members, provider, queues, kueue.ready
+                team.namespace,
+                namespaces.get(team.namespace),
+                members,
+                provider,
+                queues,
+                kueue.ready,
+                rbac=plan.team_rbac.get(team.namespace, []),
             )
     priorities = Priorities("priorities", plan.priorities, provider, kueue.ready)
 

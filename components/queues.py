@@ -44,7 +44,8 @@ class KueueQueues(pulumi.ComponentResource):
 
 
 class Team(pulumi.ComponentResource):
-    """A team's namespace (unless it is one every cluster has) and its LocalQueues."""
+    """A team's namespace (unless it is one every cluster has), its LocalQueues, and the Role
+    and RoleBinding of its Google Groups."""
 
     def __init__(
         self,
@@ -55,6 +56,7 @@ class Team(pulumi.ComponentResource):
         queues: KueueQueues,
         kueue_ready: list[pulumi.Resource],
         opts: pulumi.ResourceOptions | None = None,
+        rbac: list[dict] | None = None,
     ):
         super().__init__("gke-ai-batch:queues:Team", resource_name, None, opts)
         self.namespace: pulumi.Resource | None = None
@@ -67,6 +69,10 @@ class Team(pulumi.ComponentResource):
             )
             for t in teams
         }
+        # Role first, then the RoleBinding that names it; both inside the namespace.
+        self.rbac: list[pulumi.Resource] = []
+        for manifest in rbac or []:
+            self.rbac.append(k8s_objects.apply(manifest, _opts(self, provider, [*ns, *self.rbac])))
         self.register_outputs({"namespace": resource_name, "localQueues": sorted(self.local_queues)})
 
 

@@ -212,7 +212,12 @@ def seconds(value: int | str) -> int:
 
 
 RANK_WORDS = {"lowest", "low", "background", "besteffort", "best", "high", "highest"}
-IMAGES = ("us-docker.pkg.dev/cloud-tpu-images/jax-ai-image/tpu:latest", "busybox", "nvcr.io/nvidia/pytorch:24.05-py3")
+IMAGES = (
+    "us-docker.pkg.dev/cloud-tpu-images/jax-ai-image/tpu:jax0.8.1-rev1",
+    "busybox:1.36",
+    "nvcr.io/nvidia/pytorch:24.05-py3",
+    "registry.k8s.io/kubectl:v1.36.2@sha256:" + "b0d792e0d8dfb9bb1b922b78b23137e2a34bb6f9667640353a9d2aadd1fd7761",
+)
 priority_values = st.one_of(
     st.integers(-2_147_483_648, 1_000_000_000), st.sampled_from((0, 1_000_000_000, -2_147_483_648))
 )

@@ -16,7 +16,7 @@ TEAM = {"namespace": "team-a", "localQueue": "lq", "clusterQueue": "cq"}
 
 
 def jobset(**over) -> dict:
-    return {"kind": "jobset", "name": "train", "team": "team-a", "pool": "v6e", "slices": 2, "image": "i", **over}
+    return {"kind": "jobset", "name": "train", "team": "team-a", "pool": "v6e", "slices": 2, "image": "i:1", **over}
 
 
 def stack(**over) -> dict:
@@ -36,7 +36,7 @@ def autopilot(cpu) -> dict:
         flavors=[{"name": "t4"}],
         clusterQueues=[{"name": "cq", "flavors": [{"name": "t4", "quotas": {"cpu": 1000, "memory": "4000Gi", "nvidia.com/gpu": 8}}]}],
         teams=[dict(TEAM)],
-        workloads=[{"kind": "job", "name": "j", "team": "team-a", "gpu": {"type": "nvidia-tesla-t4"}, "image": "i",
+        workloads=[{"kind": "job", "name": "j", "team": "team-a", "gpu": {"type": "nvidia-tesla-t4"}, "image": "i:1",
                     "resources": {"cpu": cpu, "memory": "16Gi"}}],
     )
 
@@ -95,8 +95,8 @@ CASES = [
     ),
     (
         "a multi-host slice short of pods",
-        stack(workloads=[{"kind": "job", "name": "j", "team": "team-a", "pool": "v6e", "parallelism": 2, "image": "i"}]),
-        stack(workloads=[{"kind": "job", "name": "j", "team": "team-a", "pool": "v6e", "parallelism": 4, "image": "i"}]),
+        stack(workloads=[{"kind": "job", "name": "j", "team": "team-a", "pool": "v6e", "parallelism": 2, "image": "i:1"}]),
+        stack(workloads=[{"kind": "job", "name": "j", "team": "team-a", "pool": "v6e", "parallelism": 4, "image": "i:1"}]),
         "gke-ai-batch:workloads[0]",
         "multi-host TPU slice of 4 hosts that runs one pod per host",
     ),
@@ -171,7 +171,7 @@ def test_a_cpu_flavor_beside_an_accelerator_flavor_takes_the_cpu_pods(tmp_path):
         nodePools=[copy.deepcopy(V6E), {"name": "cpu", "machineType": "n2-standard-8", "maxNodes": 3}],
         flavors=[{"name": "tpu", "pools": ["v6e"]}, {"name": "cpu", "pools": ["cpu"]}],
         clusterQueues=[{"name": "cq", "flavors": ["tpu", {"name": "cpu", "quotas": {"cpu": 24}}]}],
-        workloads=[{"kind": "job", "name": "prep", "team": "team-a", "pool": "cpu", "image": "i", "resources": {"cpu": "2"}},
+        workloads=[{"kind": "job", "name": "prep", "team": "team-a", "pool": "cpu", "image": "i:1", "resources": {"cpu": "2"}},
                    jobset(resources={"cpu": "8"})],
     )
     result = synth_config(tmp_path, config)

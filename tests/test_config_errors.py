@@ -26,7 +26,7 @@ def valid() -> dict:
         teams=[{"namespace": "team-a", "localQueue": "lq", "clusterQueue": "cq"}],
         priorities=[{"name": "high", "value": 1000}],
         workloads=[
-            {"kind": "jobset", "name": "train", "team": "team-a", "pool": "v6e", "slices": 2, "image": "i", "priority": "high"}
+            {"kind": "jobset", "name": "train", "team": "team-a", "pool": "v6e", "slices": 2, "image": "i:1", "priority": "high"}
         ],
     )
 
@@ -80,7 +80,7 @@ CASES = [
     ("more slices than the pool", lambda c: c["gke-ai-batch:workloads"][0].update(slices=3), "gke-ai-batch:workloads[0].slices", "3 slices never fit pool 'v6e', which has 2"),
     ("TPU pod asking for part of a VM", lambda c: c["gke-ai-batch:workloads"][0].update(resources={"google.com/tpu": 2}), 'gke-ai-batch:workloads[0].resources["google.com/tpu"]', "takes all 4 chips of its ct6e-standard-4t VM"),
     ("missing gcp:project", lambda c: c.pop("gcp:project"), "gcp:project", "required"),
-    ("Job TTL", lambda c: c["gke-ai-batch:workloads"].append({"kind": "job", "name": "j", "team": "team-a", "pool": "v6e", "image": "i", "ttlSecondsAfterFinished": 60}), "gke-ai-batch:workloads[1].ttlSecondsAfterFinished", "unknown key 'ttlSecondsAfterFinished': Pulumi manages these workloads, and a Job that deletes itself after finishing is created again by the next `pulumi up` after a refresh"),
+    ("Job TTL", lambda c: c["gke-ai-batch:workloads"].append({"kind": "job", "name": "j", "team": "team-a", "pool": "v6e", "image": "i:1", "ttlSecondsAfterFinished": 60}), "gke-ai-batch:workloads[1].ttlSecondsAfterFinished", "unknown key 'ttlSecondsAfterFinished': Pulumi manages these workloads, and a Job that deletes itself after finishing is created again by the next `pulumi up` after a refresh"),
     ("JobSet TTL", lambda c: c["gke-ai-batch:workloads"][0].update(ttlSecondsAfterFinished=60), "gke-ai-batch:workloads[0].ttlSecondsAfterFinished", "Remove the key: a finished Job stays"),
     ("unknown workload kind", lambda c: c["gke-ai-batch:workloads"][0].update(kind="cronjob"), "gke-ai-batch:workloads[0].kind", "unknown kind 'cronjob'"),
     ("kueue older than 0.15", lambda c: c.update({"gke-ai-batch:kueue": {"version": "0.14.2"}}), "gke-ai-batch:kueue.version", "too old"),
@@ -98,6 +98,13 @@ CASES = [
     ("low not below high", lambda c: c["gke-ai-batch:priorities"].append({"name": "low", "value": 1000}), "gke-ai-batch:priorities[1].value", "priority 'low' (value 1000) is not below 'high' (value 1000)"),
     ("best-effort above highest", lambda c: c["gke-ai-batch:priorities"].extend([{"name": "best-effort", "value": 5000}, {"name": "highest", "value": 2000}]), "gke-ai-batch:priorities[1].value", "priority 'best-effort' (value 5000) is not below 'high' (value 1000)"),
     ("priority above the user range", lambda c: c["gke-ai-batch:priorities"][0].update(value=2_000_000_000), "gke-ai-batch:priorities[0].value", "less than or equal to 1000000000"),
+    # images and team RBAC
+    ("untagged image", lambda c: c["gke-ai-batch:workloads"][0].update(image="perl"), "gke-ai-batch:workloads[0].image", "'perl' has no tag, which means :latest; pin a version tag (e.g. perl:5.40) or a digest"),
+    ("latest image", lambda c: c["gke-ai-batch:workloads"][0].update(image="us-docker.pkg.dev/p/r/img:latest"), "gke-ai-batch:workloads[0].image", "uses :latest, which moves"),
+    ("latest probe image", lambda c: c.update({"gke-ai-batch:kueue": {"probeImage": "registry.k8s.io/kubectl:latest"}}), "gke-ai-batch:kueue.probeImage", "uses :latest"),
+    ("team group without Google Groups for RBAC", lambda c: c["gke-ai-batch:teams"][0].update(group="ml@acme.com"), "gke-ai-batch:teams[0].group", "needs Google Groups for RBAC on the cluster: set cluster.securityGroup to gke-security-groups@<your domain>"),
+    ("security group not named gke-security-groups", lambda c: c["gke-ai-batch:cluster"].update(securityGroup="admins@acme.com"), "gke-ai-batch:cluster.securityGroup", "only through a group named gke-security-groups@<your domain> (e.g. gke-security-groups@acme.com)"),
+    ("team group not an email", lambda c: (c["gke-ai-batch:cluster"].update(securityGroup="gke-security-groups@acme.com"), c["gke-ai-batch:teams"][0].update(group="ML Research")), "gke-ai-batch:teams[0].group", "is not a Google Group email address"),
     ("Autopilot without flavors", lambda c: (c.pop("gke-ai-batch:nodePools"), c.pop("gke-ai-batch:workloads"), c["gke-ai-batch:cluster"].update(mode="autopilot")), "gke-ai-batch:flavors", "Autopilot stacks declare their flavors"),
 ]
 
@@ -207,8 +214,8 @@ def test_every_cross_key_mistake_is_reported_at_its_own_key():
     c("teams").append({"namespace": "team-b", "localQueue": "lq", "clusterQueue": "nope"})  # unknown queue
     c("priorities").append({"name": "high", "value": 500})  # declared twice
     c("workloads")[0].update(slices=3)  # more slices than pool v6e has
-    c("workloads").append({"kind": "job", "name": "eval", "team": "team-z", "pool": "v6e", "image": "i"})
-    c("workloads").append({"kind": "job", "name": "bench", "team": "team-a", "pool": "v5e", "image": "i"})
+    c("workloads").append({"kind": "job", "name": "eval", "team": "team-z", "pool": "v6e", "image": "i:1"})
+    c("workloads").append({"kind": "job", "name": "bench", "team": "team-a", "pool": "v5e", "image": "i:1"})
 
     problems = problems_of(config)
 
@@ -253,7 +260,7 @@ def test_the_cli_prints_every_problem_as_the_readme_shows(tmp_path):
 
 
 def _job(**keys) -> dict:
-    return {"kind": "job", "name": "eval", "team": "team-a", "image": "i", **keys}
+    return {"kind": "job", "name": "eval", "team": "team-a", "image": "i:1", **keys}
 
 
 CASCADES = [

@@ -466,7 +466,7 @@ def _valid_base() -> dict:
         ],
         teams=[{"namespace": "team-a", "localQueue": "lq", "clusterQueue": "cq"}],
         priorities=[{"name": "high", "value": 1000}],
-        workloads=[{"kind": "jobset", "name": "train", "team": "team-a", "pool": "v6e", "slices": 2, "image": "i"}],
+        workloads=[{"kind": "jobset", "name": "train", "team": "team-a", "pool": "v6e", "slices": 2, "image": "i:1"}],
         kueue={"waitForPodsReady": {"timeout": "10m"}},
     )
 

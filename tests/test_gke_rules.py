@@ -42,7 +42,7 @@ def autopilot(region: str = "us-central1", gpu: str = "nvidia-tesla-t4", **clust
         f"{NS}:clusterQueues": [{"name": "cq", "flavors": [{"name": "default", "quotas": {"nvidia.com/gpu": 4}}]}],
         f"{NS}:teams": [{"namespace": "team-a", "localQueue": "lq", "clusterQueue": "cq"}],
         f"{NS}:workloads": [
-            {"kind": "job", "name": "j", "team": "team-a", "gpu": {"type": gpu, "count": 1}, "image": "i"}
+            {"kind": "job", "name": "j", "team": "team-a", "gpu": {"type": gpu, "count": 1}, "image": "i:1"}
         ],
     }
 

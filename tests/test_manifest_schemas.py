@@ -160,6 +160,26 @@ def multikueue_cluster(source: dict[str, Any]) -> dict[str, Any]:
             "spec": {"clusterSource": source}}
 
 
+ROLE = {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {"name": "team", "namespace": "ml"},
+        "rules": [{"apiGroups": ["batch"], "resources": ["jobs"], "verbs": ["create", "get"]},
+                  {"apiGroups": [""], "resources": ["pods", "pods/log"], "verbs": ["get"]}]}
+
+
+def role_binding(**fields: Any) -> dict[str, Any]:
+    return {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding",
+            "metadata": {"name": "team", "namespace": "ml"},
+            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "team"},
+            "subjects": [{"kind": "Group", "apiGroup": "rbac.authorization.k8s.io", "name": "ml@example.com"},
+                         {"kind": "ServiceAccount", "name": "probe", "namespace": "ml"}],
+            **fields}
+
+
+def workload(**pod_set: Any) -> dict[str, Any]:
+    return {"apiVersion": KUEUE, "kind": "Workload", "metadata": {"name": "probe", "namespace": "ml"},
+            "spec": {"queueName": "research",
+                     "podSets": [{"name": "main", "count": 2, "template": {"spec": pod_spec()}, **pod_set}]}}
+
+
 def valid_examples() -> list[dict[str, Any]]:
     return [
         cluster_queue(),
@@ -215,6 +235,9 @@ def valid_examples() -> list[dict[str, Any]]:
         {"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRoleBinding", "metadata": {"name": "probe"},
          "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "gke-ai-batch:probe"},
          "subjects": [{"kind": "ServiceAccount", "name": "probe", "namespace": "ml"}]},
+        ROLE,
+        role_binding(),
+        workload(),
     ]
 
 
@@ -229,6 +252,7 @@ def test_examples_cover_every_kind_the_program_emits():
                                                         "WorkloadPriorityClass", "AdmissionCheck",
                                                         "ProvisioningRequestConfig")}
     program |= {("jobset.x-k8s.io/v1alpha2", "JobSet"), ("autoscaling.x-k8s.io/v1", "ProvisioningRequest")}
+    program.add((KUEUE, "Workload"))  # the webhook probe's dry-run payload
     assert program <= kinds, program - kinds
 
 
@@ -274,7 +298,7 @@ def test_deprecated_api_versions_are_rejected(validator, api_version, kind, frag
     "manifest",
     [
         {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "x", "namespace": "ml"}},
-        {"apiVersion": KUEUE, "kind": "Workload", "metadata": {"name": "x", "namespace": "ml"}},
+        {"apiVersion": KUEUE, "kind": "Topology2", "metadata": {"name": "x"}},
         {"apiVersion": "kueue.x-k8s.io/v1alpha1", "kind": "Cohort", "metadata": {"name": "x"}},
         {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "x", "namespace": "ml"}},
     ],
@@ -282,6 +306,12 @@ def test_deprecated_api_versions_are_rejected(validator, api_version, kind, frag
 )
 def test_kinds_without_a_schema_fail(validator, manifest):
     rejected(validator, manifest, "is not covered")
+
+
+def test_workload_is_covered_by_the_extra_folder_only(shared_schemas):
+    # schema/upstream (the shared copy) has no Workload; schema/upstream-extra supplies it.
+    rejected(M.Validator(shared_schemas, extra_dirs=()), workload(), "is not covered")
+    assert M.Validator(shared_schemas).validate(workload()) == []
 
 
 @pytest.mark.parametrize(
@@ -479,7 +509,9 @@ def test_transition_rules_are_skipped_on_create(engine):
 
 def test_builtin_rules_cover_every_rule_in_the_schemas(shared_schemas):
     rules = set()
-    for path in glob.glob(str(shared_schemas / "*" / "*" / "*.json")):
+    paths = [p for d in (shared_schemas, *M.EXTRA_SCHEMAS_DIRS) for p in glob.glob(str(d / "*" / "*" / "*.json"))]
+    assert any(p.endswith("Workload.json") for p in paths)
+    for path in paths:
         if "v1beta1" in path or path.endswith("versions.json"):
             continue
         stack = [json.loads(Path(path).read_text())]
@@ -563,6 +595,27 @@ WEBHOOK_CASES = {
         lambda: jobset(failurePolicy={"maxRestarts": 1, "rules": [{"action": "FailJobSet",
                                                                    "targetReplicatedJobs": ["nope"]}]}),
         "invalid replicatedJob name 'nope' in failure policy"),
+    "Workload resource 'pods' is Kueue's": (
+        lambda: workload(template={"spec": {"containers": [{"name": "c", "image": "i:1",
+                                                             "resources": {"requests": {"pods": 1}}}]}}),
+        "resources.requests[pods]: Invalid value: the key is reserved for internal kueue use"),
+    "Workload minCount at most count": (lambda: workload(minCount=3), "minCount should be positive and less or equal"),
+    "Role rules name verbs": (
+        lambda: {**ROLE, "rules": [{"apiGroups": ["batch"], "resources": ["jobs"], "verbs": []}]},
+        "rules[0].verbs: Required value"),
+    "RoleBinding Group subject in the RBAC group": (
+        lambda: role_binding(subjects=[{"kind": "Group", "name": "ml@example.com"}]),
+        "subjects[0].apiGroup: Unsupported value: ''"),
+    "ClusterRoleBinding binds no Role": (
+        lambda: {**role_binding(roleRef={"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "r"}),
+                 "kind": "ClusterRoleBinding", "metadata": {"name": "b"},
+                 "subjects": [{"kind": "ServiceAccount", "name": "probe"}]},
+        "roleRef.kind: Unsupported value: 'Role'"),
+    "ClusterRoleBinding service accounts have a namespace": (
+        lambda: {**role_binding(roleRef={"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": "r"}),
+                 "kind": "ClusterRoleBinding", "metadata": {"name": "b"},
+                 "subjects": [{"kind": "ServiceAccount", "name": "probe"}]},
+        "subjects[0].namespace: Required value"),
 }
 
 
@@ -677,6 +730,8 @@ def test_scopes_come_from_the_schemas_readme(shared_schemas):
     assert scopes[(KUEUE, "ClusterQueue")] == M.CLUSTER
     assert scopes[("jobset.x-k8s.io/v1alpha2", "JobSet")] == M.NAMESPACED
     assert scopes[("autoscaling.x-k8s.io/v1", "ProvisioningRequest")] == M.NAMESPACED
+    (extra,) = M.EXTRA_SCHEMAS_DIRS
+    assert M.crd_scopes(extra) == {(KUEUE, "Workload"): M.NAMESPACED}
 
 
 def test_the_schemas_are_those_of_the_charts_the_program_installs(shared_schemas):
@@ -709,7 +764,9 @@ def test_references_resolve():
     js = jobset()
     js["metadata"]["labels"]["kueue.x-k8s.io/priority-class"] = "high"
     js["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]["priorityClassName"] = "high"
-    problems = "\n".join(M.check_references([cq, lq, js, copy.deepcopy(lq)]))
+    elsewhere = role_binding(metadata={"name": "team", "namespace": "other"})
+    problems = "\n".join(M.check_references([cq, lq, js, copy.deepcopy(lq), ROLE, role_binding(), elsewhere]))
+    assert "RoleBinding ml/team: roleRef" not in problems  # its Role is in its namespace
     for fragment in (
         "no ResourceFlavor 'spot' is declared",
         "no AdmissionCheck 'dws-prov' is declared",
@@ -719,6 +776,7 @@ def test_references_resolve():
         "priorityClassName: no PriorityClass 'high' is declared",
         "LocalQueue ml/lq: declared twice",
         "metadata.namespace: no Namespace 'ml' is declared",
+        "RoleBinding other/team: roleRef: no Role other/team is declared",
     ):
         assert fragment in problems, f"{fragment!r} not in:\n{problems}"
 
@@ -744,7 +802,7 @@ def test_jobset_names_the_config_accepts_pass_the_jobset_webhook(tmp_path, valid
         clusterQueues=[{"name": "q"}],
         teams=[{"namespace": "ml", "localQueue": "lq", "clusterQueue": "q"}],
         workloads=[{"kind": "jobset", "name": "x" * 50, "team": "ml", "pool": "v5e-spot", "slices": 2,
-                    "image": "busybox"}],
+                    "image": "busybox:1.36"}],
     )
     result = synth_config(tmp_path, config)
     if result.error is not None:

@@ -21,6 +21,12 @@ def edited(resources, type_: str, name: str, edit) -> None:
     edit(target.inputs)
 
 
+def added(res, like, type_: str, name: str, inputs: dict) -> None:
+    """Register one more resource, under the same parent as `like`."""
+    urn = like.urn[: like.urn.rindex(like.type)] + f"{type_}::{name}"
+    res.append(dataclasses.replace(like, urn=urn, type=type_, name=name, inputs=inputs))
+
+
 def noncompliant_prod():
     prod = synth_stack("prod")
     recording = dataclasses.replace(prod.recording, resources=copy.deepcopy(prod.recording.resources), program={})
@@ -74,32 +80,37 @@ def noncompliant_prod():
         }
     }
     top = {"kueue.x-k8s.io/queue-name": "research", "kueue.x-k8s.io/priority-class": "production-critical"}
-    res.append(
-        dataclasses.replace(
-            template,
-            urn=template.urn.replace("core/v1:Namespace::research", "batch/v1:Job::research/bad"),
-            type="kubernetes:batch/v1:Job",
-            name="research/bad",
-            inputs={"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "bad", "namespace": "research", "labels": top}, "spec": job_spec},
-        )
-    )
+    job = {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "bad", "namespace": "research", "labels": top}, "spec": job_spec}
+    added(res, template, "kubernetes:batch/v1:Job", "research/bad", job)
     # ... one with no queue label (workload-queue-label), and one naming a queue that does not
     # exist in its namespace (workload-known-queue).
     for name, labels in (("unqueued", {}), ("lost", {"kueue.x-k8s.io/queue-name": "nowhere"})):
-        res.append(
-            dataclasses.replace(
-                template,
-                urn=template.urn.replace("core/v1:Namespace::research", f"batch/v1:Job::research/{name}"),
-                type="kubernetes:batch/v1:Job",
-                name=f"research/{name}",
-                inputs={
-                    "apiVersion": "batch/v1",
-                    "kind": "Job",
-                    "metadata": {"name": name, "namespace": "research", "labels": labels},
-                    "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "i"}]}}},
-                },
-            )
-        )
+        job = {
+            "apiVersion": "batch/v1",
+            "kind": "Job",
+            "metadata": {"name": name, "namespace": "research", "labels": labels},
+            "spec": {"template": {"spec": {"restartPolicy": "Never", "containers": [{"name": "c", "image": "i"}]}}},
+        }
+        added(res, template, "kubernetes:batch/v1:Job", f"research/{name}", job)
+    # The research team's Role lets it create Pods and edit its LocalQueue
+    # (rbac-no-queue-bypass); the Jobs above run untagged images (image-pinned).
+    edited(
+        res,
+        "kubernetes:rbac.authorization.k8s.io/v1:Role",
+        "research/gke-ai-batch-team",
+        lambda i: i["rules"].extend(
+            [
+                {"apiGroups": [""], "resources": ["pods"], "verbs": ["create"]},
+                {"apiGroups": ["kueue.x-k8s.io"], "resources": ["localqueues"], "verbs": ["update"]},
+            ]
+        ),
+    )
+    # The probe's ServiceAccount bound cluster-wide as well (probe-namespaced-rbac).
+    probe = next(r for r in res if r.type.endswith(":RoleBinding") and r.name == "kueue-system/gke-ai-batch-webhook-probe")
+    inputs = copy.deepcopy(probe.inputs)
+    inputs.update(kind="ClusterRoleBinding", roleRef={**inputs["roleRef"], "kind": "ClusterRole", "name": "edit"})
+    del inputs["metadata"]["namespace"]
+    added(res, probe, "kubernetes:rbac.authorization.k8s.io/v1:ClusterRoleBinding", "gke-ai-batch-webhook-probe", inputs)
     return result
 
 

@@ -553,6 +553,108 @@ def test_privileged_only_for_tpu_pods_on_standard():
     assert "Autopilot" in message
 
 
+# -- images and RBAC --------------------------------------------------------------------------
+
+DIGEST = "sha256:" + "ab" * 32
+
+
+@pytest.mark.parametrize("image", ["perl:5.40", "python:3.8", f"kubectl@{DIGEST}", f"kubectl:v1.36.2@{DIGEST}",
+                                   "localhost:5000/team/img:2", UNKNOWN])
+def test_pinned_images_pass(image):
+    pod = {"containers": [{"name": "main", "image": image}]}
+    for wl in (job("a", pod=pod), jobset("b", pod=pod), k8s("core/v1", "Pod", "p", "team", spec=pod)):
+        assert check("image-pinned", wl.type, wl.props) == []
+
+
+@pytest.mark.parametrize(
+    "image, words",
+    [("perl", "has no tag, which means :latest"), ("perl:latest", "uses :latest"),
+     ("us-docker.pkg.dev/p/r/img:latest", "uses :latest"), ("Perl:5", "not a container image reference"),
+     ("img@sha256:abc", "not a container image reference"), (f"img@{DIGEST.upper()}", "64 lowercase hex")],
+)
+def test_unpinned_images_fail(image, words):
+    pod = {"initContainers": [{"name": "init", "image": "busybox:1.36"}], "containers": [{"name": "main", "image": image}]}
+    for wl in (job("a", pod=pod), jobset("b", pod=pod), k8s("core/v1", "PodTemplate", "t", "team", template={"spec": pod})):
+        [message] = check("image-pinned", wl.type, wl.props)
+        assert "container main" in message and words in message
+
+
+def test_production_images_need_a_digest():
+    tagged = k8s("core/v1", "Pod", "webhook-probe", "kueue-system", spec={"containers": [{"name": "c", "image": "k:v1"}]})
+    assert check("image-pinned", tagged.type, tagged.props) == []
+    [message] = check("image-pinned", tagged.type, tagged.props, {"requireDigest": True})
+    assert "pinned by tag only" in message
+    pinned = k8s("core/v1", "Pod", "p", "kueue-system", spec={"containers": [{"name": "c", "image": f"k:v1@{DIGEST}"}]})
+    assert check("image-pinned", pinned.type, pinned.props, {"requireDigest": True}) == []
+    level, values = levels.settings(rules.by_name("image-pinned"), levels.for_stack("prod"))
+    assert (level, values["requireDigest"]) == ("mandatory", True)
+
+
+def rbac(kind: str, name: str, namespace: str | None = None, **body: Any) -> Resource:
+    return k8s("rbac.authorization.k8s.io/v1", kind, name, namespace, **body)
+
+
+def binding(name: str, namespace: str | None, role_kind: str, role: str, *subjects: dict[str, str]) -> Resource:
+    ref = {"apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": role}
+    kind = "RoleBinding" if namespace else "ClusterRoleBinding"
+    return rbac(kind, name, namespace, roleRef=ref, subjects=list(subjects))
+
+
+GROUP = {"kind": "Group", "apiGroup": "rbac.authorization.k8s.io", "name": "ml@acme.com"}
+
+
+def team_role(*extra: dict[str, Any]) -> Resource:
+    from components.plan.rbac import TEAM_RULES
+
+    return rbac("Role", "team", "ml", rules=[*TEAM_RULES, *extra])
+
+
+def test_the_team_role_passes_and_every_forbidden_grant_fails():
+    rule = "rbac-no-queue-bypass"
+    bound = binding("team", "ml", "Role", "team", GROUP)
+    assert check_stack(rule, [team_role(), bound]) == []
+    admins = binding("admins", None, "ClusterRole", "cluster-admin", GROUP)
+    assert check_stack(rule, [admins]) == []  # the administrators' own role
+    for extra, words in (
+        ({"apiGroups": [""], "resources": ["pods"], "verbs": ["create"]}, "create pods"),
+        ({"apiGroups": ["*"], "resources": ["*"], "verbs": ["*"]}, "create pods"),
+        ({"apiGroups": ["kueue.x-k8s.io"], "resources": ["clusterqueues"], "verbs": ["patch"]}, "patch kueue.x-k8s.io clusterqueues"),
+        ({"apiGroups": ["kueue.x-k8s.io"], "resources": ["localqueues"], "verbs": ["create", "delete"]}, "create/delete"),
+        ({"apiGroups": ["kueue.x-k8s.io"], "resources": ["resourceflavors/status"], "verbs": ["update"]}, "resourceflavors"),
+        ({"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["rolebindings"], "verbs": ["create"]}, "rolebindings"),
+    ):
+        [(urn, message)] = check_stack(rule, [team_role(extra), bound])
+        assert urn == bound.urn and words in message and "Group ml@acme.com" in message
+    # Reading quota objects is fine; so is an unbound role.
+    reader = {"apiGroups": ["kueue.x-k8s.io"], "resources": ["clusterqueues"], "verbs": ["get", "list"]}
+    assert check_stack(rule, [team_role(reader), bound]) == []
+    assert check_stack(rule, [team_role({"apiGroups": [""], "resources": ["pods"], "verbs": ["create"]})]) == []
+
+
+def test_builtin_edit_and_cluster_roles_of_the_stack_count():
+    rule = "rbac-no-queue-bypass"
+    [(_, message)] = check_stack(rule, [binding("team", "ml", "ClusterRole", "edit", GROUP)])
+    assert "create pods" in message
+    assert check_stack(rule, [binding("team", "ml", "ClusterRole", "view", GROUP)]) == []
+    writer = rbac("ClusterRole", "quota-writer", rules=[
+        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloadpriorityclasses", "cohorts"], "verbs": ["create"]}])
+    [(_, message)] = check_stack(rule, [writer, binding("w", None, "ClusterRole", "quota-writer", GROUP)])
+    assert "workloadpriorityclasses" in message and "cohorts" in message and "cluster-wide" in message
+
+
+def test_the_probes_service_account_has_namespaced_rights_only():
+    rule = "probe-namespaced-rbac"
+    sa = k8s("core/v1", "ServiceAccount", "webhook-probe", "kueue-system")
+    subject = {"kind": "ServiceAccount", "name": "webhook-probe", "namespace": "kueue-system"}
+    namespaced = binding("probe", "kueue-system", "Role", "probe", subject)
+    assert check_stack(rule, [sa, namespaced]) == []
+    cluster_wide = binding("probe", None, "ClusterRole", "probe", subject)
+    [(urn, message)] = check_stack(rule, [sa, cluster_wide])
+    assert urn == cluster_wide.urn and "kueue-system/webhook-probe" in message
+    # Someone else's service account is not this rule's business.
+    assert check_stack(rule, [cluster_wide]) == []
+
+
 # -- enforcement config -----------------------------------------------------------------------
 
 
@@ -653,7 +755,7 @@ def test_pack_needs_only_its_own_requirements():
     proc = subprocess.run([sys.executable, "-c", probe, str(ROOT)], capture_output=True, text=True, check=True)
     loaded = set(ast.literal_eval(proc.stdout))
     assert loaded.isdisjoint({"pydantic", "pulumi_gcp", "pulumi_kubernetes", "synth"})
-    pure = {"components.catalogue", "components.naming", "components.quantity"}
+    pure = {"components.catalogue", "components.images", "components.naming", "components.quantity"}
     model = {m for m in loaded if m == "components.admission" or m.startswith("components.admission.")}
     assert model, "the pack judges capacity with the admission model (components.admission)"
     assert {m for m in loaded if m.startswith("components.")} == pure | model

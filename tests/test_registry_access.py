@@ -47,7 +47,7 @@ def test_one_grant_per_repository_across_workloads_and_the_probe():
                 job("a", "us-docker.pkg.dev/acme/train/a:1"),
                 job("b", "us-docker.pkg.dev/acme/train/b:2"),  # same repository: one grant
                 job("c", "us-docker.pkg.dev/acme/serve/c:1"),
-                job("d", "us-docker.pkg.dev/cloud-tpu-images/jax-ai-image/tpu:latest"),
+                job("d", "us-docker.pkg.dev/cloud-tpu-images/jax-ai-image/tpu:jax0.8.1-rev1"),
             ],
         },
         region="us-central1",

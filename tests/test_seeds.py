@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 import synth
-from components import machines
+from components import images, machines
 from components.plan.kueue import quota_quantity
 from conftest import by_name, synth_config, synth_stack
 
@@ -40,6 +40,45 @@ def kinds(stack: str) -> list[str]:
 
 def pod_spec(jobset: dict) -> dict:
     return jobset["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"]
+
+
+def assert_seed_image(image: str, seed_image: str) -> None:
+    """The stack runs the seed's image, pinned. Where the document names :latest or no tag
+    (which means :latest), the stack must pick one build of the same repository instead:
+    synth refuses :latest, which moves under a running job. A tag the document fixes stays."""
+    seed, ours = images.parse(seed_image), images.parse(image)
+    assert ours is not None and images.pin_problem(image) is None, image
+    if images.pin_problem(seed_image) is None:
+        assert image == seed_image
+    else:
+        assert ours.name == seed.name, f"{image} is not a build of the seed's {seed_image}"
+
+
+@pytest.mark.parametrize(
+    "stack, kind, name, namespace, seed_image",
+    [
+        ("batch-autopilot", "Job", "sample-job-team-a", "team-a", "gcr.io/k8s-staging-perf-tests/sleep:latest"),
+        ("gpu-dws", "Job", "sample-job", "default", "gcr.io/k8s-staging-perf-tests/sleep:v0.0.3"),
+        ("gpu-dws", "PodTemplate", "dws-direct-pods", "default", "perl"),
+        ("tpu-multislice", "JobSet", "multislice-1slice", "default", "python:3.8"),
+        ("tpu-flex", "Job", "job-1", "default", "gcr.io/k8s-staging-perf-tests/sleep:latest"),
+        ("tpu-flex", "Job", "job-2", "default", "us-docker.pkg.dev/cloud-tpu-images/jax-ai-image/tpu:latest"),
+    ],
+)
+def test_seed_images_are_pinned_builds_of_the_documents(stack, kind, name, namespace, seed_image):
+    m = manifest(stack, kind, name, namespace)
+    spec = {"Job": lambda: m["spec"]["template"]["spec"], "PodTemplate": lambda: m["template"]["spec"],
+            "JobSet": lambda: pod_spec(m)}[kind]()
+    assert_seed_image(spec["containers"][0]["image"], seed_image)
+
+
+def test_seed_image_fidelity_check_can_fail():
+    with pytest.raises(AssertionError):
+        assert_seed_image("perl:latest", "perl")
+    with pytest.raises(AssertionError):
+        assert_seed_image("python:3.12", "python:3.8")
+    with pytest.raises(AssertionError):
+        assert_seed_image("busybox:1.36", "perl")
 
 
 # -- 000: tpu-hotswap --------------------------------------------------------------------
@@ -204,11 +243,8 @@ def test_autopilot_batch_sample_job():
     assert pod["nodeSelector"] == {"cloud.google.com/gke-accelerator": "nvidia-tesla-t4"}
     assert pod["restartPolicy"] == "Never"
     container = pod["containers"][0]
-    assert (container["name"], container["image"], container["args"]) == (
-        "dummy-job",
-        "gcr.io/k8s-staging-perf-tests/sleep:latest",
-        ["10s"],
-    )
+    # The image: test_seed_images_are_pinned_builds_of_the_documents.
+    assert (container["name"], container["args"]) == ("dummy-job", ["10s"])
     expected = {"cpu": "500m", "memory": "512Mi", "ephemeral-storage": "512Mi", "nvidia.com/gpu": 1}
     assert container["resources"] == {"requests": expected, "limits": expected}
     assert "hostNetwork" not in pod  # Autopilot forbids it

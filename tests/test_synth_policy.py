@@ -32,7 +32,7 @@ def privileged_gpu_job() -> dict:
         clusterQueues=[{"name": "cq"}],
         teams=[{"namespace": "ml", "localQueue": "lq", "clusterQueue": "cq"}],
         workloads=[
-            {"kind": "job", "name": "debug", "team": "ml", "pool": "l4", "image": "busybox", "privileged": True}
+            {"kind": "job", "name": "debug", "team": "ml", "pool": "l4", "image": "busybox:1.36", "privileged": True}
         ],
     )
 

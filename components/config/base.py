@@ -7,7 +7,7 @@ from typing import Annotated, Iterable, Iterator
 
 from pydantic import AfterValidator, BaseModel, ConfigDict
 
-from .. import quantity
+from .. import images, quantity
 from pydantic.alias_generators import to_camel
 
 
@@ -163,6 +163,35 @@ def _label_problems(labels: dict[str, str]) -> Iterator[RuleError]:
 
 
 Labels = Annotated[dict[str, str], AfterValidator(_check_labels)]
+
+
+def _check_pinned_image(value: str) -> str:
+    problem = images.pin_problem(value)
+    if problem is not None:
+        raise ValueError(problem)
+    return value
+
+
+# A Google Group's email address, as Google Groups for RBAC puts it in the user's groups and
+# RBAC subjects name it (https://cloud.google.com/kubernetes-engine/docs/how-to/google-groups-rbac):
+# local part and domain in lowercase ASCII, the domain with at least one dot.
+_GROUP_EMAIL_RX = re.compile(
+    r"[a-z0-9](?:[a-z0-9._+-]*[a-z0-9])?@[a-z0-9](?:[-a-z0-9]*[a-z0-9])?(?:\.[a-z0-9](?:[-a-z0-9]*[a-z0-9])?)+",
+    re.ASCII,
+)
+
+
+def _check_group_email(value: str) -> str:
+    if len(value) > 254 or not _GROUP_EMAIL_RX.fullmatch(value):
+        raise ValueError(f"{value!r} is not a Google Group email address (lowercase, e.g. ml-research@acme.com)")
+    return value
+
+
+GroupEmail = Annotated[str, AfterValidator(_check_group_email)]
+
+
+# An image that names one build: a version tag other than latest, or a digest.
+PinnedImage = Annotated[str, AfterValidator(_check_pinned_image)]
 QualifiedName = Annotated[str, AfterValidator(lambda v: check_qualified_name(v))]
 LabelValue = Annotated[str, AfterValidator(lambda v: check_label_value(v))]
 

@@ -10,6 +10,8 @@ from pydantic import Field, field_validator, model_validator
 from .. import quantity
 from .base import (
     LABEL_VALUE_RULE,
+    GroupEmail,
+    PinnedImage,
     QUALIFIED_NAME_RULE,
     Duration,
     K8sName,
@@ -22,6 +24,14 @@ from .base import (
     raise_all,
 )
 
+# kubectl v1.36.2 by digest. Not looked up here (no registry access); the same tag@digest is
+# pinned in several unrelated public repositories, among them miracum/vfps's Dockerfile
+# (stress-test stage), and a wrong digest fails closed (the image does not pull). v1.36 is
+# within kubectl's one-minor skew of the 1.35 to 1.37 control planes GKE's channels offer
+# (components/versions.py); the probe only POSTs with dryRun, which older servers take alike.
+PROBE_IMAGE = (
+    "registry.k8s.io/kubectl:v1.36.2@sha256:b0d792e0d8dfb9bb1b922b78b23137e2a34bb6f9667640353a9d2aadd1fd7761"
+)
 KUEUE_MIN_VERSION = (0, 15, 0)  # first release whose storage API is v1beta2
 _SEMVER_RX = re.compile(r"([0-9]+)\.([0-9]+)\.([0-9]+)", re.ASCII)
 
@@ -93,8 +103,9 @@ class KueueConfig(Model):
     suspended, until it names a queue."""
     webhook_gate: bool = True
     """Wait, after install, until Kueue's webhooks answer a server-side dry run (kueue#13036)."""
-    probe_image: str = "registry.k8s.io/kubectl:v1.33.0"
-    """Image of the webhook probe (kubectl, no shell needed)."""
+    probe_image: PinnedImage = PROBE_IMAGE
+    """Image of the webhook probe (kubectl, no shell needed): a digest (image@sha256:...) is
+    preferred and required by the policy pack in production; :latest and untagged are refused."""
     provisioning_admission_check: K8sName = "dws-prov"
     """Name of the AdmissionCheck for queued-provisioning flavors."""
     provisioning_request_config: K8sName = "dws-config"
@@ -318,6 +329,10 @@ class TeamConfig(Model):
     cluster_queue: K8sName
     labels: Labels = {}
     """Extra labels on the Namespace."""
+    group: GroupEmail | None = None
+    """Google Group of the team (e.g. ml-research@acme.com): bound in the namespace to a Role
+    that creates Jobs and JobSets and reads pods, logs and its queue, but creates no Pods and
+    writes no quota. Needs cluster.securityGroup."""
 
 
 class PriorityConfig(Model):

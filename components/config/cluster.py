@@ -11,7 +11,7 @@ from pydantic import AfterValidator, Field, field_validator, model_validator
 from .. import versions
 from ..catalogue import GPU_TYPES, TPU_GENERATIONS
 from ..regions import REGION_RX as _REGION_RX, ZONE_RX as _ZONE_RX
-from .base import CLUSTER_NODES_MAX, GcpLabels, GkeName, Model, RuleError, raise_all
+from .base import CLUSTER_NODES_MAX, GcpLabels, GkeName, GroupEmail, Model, RuleError, raise_all
 
 
 def region_of(location: str) -> str:
@@ -54,6 +54,7 @@ def _zone_problems(zones: list[str]) -> Iterator[RuleError]:
 
 
 Zones = Annotated[list[str], AfterValidator(check_zones)]
+SECURITY_GROUP_NAME = "gke-security-groups"
 
 
 class SystemPool(Model):
@@ -167,6 +168,21 @@ class ClusterConfig(Model):
     labels: GcpLabels = {}
     """GCP resource labels on the cluster: at most 64; lowercase letters, digits, '_' and '-'."""
     auto_provisioning: AutoProvisioning | None = None
+    security_group: GroupEmail | None = None
+    """Google Groups for RBAC: gke-security-groups@<your domain>, the group whose member groups
+    (teams[].group) GKE resolves for RBAC. Standard and Autopilot."""
+
+    @field_validator("security_group")
+    @classmethod
+    def _security_group(cls, v: str | None) -> str | None:
+        # "Create a group in your domain named gke-security-groups. The gke-security-groups
+        # name is required." (https://cloud.google.com/kubernetes-engine/docs/how-to/google-groups-rbac)
+        if v is not None and v.partition("@")[0] != SECURITY_GROUP_NAME:
+            raise ValueError(
+                f"{v!r}: GKE reads groups only through a group named {SECURITY_GROUP_NAME}@<your domain> "
+                f"(e.g. {SECURITY_GROUP_NAME}@{v.partition('@')[2]})"
+            )
+        return v
 
     @field_validator("location")
     @classmethod

@@ -555,6 +555,15 @@ class StackConfig(Model):
                     f"unknown cluster queue {team.cluster_queue!r}; known: {', '.join(queues) or 'none'}",
                 )
             yield from self._check_team_namespace(i, team)
+            if team.group is not None and self.cluster.security_group is None:
+                # GKE puts a user's groups into the request only through the cluster's security
+                # group (authenticatorGroupsConfig); without it a Group subject matches nobody.
+                yield RuleError(
+                    ("teams", i, "group"),
+                    f"group {team.group!r} needs Google Groups for RBAC on the cluster: set "
+                    "cluster.securityGroup to gke-security-groups@<your domain> and make this group a "
+                    "member of it (https://cloud.google.com/kubernetes-engine/docs/how-to/google-groups-rbac)",
+                )
 
     def _check_team_namespace(self, i: int, team: TeamConfig) -> Iterator[RuleError]:
         """One message per namespace: kube-system is reserved and built in, but the fix is one."""

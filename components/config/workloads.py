@@ -9,7 +9,7 @@ from typing import Annotated, ClassVar, Iterator, Literal, Union
 
 from pydantic import Field, model_validator
 
-from .base import CLUSTER_NODES_MAX, SEVEN_DAYS, K8sName, Labels, Model, Quantity, RuleError, raise_all
+from .base import CLUSTER_NODES_MAX, SEVEN_DAYS, K8sName, Labels, Model, PinnedImage, Quantity, RuleError, raise_all
 from .pools import GpuSpec, TpuSpec
 
 
@@ -37,8 +37,9 @@ class WorkloadBase(Model):
     """TPU shape to run on (Autopilot)."""
     gpu: GpuSpec | None = None
     """GPU type and count per pod (Autopilot)."""
-    image: str
-    """Container image."""
+    image: PinnedImage
+    """Container image with a version tag or a digest; untagged and :latest are refused (they
+    move under a running job)."""
     container_name: K8sName | None = None
     """Defaults to the workload's name."""
     command: list[str] = []

@@ -22,6 +22,7 @@ from .kueue import (
     webhook_probe_manifests,
 )
 from .pools import PoolPlan, plan_pools, system_pool_args
+from .rbac import team_rbac_manifests
 from .workloads import WorkloadPlan, plan_workloads
 
 __all__ = ["Plan", "build_plan", "PoolPlan", "FlavorPlan", "QueuePlan", "WorkloadPlan"]
@@ -54,6 +55,7 @@ class Plan:
     provisioning: list[dict[str, Any]]  # ProvisioningRequestConfig + AdmissionCheck, or []
     namespaces: list[dict[str, Any]]
     teams: list[TeamPlan]
+    team_rbac: dict[str, list[dict[str, Any]]]  # namespace -> [Role, RoleBinding] of its teams' groups
     priorities: list[PriorityPlan]
     workloads: list[WorkloadPlan]
     kueue_values: dict[str, Any]
@@ -100,6 +102,7 @@ def build_plan(cfg: StackConfig, project: str = "my-project") -> Plan:
         provisioning=provisioning_manifests(cfg, flavors, queues),
         namespaces=namespace_manifests(cfg),
         teams=teams,
+        team_rbac=team_rbac_manifests(cfg),
         priorities=priorities,
         workloads=plan_workloads(cfg),
         kueue_values=kueue_values(cfg),

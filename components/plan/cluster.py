@@ -117,6 +117,10 @@ def cluster_args(cfg: StackConfig, project: str) -> dict[str, Any]:
         }
     if c.labels:
         args["resource_labels"] = dict(c.labels)
+    if c.security_group:
+        # Google Groups for RBAC, Standard and Autopilot alike (gcloud's create-auto takes
+        # --security-group: 'authenticatorsecurity' is among its auto_flags).
+        args["authenticator_groups_config"] = {"security_group": c.security_group}
     if c.standard:
         # The default pool is removed at once; the system pool and accelerator pools are
         # separate resources, so changing them never touches the cluster.

@@ -19,6 +19,7 @@ from ..admission.objects import (  # noqa: F401 (re-exported)
 )
 from ..admission.requests import CPU, MEMORY
 from .flavors import FlavorPlan
+from .rbac import role_binding_manifest, role_manifest
 
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
 PROVISIONING_CLASS = "queued-provisioning.gke.io"
@@ -306,66 +307,59 @@ def kueue_values(cfg: StackConfig) -> dict[str, Any]:
 
 
 def webhook_probe_manifests(cfg: StackConfig) -> list[dict[str, Any]]:
-    """A Pod that server-side dry-runs a ResourceFlavor and a JobSet until Kueue's and
-    JobSet's webhooks answer. A ready Deployment still leaves seconds to a minute in which
-    creates fail with 'connection refused' or 502 (kueue#13036, #12008); a retried dry run is
-    what Kueue's own CI adopted (#12016). Kueue objects and workloads wait for this Pod.
+    """A Pod that server-side dry-runs a Workload and a JobSet until Kueue's and JobSet's
+    webhooks answer. A ready Deployment still leaves seconds to a minute in which creates fail
+    with 'connection refused' or 502 (kueue#13036, #12008); a retried dry run is what Kueue's
+    own CI adopted (#12016). Kueue objects and workloads wait for this Pod.
 
     A Pod, not a Job: Kueue's Job webhook covers every namespace and fails closed, so a probe
     Job could not be created while the webhook is down; the Pod webhook skips Kueue's own
     namespace. The kubectl image has no shell: the kubelet's restart backoff is the retry loop,
-    and pulumi-kubernetes counts a Succeeded Pod as done (pulumi-kubernetes#106)."""
+    and pulumi-kubernetes counts a Succeeded Pod as done (pulumi-kubernetes#106).
+
+    Its rights are a Role in kueue-system, nothing cluster-wide: it dry-runs a Workload there
+    rather than a cluster-scoped ResourceFlavor. Kueue's Workload webhooks (mworkload.kb.io,
+    vworkload.kb.io) have no namespaceSelector, unlike its job webhooks, so they answer for
+    kueue-system too (v0.19.2 charts/kueue/templates/webhook/manifests.yaml); and they are
+    served by the same webhook server as the ResourceFlavor one."""
     name = "webhook-probe"
     ns = KUEUE_NAMESPACE
-    probe_flavor = {"apiVersion": KUEUE_API, "kind": "ResourceFlavor", "metadata": {"name": name}}
+    pod_template = {
+        "spec": {"restartPolicy": "Never", "containers": [{"name": "probe", "image": cfg.kueue.probe_image}]}
+    }
+    # Valid for Kueue v0.19.2's ValidateWorkload on create (pkg/webhooks/workload_webhook.go):
+    # one podSet, no minCount, no reserved "pods" resource, no status. No queueName: a dry run
+    # persists nothing, so no queue needs to exist.
+    probe_workload = {
+        "apiVersion": KUEUE_API,
+        "kind": "Workload",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {"podSets": [{"name": "main", "count": 1, "template": pod_template}]},
+    }
     probe_jobset = {
         "apiVersion": "jobset.x-k8s.io/v1alpha2",
         "kind": "JobSet",
         "metadata": {"name": name, "namespace": ns},
-        "spec": {
-            "replicatedJobs": [
-                {
-                    "name": "probe",
-                    "template": {
-                        "spec": {
-                            "template": {
-                                "spec": {
-                                    "restartPolicy": "Never",
-                                    "containers": [{"name": "probe", "image": cfg.kueue.probe_image}],
-                                }
-                            }
-                        }
-                    },
-                }
-            ]
-        },
+        "spec": {"replicatedJobs": [{"name": "probe", "template": {"spec": {"template": pod_template}}}]},
     }
     labels = {"app.kubernetes.io/name": name, "app.kubernetes.io/part-of": "gke-ai-batch"}
     role = f"gke-ai-batch-{name}"
+    # A server-side dry run is authorized as the create it stands for.
+    rules = [
+        {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads"], "verbs": ["create"]},
+        {"apiGroups": ["jobset.x-k8s.io"], "resources": ["jobsets"], "verbs": ["create"]},
+    ]
+    subject = {"kind": "ServiceAccount", "name": name, "namespace": ns}
     return [
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": name, "namespace": ns, "labels": labels}},
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "ClusterRole",
-            "metadata": {"name": role, "labels": labels},
-            "rules": [
-                {"apiGroups": ["kueue.x-k8s.io"], "resources": ["resourceflavors"], "verbs": ["create"]},
-                {"apiGroups": ["jobset.x-k8s.io"], "resources": ["jobsets"], "verbs": ["create"]},
-            ],
-        },
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "ClusterRoleBinding",
-            "metadata": {"name": role, "labels": labels},
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": role},
-            "subjects": [{"kind": "ServiceAccount", "name": name, "namespace": ns}],
-        },
+        role_manifest(ns, role, rules, labels),
+        role_binding_manifest(ns, role, role, [subject], labels),
         {
             "apiVersion": "v1",
             "kind": "ConfigMap",
             "metadata": {"name": name, "namespace": ns, "labels": labels},
             "data": {
-                "flavor.yaml": yaml.safe_dump(probe_flavor, sort_keys=False),
+                "workload.yaml": yaml.safe_dump(probe_workload, sort_keys=False),
                 "jobset.yaml": yaml.safe_dump(probe_jobset, sort_keys=False),
             },
         },

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from . import gke, kueue, workloads
+from . import gke, kueue, rbac, workloads
 from .base import (
     CLUSTER,
     EMPTY,
@@ -170,6 +170,41 @@ RULES: tuple[Rule, ...] = (
         "(cloud.google.com/gke-tpu-accelerator) on a Standard cluster.",
         MANDATORY,
         workloads.workload_privileged_tpu_only,
+        stack=True,
+    ),
+    Rule(
+        "image-pinned",
+        "Every container image of a Job, JobSet, Pod or PodTemplate names one build: a tag other than latest, "
+        "or a digest (untagged means latest). With requireDigest (production stacks), every image is pinned by "
+        "sha256 digest.",
+        MANDATORY,
+        workloads.image_pinned,
+        types=workloads.IMAGE_TYPES,
+        config_schema={
+            "requireDigest": {
+                "type": "boolean",
+                "default": False,
+                "description": "Every image must carry a digest (image@sha256:...), not only a tag.",
+            }
+        },
+    ),
+    # -- RBAC -----------------------------------------------------------------------------------
+    Rule(
+        "rbac-no-queue-bypass",
+        "No Role or ClusterRole the stack binds (other than cluster-admin) grants Pod creation, or any write on "
+        "Kueue's ClusterQueues, ResourceFlavors, WorkloadPriorityClasses, Cohorts, AdmissionChecks, "
+        "ProvisioningRequestConfigs or LocalQueues, or on RBAC objects. Built-in admin and edit count as "
+        "granting Pod creation.",
+        MANDATORY,
+        rbac.no_queue_bypass,
+        stack=True,
+    ),
+    Rule(
+        "probe-namespaced-rbac",
+        "ServiceAccounts the stack creates (the Kueue webhook probe's) are bound to namespaced Roles only: no "
+        "ClusterRoleBinding names them.",
+        MANDATORY,
+        rbac.probe_namespaced_rbac,
         stack=True,
     ),
 )

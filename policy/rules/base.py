@@ -27,6 +27,13 @@ LOCAL_QUEUE = "kubernetes:kueue.x-k8s.io/*:LocalQueue"
 WORKLOAD_PRIORITY_CLASS = "kubernetes:kueue.x-k8s.io/*:WorkloadPriorityClass"
 PRIORITY_CLASS = "kubernetes:scheduling.k8s.io/*:PriorityClass"
 JOB = "kubernetes:batch/v1:Job"
+POD = "kubernetes:core/v1:Pod"
+POD_TEMPLATE = "kubernetes:core/v1:PodTemplate"
+SERVICE_ACCOUNT = "kubernetes:core/v1:ServiceAccount"
+ROLE = "kubernetes:rbac.authorization.k8s.io/*:Role"
+CLUSTER_ROLE = "kubernetes:rbac.authorization.k8s.io/*:ClusterRole"
+ROLE_BINDING = "kubernetes:rbac.authorization.k8s.io/*:RoleBinding"
+CLUSTER_ROLE_BINDING = "kubernetes:rbac.authorization.k8s.io/*:ClusterRoleBinding"
 JOBSET = "kubernetes:jobset.x-k8s.io/*:JobSet"
 WORKLOADS = (JOB, JOBSET)
 

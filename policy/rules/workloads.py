@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from components import catalogue
+from components import catalogue, images
 from components.admission.objects import PRIORITY_LABEL, QUEUE_LABEL
 
 from .base import (
@@ -18,6 +18,8 @@ from .base import (
     EMPTY,
     JOB,
     LOCAL_QUEUE,
+    POD,
+    POD_TEMPLATE,
     PRIORITY_CLASS,
     UNKNOWN,
     WORKLOAD_PRIORITY_CLASS,
@@ -39,9 +41,14 @@ CONSUME_ANNOTATION = "cluster-autoscaler.kubernetes.io/consume-provisioning-requ
 
 
 def pod_templates(type_: str, props: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    """The pod templates of a Job (spec.template) or a JobSet (each replicated job's)."""
+    """The pod templates of a Job (spec.template) or a JobSet (each replicated job's); a Pod
+    and a PodTemplate as one each."""
     if is_type(type_, JOB):
         return [as_dict(dig(props, "spec", "template"))]
+    if is_type(type_, POD):
+        return [props]
+    if is_type(type_, POD_TEMPLATE):
+        return [as_dict(props.get("template"))]
     return [as_dict(dig(rj, "template", "spec", "template")) for rj in as_list(dig(props, "spec", "replicatedJobs"))]
 
 
@@ -154,3 +161,28 @@ def _selects_tpu(spec: Mapping[str, Any]) -> bool:
         any(dig(e, "key") == catalogue.TPU_ACCELERATOR_LABEL for e in as_list(dig(t, "matchExpressions")))
         for t in as_list(terms)
     )
+
+
+IMAGE_TYPES = (*WORKLOADS, POD, POD_TEMPLATE)
+
+
+def image_pinned(type_: str, props: Mapping[str, Any], config: Mapping[str, Any] = EMPTY) -> Iterator[str]:
+    """Every container image names one build. Untagged means :latest to the runtime, and
+    :latest moves: the pods of one multi-host slice can start different code. With
+    requireDigest (production), a tag is not enough either: a registry lets a tag be pushed
+    again, a digest names content."""
+    for template in pod_templates(type_, props):
+        spec = as_dict(template.get("spec"))
+        for c in (*as_list(spec.get("initContainers")), *as_list(spec.get("containers"))):
+            image = c.get("image") if isinstance(c, Mapping) else None
+            if not isinstance(image, str) or image == UNKNOWN:
+                continue
+            what = f"{describe(type_, props)} container {c.get('name', '?')}"
+            problem = images.pin_problem(image)
+            if problem is not None:
+                yield f"{what}: {problem}"
+            elif config.get("requireDigest") and not images.has_digest(image):
+                yield (
+                    f"{what}: {image!r} is pinned by tag only; this stack requires digests "
+                    "(image@sha256:<64 hex digits>), since a tag can be pushed again"
+                )

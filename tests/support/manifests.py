@@ -55,6 +55,9 @@ from referencing import Registry, Resource
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMAS_DIR = ROOT / "schema" / "upstream"  # a vendored copy: schema/upstream/VENDORED.md
+# CRDs the shared copy does not extract (Kueue's Workload), kept apart so that SCHEMAS_DIR stays
+# byte-identical to it: schema/upstream-extra/README.md.
+EXTRA_SCHEMAS_DIRS = (ROOT / "schema" / "upstream-extra",)
 # The oldest minor the validation targets: kubernetes-validate picks its newest bundled schema
 # set that is not newer than this. Fields added after it are rejected, which is what we want.
 KUBERNETES_VERSION = "1.33"
@@ -73,6 +76,8 @@ CORE_KINDS: dict[tuple[str, str], str] = {
     ("scheduling.k8s.io/v1", "PriorityClass"): CLUSTER,
     ("rbac.authorization.k8s.io/v1", "ClusterRole"): CLUSTER,
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): CLUSTER,
+    ("rbac.authorization.k8s.io/v1", "Role"): NAMESPACED,
+    ("rbac.authorization.k8s.io/v1", "RoleBinding"): NAMESPACED,
 }
 
 REJECTED_API_VERSIONS = {
@@ -491,6 +496,52 @@ BUILTIN_CEL_RULES: dict[str, Callable[[Any], bool]] = {
     "self.templates.all(t, !has(t.metadata.namespace) || size(t.metadata.namespace) == 0)": lambda s: all(
         not _has(t["metadata"], "namespace") or len(t["metadata"]["namespace"]) == 0 for t in s["templates"]
     ),
+    # Workload (root): an admitted workload assigns every podSet
+    "has(self.status) && has(self.status.conditions) && self.status.conditions.exists(c, c.type == 'QuotaReserved' "
+    "&& c.status == 'True') && has(self.status.admission) ? size(self.spec.podSets) == "
+    "size(self.status.admission.podSetAssignments) : true": lambda s: (
+        not (
+            _has(s, "status")
+            and _has(s["status"], "conditions")
+            and any(c["type"] == "QuotaReserved" and c["status"] == "True" for c in s["status"]["conditions"])
+            and _has(s["status"], "admission")
+        )
+        or len(s["spec"]["podSets"]) == len(s["status"]["admission"]["podSetAssignments"])
+    ),
+    # Workload .spec
+    "!has(self.priorityClassRef) || has(self.priority)": lambda s: (
+        not _has(s, "priorityClassRef") or _has(s, "priority")
+    ),
+    # Workload .spec.podSets[]
+    "has(self.minCount) ? self.minCount <= self.count : true": lambda s: (
+        s["minCount"] <= s["count"] if _has(s, "minCount") else True
+    ),
+    # Workload .spec.priorityClassRef
+    "(self.group == 'scheduling.k8s.io') ? self.kind == 'PriorityClass' : true": lambda s: (
+        s["kind"] == "PriorityClass" if s["group"] == "scheduling.k8s.io" else True
+    ),
+    "(self.group == 'kueue.x-k8s.io') ? self.kind == 'WorkloadPriorityClass' : true": lambda s: (
+        s["kind"] == "WorkloadPriorityClass" if s["group"] == "kueue.x-k8s.io" else True
+    ),
+    # Workload .status
+    "!has(self.clusterName) || (!has(self.nominatedClusterNames) || (has(self.nominatedClusterNames) && "
+    "size(self.nominatedClusterNames) == 0))": lambda s: (
+        not _has(s, "clusterName") or not _has(s, "nominatedClusterNames") or len(s["nominatedClusterNames"]) == 0
+    ),
+    # Workload .status.admission.podSetAssignments[].topologyAssignment
+    "self.slices.all(x, size(x.valuesPerLevel) == size(self.levels))": lambda s: all(
+        len(x["valuesPerLevel"]) == len(s["levels"]) for x in s["slices"]
+    ),
+    "!has(self.podCounts.individual) || size(self.podCounts.individual) == self.domainCount": lambda s: (
+        not _has(s["podCounts"], "individual") or len(s["podCounts"]["individual"]) == s["domainCount"]
+    ),
+    "self.valuesPerLevel.all(x, !has(x.individual) || size(x.individual.roots) == self.domainCount)": lambda s: all(
+        not _has(x, "individual") or len(x["individual"]["roots"]) == s["domainCount"] for x in s["valuesPerLevel"]
+    ),
+    "[has(self.universal),has(self.individual)].filter(x,x==true).size() == 1": lambda s: (
+        [_has(s, "universal"), _has(s, "individual")].count(True) == 1
+    ),
+    "has(self.universal) != has(self.individual)": lambda s: _has(s, "universal") != _has(s, "individual"),
     # MultiKueueCluster .spec.clusterSource: exactly one of kubeConfig / clusterProfileRef
     "[has(self.kubeConfig),has(self.clusterProfileRef)].filter(x,x==true).size() == 1": lambda s: (
         [_has(s, "kubeConfig"), _has(s, "clusterProfileRef")].count(True) == 1
@@ -997,6 +1048,80 @@ def jobset_problems(m: dict[str, Any]) -> list[str]:
     return out
 
 
+def workload_problems(m: dict[str, Any]) -> list[str]:
+    """Kueue v0.19.2's Workload webhook on create (pkg/webhooks/workload_webhook.go
+    ValidateWorkload), for a Workload without status: the resource name "pods" is reserved,
+    and at most one podSet may use minCount."""
+    spec = m.get("spec") if isinstance(m.get("spec"), dict) else {}
+    out = []
+    pod_sets = [ps for ps in spec.get("podSets") or [] if isinstance(ps, dict)]
+    for i, ps in enumerate(pod_sets):
+        pod = ((ps.get("template") or {}).get("spec")) or {}
+        for group in ("initContainers", "containers"):
+            for j, c in enumerate(pod.get(group) or []):
+                for part in ("requests", "limits"):
+                    if "pods" in (((c or {}).get("resources") or {}).get(part) or {}):
+                        out.append(f"spec.podSets[{i}].template.spec.{group}[{j}].resources.{part}[pods]: "
+                                   "Invalid value: the key is reserved for internal kueue use")
+    if sum(1 for ps in pod_sets if ps.get("minCount") is not None) > 1:
+        out.append("spec.podSets: Invalid value: at most one podSet can use minCount")
+    return out
+
+
+_RBAC_GROUP = "rbac.authorization.k8s.io"
+
+
+def policy_rules_problems(m: dict[str, Any]) -> list[str]:
+    """k8s.io/kubernetes pkg/apis/rbac/validation ValidatePolicyRule: verbs are required, and a
+    resource rule names its apiGroups and resources."""
+    out = []
+    for i, rule in enumerate(m.get("rules") or []):
+        if not isinstance(rule, dict):
+            continue
+        if not rule.get("verbs"):
+            out.append(f"rules[{i}].verbs: Required value: verbs must contain at least one value")
+        if rule.get("nonResourceURLs"):
+            continue
+        for field in ("apiGroups", "resources"):
+            if not rule.get(field):
+                out.append(f"rules[{i}].{field}: Required value: resource rules must supply at least one {field[:-1]}")
+    return out
+
+
+def binding_problems(m: dict[str, Any]) -> list[str]:
+    """ValidateRoleBinding / ValidateClusterRoleBinding and ValidateRoleBindingSubject (same
+    package): roleRef in the RBAC group naming a Role (RoleBinding only) or a ClusterRole;
+    User and Group subjects in the RBAC group; ServiceAccount subjects in the core group, with
+    a namespace in a ClusterRoleBinding."""
+    out = []
+    namespaced = m.get("kind") == "RoleBinding"
+    ref = m.get("roleRef") if isinstance(m.get("roleRef"), dict) else {}
+    if ref.get("apiGroup") != _RBAC_GROUP:
+        out.append(f"roleRef.apiGroup: Unsupported value: {ref.get('apiGroup')!r}: supported values: \"{_RBAC_GROUP}\"")
+    kinds = ("Role", "ClusterRole") if namespaced else ("ClusterRole",)
+    if ref.get("kind") not in kinds:
+        out.append(f"roleRef.kind: Unsupported value: {ref.get('kind')!r}: supported values: {', '.join(kinds)}")
+    if not ref.get("name"):
+        out.append("roleRef.name: Required value")
+    for i, subject in enumerate(m.get("subjects") or []):
+        if not isinstance(subject, dict):
+            continue
+        p, kind, group = f"subjects[{i}]", subject.get("kind"), subject.get("apiGroup", "")
+        if not subject.get("name"):
+            out.append(f"{p}.name: Required value")
+        if kind == "ServiceAccount":
+            if group:
+                out.append(f"{p}.apiGroup: Unsupported value: {group!r}: supported values: \"\"")
+            if not namespaced and not subject.get("namespace"):
+                out.append(f"{p}.namespace: Required value")
+        elif kind in ("User", "Group"):
+            if group != _RBAC_GROUP:
+                out.append(f"{p}.apiGroup: Unsupported value: {group!r}: supported values: \"{_RBAC_GROUP}\"")
+        else:
+            out.append(f"{p}.kind: Unsupported value: {kind!r}: supported values: ServiceAccount, User, Group")
+    return out
+
+
 def job_problems(m: dict[str, Any]) -> list[str]:
     return job_spec_problems(m.get("spec"), "spec", in_jobset=False)
 
@@ -1031,6 +1156,11 @@ HAND_WRITTEN: dict[tuple[str, str], Callable[[dict[str, Any]], list[str]]] = {
     ("v1", "PodTemplate"): pod_template_problems,
     ("v1", "Service"): service_problems,
     ("scheduling.k8s.io/v1", "PriorityClass"): priority_class_problems,
+    ("kueue.x-k8s.io/v1beta2", "Workload"): workload_problems,
+    ("rbac.authorization.k8s.io/v1", "Role"): policy_rules_problems,
+    ("rbac.authorization.k8s.io/v1", "ClusterRole"): policy_rules_problems,
+    ("rbac.authorization.k8s.io/v1", "RoleBinding"): binding_problems,
+    ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): binding_problems,
 }
 
 
@@ -1083,10 +1213,12 @@ class Validator:
     cel: "auto" (cel-python when installed, else the built-in rules), "celpy" or "builtin"."""
 
     def __init__(self, schemas_dir: Path | str | None = None, kubernetes_version: str = KUBERNETES_VERSION,
-                 cel: str = "auto"):
+                 cel: str = "auto", extra_dirs: Iterable[Path | str] = EXTRA_SCHEMAS_DIRS):
         self.schemas_dir = Path(schemas_dir) if schemas_dir is not None else SCHEMAS_DIR
-        if not (self.schemas_dir / "README.md").is_file():
-            raise FileNotFoundError(f"{self.schemas_dir}: no CRD schemas (expected schema/upstream)")
+        self.schema_dirs = (self.schemas_dir, *(Path(d) for d in extra_dirs))
+        for folder in self.schema_dirs:
+            if not (folder / "README.md").is_file():
+                raise FileNotFoundError(f"{folder}: no CRD schemas (expected a README.md with a file table)")
         self.core_version = _kubernetes_validate_version(kubernetes_version)
         if cel == "auto":
             cel = "celpy" if CELPY_AVAILABLE else "builtin"
@@ -1101,10 +1233,11 @@ class Validator:
         group, slash, version = api_version.partition("/")
         if not slash or "/" in version or not re.fullmatch(r"[A-Za-z0-9.-]+", group + version + kind):
             return None
-        path = self.schemas_dir / group / version / f"{kind}.json"
-        if not path.is_file():
-            return None
-        return _load_crd(str(path), _crd_scopes(str(self.schemas_dir)).get((api_version, kind)))
+        for folder in self.schema_dirs:
+            path = folder / group / version / f"{kind}.json"
+            if path.is_file():
+                return _load_crd(str(path), _crd_scopes(str(folder)).get((api_version, kind)))
+        return None
 
     def validate(self, manifest: Any) -> list[str]:
         ident = _ident(manifest)
@@ -1126,7 +1259,7 @@ class Validator:
             crd = self.crd(api_version, kind)
             if crd is None:
                 return [f"{api_version} {kind} is not covered: neither a core kind in CORE_KINDS nor a CRD with a "
-                        f"schema in {self.schemas_dir}; add it to the validator rather than let it pass unchecked"]
+                        f"schema in {', '.join(map(str, self.schema_dirs))}; add it to the validator rather than let it pass unchecked"]
             if crd.scope is None:
                 return [f"{api_version} {kind}: the schemas' README gives no scope for it; cannot check metadata"]
             scope = crd.scope
@@ -1251,11 +1384,16 @@ def check_references(manifests: list[dict[str, Any]]) -> list[str]:
         if priority is not None and not exists("kueue.x-k8s.io", "WorkloadPriorityClass", priority):
             out.append(f"{ident}: metadata.labels[kueue.x-k8s.io/priority-class]: no WorkloadPriorityClass "
                        f"{priority!r} is declared")
-        if (group, kind) == ("rbac.authorization.k8s.io", "ClusterRoleBinding"):
+        if (group, kind) in (("rbac.authorization.k8s.io", "ClusterRoleBinding"),
+                             ("rbac.authorization.k8s.io", "RoleBinding")):
+            # A binding to a role nobody creates grants nothing, silently: the API server
+            # accepts it (roles are resolved at authorization time).
             ref = m.get("roleRef") or {}
             if ref.get("kind") == "ClusterRole" and ref.get("name") not in KNOWN_CLUSTER_ROLES:
                 if not exists("rbac.authorization.k8s.io", "ClusterRole", ref.get("name")):
                     out.append(f"{ident}: roleRef: no ClusterRole {ref.get('name')!r} is declared")
+            elif ref.get("kind") == "Role" and not exists("rbac.authorization.k8s.io", "Role", ref.get("name"), ns):
+                out.append(f"{ident}: roleRef: no Role {ns}/{ref.get('name')} is declared")
         for path, pod in _pod_specs(m):
             pc = pod.get("priorityClassName")
             if pc and pc not in KNOWN_PRIORITY_CLASSES and not exists("scheduling.k8s.io", "PriorityClass", pc):
