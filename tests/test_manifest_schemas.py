@@ -220,6 +220,8 @@ def valid_examples() -> list[dict[str, Any]]:
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "probe", "namespace": "ml"}},
         {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "probe", "namespace": "ml"},
          "data": {"a.yaml": "x: 1\n"}},
+        {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "multikueue-w1", "namespace": "kueue-system"},
+         "type": "Opaque", "data": {"kubeconfig": "a2luZDogQ29uZmlnCg=="}},
         {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "probe", "namespace": "ml"},
          "spec": pod_spec(restartPolicy="OnFailure")},
         {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "hosts", "namespace": "ml"},
@@ -300,7 +302,7 @@ def test_deprecated_api_versions_are_rejected(validator, api_version, kind, frag
         {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "x", "namespace": "ml"}},
         {"apiVersion": KUEUE, "kind": "Topology2", "metadata": {"name": "x"}},
         {"apiVersion": "kueue.x-k8s.io/v1alpha1", "kind": "Cohort", "metadata": {"name": "x"}},
-        {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "x", "namespace": "ml"}},
+        {"apiVersion": "v1", "kind": "ResourceQuota", "metadata": {"name": "x", "namespace": "ml"}},
     ],
     ids=lambda m: f"{m['apiVersion']}:{m['kind']}",
 )

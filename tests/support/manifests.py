@@ -37,6 +37,8 @@ yields the objects a ConfigMap carries as YAML (the webhook probe's dry-run payl
 
 from __future__ import annotations
 
+import base64
+import binascii
 import copy
 import functools
 import importlib.util
@@ -69,6 +71,7 @@ CORE_KINDS: dict[tuple[str, str], str] = {
     ("v1", "Namespace"): CLUSTER,
     ("v1", "ServiceAccount"): NAMESPACED,
     ("v1", "ConfigMap"): NAMESPACED,
+    ("v1", "Secret"): NAMESPACED,
     ("v1", "Pod"): NAMESPACED,
     ("v1", "Service"): NAMESPACED,
     ("v1", "PodTemplate"): NAMESPACED,
@@ -1147,7 +1150,39 @@ def priority_class_problems(m: dict[str, Any]) -> list[str]:
     return []
 
 
+_CONFIG_KEY = re.compile(r"[-._a-zA-Z0-9]+")
+
+
+def secret_problems(m: dict[str, Any]) -> list[str]:
+    """core validation.ValidateSecret, and the base64 the API server decodes `data` from (the
+    schema says `format: byte`, which no validator here checks)."""
+    out = []
+    size = 0
+    for field in ("data", "stringData"):
+        items = m.get(field) if isinstance(m.get(field), dict) else {}
+        for key, value in items.items():
+            if len(key) > 253 or not _CONFIG_KEY.fullmatch(key):
+                out.append(f"{field}[{key}]: Invalid value: {key!r}: a valid config key must consist of alphanumeric "
+                           "characters, '-', '_' or '.', at most 253")
+            if field == "data" and isinstance(value, str):
+                try:
+                    size += len(base64.b64decode(value, validate=True))
+                except (binascii.Error, ValueError):
+                    out.append(f"data[{key}]: illegal base64 data")
+            elif isinstance(value, str):
+                size += len(value.encode())
+    if size > 1024 * 1024:
+        out.append(f"data: Too long: must have at most 1048576 bytes ({size})")
+    annotations = (m.get("metadata") or {}).get("annotations") or {}
+    if m.get("type") == "kubernetes.io/service-account-token" and not annotations.get(
+            "kubernetes.io/service-account.name"):
+        out.append("metadata.annotations[kubernetes.io/service-account.name]: Required value "
+                   "(a service-account-token Secret names its ServiceAccount)")
+    return out
+
+
 HAND_WRITTEN: dict[tuple[str, str], Callable[[dict[str, Any]], list[str]]] = {
+    ("v1", "Secret"): secret_problems,
     ("kueue.x-k8s.io/v1beta2", "ClusterQueue"): cluster_queue_problems,
     ("kueue.x-k8s.io/v1beta2", "ResourceFlavor"): resource_flavor_problems,
     ("jobset.x-k8s.io/v1alpha2", "JobSet"): jobset_problems,

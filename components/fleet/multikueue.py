@@ -1,0 +1,264 @@
+"""The manager side of a MultiKueue fleet, as pure functions: the Configuration's `multiKueue`
+block, the AdmissionCheck -> MultiKueueConfig -> MultiKueueCluster -> Secret chain, and the
+rules Kueue applies to a ClusterQueue that uses the check.
+
+Sources are Kueue v0.19.2 (the chart version this project installs); paths are relative to
+https://github.com/kubernetes-sigs/kueue/tree/v0.19.2.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any, Iterable, Iterator, Literal, Mapping, Sequence
+
+from pydantic import Field, model_validator
+
+from ..admission.objects import PROVISIONING_CONTROLLER
+from ..config.base import Duration, LabelValue, Model, RuleError, raise_all
+from ..config.base import _check_k8s_name as _k8s_name
+from ..plan.kueue import KUEUE_API, KUEUE_NAMESPACE, go_duration
+from ..versions import minor_of, minor_text
+
+# apis/kueue/v1beta2/multikueue_types.go:37
+MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
+# apis/kueue/v1beta2/multikueue_types.go:24: the key Kueue reads the kubeconfig from
+# (getKubeConfigFromSecret, pkg/controller/admissionchecks/multikueue/multikueuecluster.go:1074).
+KUBECONFIG_KEY = "kubeconfig"
+# MultiKueueConfig.spec.clusters: +kubebuilder:validation:MinItems=1, MaxItems=20
+# (apis/kueue/v1beta2/multikueue_types.go:155-156; schema/upstream/.../MultiKueueConfig.json).
+MIN_WORKERS, MAX_WORKERS = 1, 20
+
+# apis/config/v1beta2/configuration_types.go:393-399
+DISPATCHERS = {
+    "AllAtOnce": "kueue.x-k8s.io/multikueue-dispatcher-all-at-once",
+    "Incremental": "kueue.x-k8s.io/multikueue-dispatcher-incremental",
+}
+
+
+class MultiKueueSettings(Model):
+    """The manager's `multiKueue` Configuration. Defaults are Kueue's own
+    (apis/config/v1beta2/defaults.go:47-50 and 134-143)."""
+
+    dispatcher: Literal["AllAtOnce", "Incremental"] = "AllAtOnce"
+    """AllAtOnce offers each workload to every worker and keeps the first that admits it;
+    Incremental offers it to `incrementalStepSize` workers at a time, in the fleet's order
+    (MultiKueueIncrementalDispatcherRespectConfigOrder, beta and on in 0.19), so the preferred
+    regions are tried first."""
+    incremental_step_size: int | None = Field(default=None, ge=1)
+    """Workers the Incremental dispatcher adds per round (Kueue's default: 3). Only with
+    dispatcher Incremental."""
+    gc_interval: Duration = "1m"
+    """How often the manager deletes worker copies whose workload is gone from the manager."""
+    origin: LabelValue = "multikueue"
+    """Label value marking the objects this manager creates on workers. Its garbage collector
+    deletes every remote workload with this origin that has no local counterpart
+    (runGC, multikueuecluster.go:675-733), so two managers that share a worker need different
+    origins or each deletes the other's workloads."""
+    worker_lost_timeout: Duration = "15m"
+    """How long a workload admitted on a worker that stops answering stays admitted before the
+    manager requeues it elsewhere."""
+
+    @model_validator(mode="after")
+    def _rules(self):
+        raise_all(self._problems())
+        return self
+
+    def _problems(self) -> Iterator[RuleError]:
+        # pkg/config/validation.go:221-225: Kueue refuses to start with an
+        # incrementalDispatcherConfig under any other dispatcher.
+        if self.incremental_step_size is not None and self.dispatcher != "Incremental":
+            yield RuleError(
+                "incrementalStepSize",
+                f"incrementalStepSize applies to the Incremental dispatcher only, not {self.dispatcher} "
+                "(Kueue refuses the Configuration)",
+            )
+
+
+def multikueue_configuration(settings: MultiKueueSettings) -> dict[str, Any]:
+    """The Configuration's `multiKueue` block.
+
+    Every field is written, defaults included: the chart takes the Configuration as one
+    string, so what is written is what the manager runs, a Kueue upgrade that changes a default
+    does not change the fleet's behaviour unseen, and the report shows the values in force.
+    `incrementalDispatcherConfig` is the exception: Kueue refuses it under AllAtOnce."""
+    out: dict[str, Any] = {
+        "gcInterval": go_duration(settings.gc_interval),
+        "origin": settings.origin,
+        "workerLostTimeout": go_duration(settings.worker_lost_timeout),
+        "dispatcherName": DISPATCHERS[settings.dispatcher],
+    }
+    if settings.dispatcher == "Incremental":
+        # defaults.go:140-143 fills stepSize 3; written out for the same reason as the rest.
+        out["incrementalDispatcherConfig"] = {"stepSize": settings.incremental_step_size or 3}
+    return out
+
+
+# -- the manager's objects ------------------------------------------------------------------------
+
+
+def kubeconfig_secret_name(worker: str) -> str:
+    return f"multikueue-{worker}"
+
+
+def encode_kubeconfig(kubeconfig: str) -> str:
+    """A kubeconfig as a Secret's `data` value. `data`, not `stringData`: the API server never
+    returns stringData, and pulumi-kubernetes has diffed it forever on that account
+    (pulumi-kubernetes#2507, #2513)."""
+    return base64.b64encode(kubeconfig.encode()).decode()
+
+
+def kubeconfig_secret(worker: str, data: Any) -> dict[str, Any]:
+    """The Secret a MultiKueueCluster reads, in Kueue's own namespace: Kueue looks the name up
+    there and nowhere else (getKubeConfigFromSecret, multikueuecluster.go:1063-1079). `data` is
+    the base64 kubeconfig: a string here, a Pulumi secret Output when a component passes it."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Secret",
+        "metadata": {"name": kubeconfig_secret_name(worker), "namespace": KUEUE_NAMESPACE},
+        "type": "Opaque",
+        "data": {KUBECONFIG_KEY: data},
+    }
+
+
+def _placeholder(worker: str) -> str:
+    return encode_kubeconfig(f"# the kubeconfig of worker {worker} is written at deploy time\n")
+
+
+def worker_name_problems(fleet_name: str, workers: Sequence[str]) -> list[str]:
+    out = []
+    for what, name in [("fleet name", fleet_name), *(("worker name", w) for w in workers)]:
+        try:
+            _k8s_name(name)
+        except ValueError as exc:
+            out.append(f"{what}: {exc}")
+    if not MIN_WORKERS <= len(workers) <= MAX_WORKERS:
+        out.append(f"{len(workers)} workers: a MultiKueueConfig lists {MIN_WORKERS} to {MAX_WORKERS} clusters")
+    repeated = sorted({w for w in workers if list(workers).count(w) > 1})
+    if repeated:
+        out.append(f"workers listed more than once: {', '.join(repeated)} (MultiKueueConfig clusters must be unique)")
+    return out
+
+
+def multikueue_manifests(
+    fleet_name: str, workers: Sequence[str], kubeconfigs: Mapping[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """AdmissionCheck `fleet_name` -> MultiKueueConfig `fleet_name` -> one MultiKueueCluster per
+    worker (named after it) -> Secret multikueue-<worker> in kueue-system, key `kubeconfig`.
+
+    `workers` is in order of preference: the Incremental dispatcher follows it. `kubeconfigs`
+    maps a worker to its Secret's data value (see `kubeconfig_secret`); a worker without one
+    gets a placeholder, which is only the Secret's shape."""
+    problems = worker_name_problems(fleet_name, workers)
+    if problems:
+        raise ValueError("; ".join(problems))
+    kubeconfigs = kubeconfigs or {}
+    check = {
+        "apiVersion": KUEUE_API,
+        "kind": "AdmissionCheck",
+        "metadata": {"name": fleet_name},
+        "spec": {
+            "controllerName": MULTIKUEUE_CONTROLLER,
+            # Kueue marks the check BadConfig unless the reference names this group and kind
+            # (refValidForGK, pkg/util/admissioncheck/admissioncheck.go:110-126).
+            "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "MultiKueueConfig", "name": fleet_name},
+        },
+    }
+    config = {
+        "apiVersion": KUEUE_API,
+        "kind": "MultiKueueConfig",
+        "metadata": {"name": fleet_name},
+        "spec": {"clusters": list(workers)},
+    }
+    clusters = [
+        {
+            "apiVersion": KUEUE_API,
+            "kind": "MultiKueueCluster",
+            "metadata": {"name": w},
+            "spec": {"clusterSource": {"kubeConfig": {"locationType": "Secret", "location": kubeconfig_secret_name(w)}}},
+        }
+        for w in workers
+    ]
+    secrets = [kubeconfig_secret(w, kubeconfigs.get(w, _placeholder(w))) for w in workers]
+    return [check, config, *clusters, *secrets]
+
+
+# -- a ClusterQueue that uses the check -----------------------------------------------------------
+
+
+def _queue_flavors(spec: Mapping[str, Any]) -> set[str]:
+    return {f["name"] for rg in spec.get("resourceGroups") or [] for f in rg.get("flavors") or []}
+
+
+def cluster_queue_problems(cluster_queue: Mapping[str, Any], admission_checks: Iterable[Mapping[str, Any]]) -> list[str]:
+    """Why Kueue would keep this ClusterQueue inactive ("Can't admit new workloads") for its
+    admission checks, given every AdmissionCheck the manager has. Kueue's reasons, from
+    clusterQueue.inactiveReason and updateWithAdmissionChecks
+    (pkg/cache/scheduler/clusterqueue.go:325-348 and 417-446):
+    a referenced check that does not exist; two MultiKueue checks; a MultiKueue check limited
+    to some flavors; a MultiKueue check together with a ProvisioningRequest check (the
+    provisioning happens on the worker, whose own queue carries that check)."""
+    name = (cluster_queue.get("metadata") or {}).get("name", "<unnamed>")
+    spec = cluster_queue.get("spec") or {}
+    controllers = {
+        (ac.get("metadata") or {}).get("name"): (ac.get("spec") or {}).get("controllerName") for ac in admission_checks
+    }
+    all_flavors = _queue_flavors(spec)
+    multikueue, provisioning, out = [], [], []
+    for rule in (spec.get("admissionChecksStrategy") or {}).get("admissionChecks") or []:
+        check = rule["name"]
+        if check not in controllers:
+            out.append(f"ClusterQueue {name}: AdmissionCheck {check} does not exist (Kueue: AdmissionCheckNotFound)")
+            continue
+        if controllers[check] == PROVISIONING_CONTROLLER:
+            provisioning.append(check)
+        if controllers[check] == MULTIKUEUE_CONTROLLER:
+            multikueue.append(check)
+            # admissioncheck.NewAdmissionChecks (pkg/util/admissioncheck/admissioncheck.go:169-184):
+            # no onFlavors means every flavor of the queue.
+            on = set(rule.get("onFlavors") or all_flavors)
+            if on != all_flavors:
+                out.append(
+                    f"ClusterQueue {name}: MultiKueue AdmissionCheck {check} must apply to every flavor, not only "
+                    f"{', '.join(sorted(on))} (Kueue: MultiKueueAdmissionCheckAppliedPerFlavor)"
+                )
+    if len(multikueue) > 1:
+        out.append(
+            f"ClusterQueue {name}: more than one MultiKueue AdmissionCheck ({', '.join(multikueue)}) "
+            "(Kueue: MultipleMultiKueueAdmissionChecks)"
+        )
+    if multikueue and provisioning:
+        out.append(
+            f"ClusterQueue {name}: MultiKueue AdmissionCheck {', '.join(multikueue)} together with ProvisioningRequest "
+            f"AdmissionCheck {', '.join(provisioning)}: Kueue deactivates the queue "
+            "(MultiKueueWithProvisioningRequest); queued provisioning belongs on the workers' queues"
+        )
+    return out
+
+
+# -- Job managedBy ------------------------------------------------------------------------------
+
+# Job spec.managedBy (KEP-4368): alpha and off in 1.30-1.31, beta and on from 1.32, GA in 1.35
+# (https://github.com/kubernetes/enhancements/issues/4368;
+# https://kubernetes.io/docs/concepts/workloads/controllers/job/#delegation-of-managing-a-job-object-to-external-controller).
+MANAGED_BY_MINOR = (1, 32)
+
+
+def managed_by_problem(gke_minor: str) -> str | None:
+    """Why a manager cluster at this GKE version (a minor such as '1.33', or an exact patch)
+    cannot run batch Jobs through MultiKueue, or None.
+
+    On the manager, Kueue sets a Job's spec.managedBy to kueue.x-k8s.io/multikueue and only
+    mirrors its status from the worker (IsJobManagedByKueue,
+    pkg/controller/jobs/job/job_multikueue_adapter.go:197-208); since 0.19 there is no other
+    mode (the MultiKueueBatchJobWithManagedBy gate is gone from pkg/features/kube_features.go).
+    An API server without the field drops it on create, and the built-in Job controller then
+    runs the Job's pods on the manager as well as on the worker. Workers need nothing: the copy
+    they receive has managedBy cleared (job_multikueue_adapter.go:103-104)."""
+    minor = minor_of(gke_minor)
+    if minor >= MANAGED_BY_MINOR:
+        return None
+    return (
+        f"GKE {gke_minor}: batch Jobs need Job spec.managedBy on the MultiKueue manager, beta and on by default "
+        f"from Kubernetes {minor_text(MANAGED_BY_MINOR)} (KEP-4368); below it the manager would run every Job's "
+        "pods itself as well as on a worker"
+    )
