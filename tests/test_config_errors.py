@@ -23,7 +23,8 @@ def valid() -> dict:
     return base_config(
         nodePools=[copy.deepcopy(TPU), copy.deepcopy(GPU)],
         clusterQueues=[{"name": "cq"}],
-        teams=[{"namespace": "team-a", "localQueue": "lq", "clusterQueue": "cq"}],
+        # The multi-host v6e JobSet's pods use the host network.
+        teams=[{"namespace": "team-a", "localQueue": "lq", "clusterQueue": "cq", "podSecurity": "privileged"}],
         priorities=[{"name": "high", "value": 1000}],
         workloads=[
             {"kind": "jobset", "name": "train", "team": "team-a", "pool": "v6e", "slices": 2, "image": "i", "priority": "high"}

@@ -73,6 +73,7 @@ CORE_KINDS: dict[tuple[str, str], str] = {
     ("scheduling.k8s.io/v1", "PriorityClass"): CLUSTER,
     ("rbac.authorization.k8s.io/v1", "ClusterRole"): CLUSTER,
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): CLUSTER,
+    ("networking.k8s.io/v1", "NetworkPolicy"): NAMESPACED,
 }
 
 REJECTED_API_VERSIONS = {
