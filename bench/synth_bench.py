@@ -143,6 +143,9 @@ def stack_config(slices: int) -> dict[str, Any]:
         {"namespace": f"team-{t}", "localQueue": "lq", "clusterQueue": f"cq-{t % s['queues']}"}
         for t in range(s["teams"])
     ]
+    # The sample workloads' teams: multi-host TPU pods use the host network.
+    for team in (teams[0], teams[-1]):
+        team["podSecurity"] = "privileged"
     first = pools[0]
     queued = next((p for p in pools if p["capacity"] == "queued"), None)
     image = "us-docker.pkg.dev/cloud-tpu-images/jax-ai-image/tpu:jax0.8.1-rev1"

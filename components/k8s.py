@@ -16,6 +16,8 @@ from pulumi_kubernetes import _utilities as k8s_utilities
 
 _TYPED = {
     ("v1", "Namespace"): lambda: k8s.core.v1.Namespace,
+    # A Namespace that exists already (default): server-side apply of its labels only.
+    ("v1", "NamespacePatch"): lambda: k8s.core.v1.NamespacePatch,
     ("v1", "ServiceAccount"): lambda: k8s.core.v1.ServiceAccount,
     ("v1", "ConfigMap"): lambda: k8s.core.v1.ConfigMap,
     ("v1", "Pod"): lambda: k8s.core.v1.Pod,
@@ -27,6 +29,7 @@ _TYPED = {
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): lambda: k8s.rbac.v1.ClusterRoleBinding,
     ("rbac.authorization.k8s.io/v1", "Role"): lambda: k8s.rbac.v1.Role,
     ("rbac.authorization.k8s.io/v1", "RoleBinding"): lambda: k8s.rbac.v1.RoleBinding,
+    ("networking.k8s.io/v1", "NetworkPolicy"): lambda: k8s.networking.v1.NetworkPolicy,
 }
 
 
@@ -50,9 +53,15 @@ def resource_name(manifest: dict[str, Any]) -> str:
     return f"{meta['namespace']}/{meta['name']}" if meta.get("namespace") else meta["name"]
 
 
-def apply(manifest: dict[str, Any], opts: pulumi.ResourceOptions) -> pulumi.CustomResource:
+def apply(manifest: dict[str, Any], opts: pulumi.ResourceOptions, patch: bool = False) -> pulumi.CustomResource:
+    """`patch`: the object exists already; apply the manifest's fields to it (its <Kind>Patch
+    class) instead of creating it. The recorded inputs stay the manifest (kind Namespace, not
+    NamespacePatch): a patch is the partial object it applies."""
     name = resource_name(manifest)
-    typed = _TYPED.get((manifest["apiVersion"], manifest["kind"]))
+    kind = manifest["kind"] + ("Patch" if patch else "")
+    typed = _TYPED.get((manifest["apiVersion"], kind))
+    if patch and typed is None:
+        raise ValueError(f"no typed {kind} class registered for {manifest['apiVersion']}")
     if typed is None:
         return KubernetesObject(name, manifest, opts)
     fields = {_snake(k): v for k, v in manifest.items() if k not in ("apiVersion", "kind")}

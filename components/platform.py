@@ -36,6 +36,8 @@ def deploy(plan: Plan) -> dict[str, Any]:
     queues = KueueQueues("queues", plan, provider, kueue.ready)
 
     namespaces = {m["metadata"]["name"]: m for m in plan.namespaces}
+    patches = {m["metadata"]["name"]: m for m in plan.namespace_patches}
+    policies = {m["metadata"]["namespace"]: m for m in plan.network_policies}
     teams: dict[str, Team] = {}
     for team in plan.teams:
         if team.namespace not in teams:
@@ -43,6 +45,8 @@ def deploy(plan: Plan) -> dict[str, Any]:
             teams[team.namespace] = Team(
                 team.namespace,
                 namespaces.get(team.namespace),
+                patches.get(team.namespace),
+                policies.get(team.namespace),
                 members,
                 provider,
                 queues,

@@ -44,13 +44,16 @@ class KueueQueues(pulumi.ComponentResource):
 
 
 class Team(pulumi.ComponentResource):
-    """A team's namespace (unless it is one every cluster has), its LocalQueues, and the Role
-    and RoleBinding of its Google Groups."""
+    """A team's namespace (created, or for one every cluster has, patched with its Pod Security
+    labels), its NetworkPolicy, its LocalQueues, and the Role and RoleBinding of its Google
+    Group."""
 
     def __init__(
         self,
         resource_name: str,
         namespace_manifest: dict | None,
+        namespace_patch: dict | None,
+        network_policy: dict | None,
         teams: list[TeamPlan],
         provider: k8s.Provider,
         queues: KueueQueues,
@@ -62,7 +65,15 @@ class Team(pulumi.ComponentResource):
         self.namespace: pulumi.Resource | None = None
         if namespace_manifest is not None:
             self.namespace = k8s_objects.apply(namespace_manifest, pulumi.ResourceOptions(parent=self, provider=provider))
+        elif namespace_patch is not None:
+            # Its pods' level must be in place before any workload's pods are created.
+            self.namespace = k8s_objects.apply(
+                namespace_patch, pulumi.ResourceOptions(parent=self, provider=provider), patch=True
+            )
         ns = [self.namespace] if self.namespace is not None else []
+        self.network_policy: pulumi.Resource | None = None
+        if network_policy is not None:
+            self.network_policy = k8s_objects.apply(network_policy, _opts(self, provider, ns))
         self.local_queues: dict[str, pulumi.Resource] = {
             t.local_queue: k8s_objects.apply(
                 t.manifest, _opts(self, provider, [*kueue_ready, *ns, queues.cluster_queues[t.cluster_queue]])

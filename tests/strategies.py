@@ -776,6 +776,23 @@ def valid_stacks(
         workloads = [draw(workload(n, ctx, pools, teams, priorities, admitted)) for n in names]
         if workloads:
             config[f"{NS}:workloads"] = workloads
+        # One Pod Security level and NetworkPolicy choice per namespace, shared by its teams.
+        # TPU pods on Standard may use the host network (multi-host) or run privileged: their
+        # namespaces are privileged; the others baseline (the default) or restricted, which the
+        # program hardens its pods for.
+        tpu_pools = {p["name"] for p in pools if "tpu" in p}
+        host = {w["team"] for w in workloads if w.get("privileged") or (ctx.standard and ("tpu" in w or w.get("pool") in tpu_pools))}
+        settings = {}
+        for ns in dict.fromkeys(t["namespace"] for t in teams):
+            chosen = {}
+            level = "privileged" if ns in host else draw(st.sampled_from((None, "baseline", "restricted")))
+            if level is not None:
+                chosen["podSecurity"] = level
+            if draw(st.integers(0, 3)) == 0:
+                chosen["networkPolicy"] = draw(st.booleans())
+            settings[ns] = chosen
+        for team in teams:
+            team.update(settings[team["namespace"]])
 
     kinds = {w["kind"] for w in workloads}
     needed = (["batch/job"] if "job" in kinds else []) + (["jobset.x-k8s.io/jobset"] if "jobset" in kinds else [])

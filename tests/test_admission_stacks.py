@@ -12,7 +12,8 @@ from support.diagnostics import assert_names
 from conftest import base_config, synth_config
 
 V6E = {"name": "v6e", "tpu": {"version": "v6e", "topology": "4x4"}, "slices": 2}
-TEAM = {"namespace": "team-a", "localQueue": "lq", "clusterQueue": "cq"}
+# privileged: the multi-host v6e JobSets' pods use the host network.
+TEAM = {"namespace": "team-a", "localQueue": "lq", "clusterQueue": "cq", "podSecurity": "privileged"}
 
 
 def jobset(**over) -> dict:

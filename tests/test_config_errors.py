@@ -23,7 +23,8 @@ def valid() -> dict:
     return base_config(
         nodePools=[copy.deepcopy(TPU), copy.deepcopy(GPU)],
         clusterQueues=[{"name": "cq"}],
-        teams=[{"namespace": "team-a", "localQueue": "lq", "clusterQueue": "cq"}],
+        # The multi-host v6e JobSet's pods use the host network.
+        teams=[{"namespace": "team-a", "localQueue": "lq", "clusterQueue": "cq", "podSecurity": "privileged"}],
         priorities=[{"name": "high", "value": 1000}],
         workloads=[
             {"kind": "jobset", "name": "train", "team": "team-a", "pool": "v6e", "slices": 2, "image": "i:1", "priority": "high"}
@@ -105,6 +106,12 @@ CASES = [
     ("team group without Google Groups for RBAC", lambda c: c["gke-ai-batch:teams"][0].update(group="ml@acme.com"), "gke-ai-batch:teams[0].group", "needs Google Groups for RBAC on the cluster: set cluster.securityGroup to gke-security-groups@<your domain>"),
     ("security group not named gke-security-groups", lambda c: c["gke-ai-batch:cluster"].update(securityGroup="admins@acme.com"), "gke-ai-batch:cluster.securityGroup", "only through a group named gke-security-groups@<your domain> (e.g. gke-security-groups@acme.com)"),
     ("team group not an email", lambda c: (c["gke-ai-batch:cluster"].update(securityGroup="gke-security-groups@acme.com"), c["gke-ai-batch:teams"][0].update(group="ML Research")), "gke-ai-batch:teams[0].group", "is not a Google Group email address"),
+    # Pod Security: a namespace has one level, and admits its workloads' pods
+    ("teams of a namespace disagree on its level", lambda c: c["gke-ai-batch:teams"].append({"namespace": "team-a", "localQueue": "lq2", "clusterQueue": "cq", "podSecurity": "baseline"}), "gke-ai-batch:teams[1].podSecurity", "namespace 'team-a' has podSecurity privileged from teams[0], and baseline here"),
+    ("teams of a namespace disagree on its NetworkPolicy", lambda c: c["gke-ai-batch:teams"].extend([{"namespace": "team-b", "localQueue": "lq", "clusterQueue": "cq"}, {"namespace": "team-b", "localQueue": "lq2", "clusterQueue": "cq", "networkPolicy": False}]), "gke-ai-batch:teams[2].networkPolicy", "has networkPolicy true from teams[1], and false here"),
+    ("a Pod Security label by hand", lambda c: c["gke-ai-batch:teams"][0].update(labels={"pod-security.kubernetes.io/warn": "restricted"}), 'gke-ai-batch:teams[0].labels["pod-security.kubernetes.io/warn"]', "is set from teams[0].podSecurity"),
+    ("host network in a baseline namespace", lambda c: c["gke-ai-batch:teams"][0].pop("podSecurity"), "gke-ai-batch:workloads[0].pool", "JobSet team-a/train: its pods set spec.hostNetwork (Host Namespaces), which Pod Security level baseline of namespace team-a rejects at pod creation, so the JobSet would wait forever; set teams[0].podSecurity: privileged (multi-host TPU pods on Standard use the host network)"),
+    ("privileged in a restricted namespace", lambda c: (c["gke-ai-batch:teams"][0].update(podSecurity="restricted"), c["gke-ai-batch:workloads"].append({"kind": "job", "name": "eval", "team": "team-a", "pool": "h100", "image": "i:1", "privileged": True})), "gke-ai-batch:workloads[1].privileged", "Job team-a/eval: its pods set spec.containers[0].securityContext.privileged (Privileged Containers)"),
     ("Autopilot without flavors", lambda c: (c.pop("gke-ai-batch:nodePools"), c.pop("gke-ai-batch:workloads"), c["gke-ai-batch:cluster"].update(mode="autopilot")), "gke-ai-batch:flavors", "Autopilot stacks declare their flavors"),
 ]
 

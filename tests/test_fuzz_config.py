@@ -261,7 +261,16 @@ def check_batch(config: dict, result) -> None:
     teams = S.ours(config, "teams", [])
     assert sorted(by_type(result, KUEUE + "LocalQueue")) == sorted(f"{t['namespace']}/{t['localQueue']}" for t in teams)
     namespaces = {t["namespace"] for t in teams} - set(S.BUILTIN_NAMESPACES)
-    assert sorted(by_type(result, "kubernetes:core/v1:Namespace")) == sorted(namespaces)
+    created = by_type(result, "kubernetes:core/v1:Namespace")
+    assert sorted(created) == sorted(namespaces)
+    # Every team namespace carries its level: created, or (default) patched; and its
+    # NetworkPolicy unless its teams turned it off.
+    labelled = {**created, **by_type(result, "kubernetes:core/v1:NamespacePatch")}
+    policies = by_type(result, "kubernetes:networking.k8s.io/v1:NetworkPolicy")
+    for t in teams:
+        labels = labelled[t["namespace"]]["metadata"]["labels"]
+        assert labels["pod-security.kubernetes.io/enforce"] == t.get("podSecurity", "baseline")
+        assert (f"{t['namespace']}/same-namespace-only" in policies) == t.get("networkPolicy", True)
 
     priorities = {p["name"]: p["value"] for p in S.ours(config, "priorities", [])}
     wpcs = by_type(result, KUEUE + "WorkloadPriorityClass")
@@ -464,7 +473,7 @@ def _valid_base() -> dict:
         clusterQueues=[
             {"name": "cq", "cohort": "shared", "flavors": [{"name": "tpu-v6e-slice-4x4", "quotas": {"cpu": 8}}]}
         ],
-        teams=[{"namespace": "team-a", "localQueue": "lq", "clusterQueue": "cq"}],
+        teams=[{"namespace": "team-a", "localQueue": "lq", "clusterQueue": "cq", "podSecurity": "privileged"}],
         priorities=[{"name": "high", "value": 1000}],
         workloads=[{"kind": "jobset", "name": "train", "team": "team-a", "pool": "v6e", "slices": 2, "image": "i:1"}],
         kueue={"waitForPodsReady": {"timeout": "10m"}},

@@ -217,6 +217,13 @@ def valid_examples() -> list[dict[str, Any]]:
                   "podSets": [{"count": 2, "podTemplateRef": {"name": "pr-pods"}}],
                   "parameters": {"maxRunDurationSeconds": "3600"}}},
         {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "ml", "labels": {"team": "ml"}}},
+        # A NamespacePatch records as the partial Namespace it applies.
+        {"apiVersion": "v1", "kind": "Namespace",
+         "metadata": {"name": "default", "annotations": {"pulumi.com/patchForce": "true"},
+                      "labels": {"pod-security.kubernetes.io/enforce": "privileged"}}},
+        {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy",
+         "metadata": {"name": "same-namespace-only", "namespace": "ml"},
+         "spec": {"podSelector": {}, "policyTypes": ["Ingress"], "ingress": [{"from": [{"podSelector": {}}]}]}},
         {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "probe", "namespace": "ml"}},
         {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "probe", "namespace": "ml"},
          "data": {"a.yaml": "x: 1\n"}},

@@ -65,6 +65,11 @@ def noncompliant_prod():
 
     edited(res, "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue", "research", research_queue)
 
+    # A team namespace whose level is gone (namespace-pod-security), and one whose NetworkPolicy
+    # is gone (namespace-network-policy).
+    edited(res, "kubernetes:core/v1:Namespace", "research", lambda i: i["metadata"].pop("labels"))
+    res.remove(next(r for r in res if r.type.endswith(":NetworkPolicy") and r.name == "evals/same-namespace-only"))
+
     # A workload of the top priority in the research queue, whose flavors are all spot or
     # queued (queue-interruptible-only), privileged on GPUs (workload-privileged-tpu-only),
     # naming a priority class that does not exist (workload-known-priority)...

@@ -200,6 +200,7 @@ def test_the_issues_advisory_rules_are_advisory_and_the_rest_mandatory():
         "gke-private-nodes",
         "queue-interruptible-only",
         "kueue-quota-within-capacity",
+        "namespace-network-policy",
     }
 
 
@@ -653,6 +654,65 @@ def test_the_probes_service_account_has_namespaced_rights_only():
     assert urn == cluster_wide.urn and "kueue-system/webhook-probe" in message
     # Someone else's service account is not this rule's business.
     assert check_stack(rule, [cluster_wide]) == []
+# -- team namespaces --------------------------------------------------------------------------
+
+PSA = "pod-security.kubernetes.io/"
+
+
+def namespace(name: str, patch: bool = False, **labels: str) -> Resource:
+    ns = k8s("v1", "Namespace", name, metadata={"labels": {PSA + k.replace("_", "-"): v for k, v in labels.items()}})
+    return ns._replace(type="kubernetes:core/v1:NamespacePatch" if patch else "kubernetes:core/v1:Namespace")
+
+
+def network_policy(ns: str, selector: dict | None = None, types: list[str] | None = None) -> Resource:
+    spec: dict[str, Any] = {"podSelector": selector or {}, "ingress": [{"from": [{"podSelector": {}}]}]}
+    if types is not None:
+        spec["policyTypes"] = types
+    return k8s("networking.k8s.io/v1", "NetworkPolicy", "same-namespace-only", ns, spec=spec)
+
+
+def test_team_namespaces_carry_a_pod_security_level():
+    rule = "namespace-pod-security"
+    queues = [local_queue("team", "lq", "cq"), local_queue("default", "lq", "cq")]
+    ok = [namespace("team", enforce="baseline"), namespace("default", patch=True, enforce="restricted")]
+    # A namespace without a LocalQueue is no team's: not judged.
+    assert check_stack(rule, [*queues, *ok, namespace("other")]) == []
+    [(urn, message)] = check_stack(rule, [*queues, namespace("team"), ok[1]])
+    assert urn == "urn:Namespace::team" and "enforce is unset" in message
+    [(_, message)] = check_stack(rule, [*queues, namespace("team", enforce="strict"), ok[1]])
+    assert "'strict'" in message
+    [(urn, message)] = check_stack(rule, [*queues, ok[0]])
+    assert urn is None and "team namespace default" in message
+
+
+def test_production_privileged_namespaces_warn_and_audit_at_baseline():
+    rule = "namespace-pod-security"
+    queues = [local_queue("team", "lq", "cq")]
+    bare = namespace("team", enforce="privileged")
+    watched = namespace("team", enforce="privileged", warn="baseline", audit="restricted")
+    assert check_stack(rule, [*queues, bare]) == []  # not production
+    assert check_stack(rule, [*queues, watched], {"production": True}) == []
+    messages = [m for _, m in check_stack(rule, [*queues, bare], {"production": True})]
+    assert len(messages) == 2 and "warn is unset" in messages[0] and "audit is unset" in messages[1]
+    lax = namespace("team", enforce="privileged", warn="privileged", audit="baseline")
+    [(_, message)] = check_stack(rule, [*queues, lax], {"production": True})
+    assert "warn is privileged" in message
+
+
+def test_production_team_namespaces_isolate_ingress():
+    rule = "namespace-network-policy"
+    queues = [local_queue("team", "lq", "cq")]
+    prod = {"production": True}
+    assert check_stack(rule, queues) == []  # not production
+    assert check_stack(rule, [*queues, network_policy("team")], prod) == []
+    assert check_stack(rule, [*queues, network_policy("team", types=["Ingress", "Egress"])], prod) == []
+    for broken in (
+        network_policy("other"),
+        network_policy("team", selector={"matchLabels": {"app": "web"}}),
+        network_policy("team", types=["Egress"]),
+    ):
+        [(urn, message)] = check_stack(rule, [*queues, broken], prod)
+        assert urn is None and "namespace team has no NetworkPolicy" in message
 
 
 # -- enforcement config -----------------------------------------------------------------------

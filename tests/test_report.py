@@ -280,3 +280,27 @@ def test_stack_without_queues_or_workloads(tmp_path):
     text = result.extra_files["report.md"]
     assert "No ClusterQueues" in text and "No teams" in text and "No sample workloads" in text
     assert mermaid(text).startswith("flowchart LR\n")
+
+
+def test_every_team_namespace_shows_its_level_and_network_policy(tmp_path):
+    text = synth_stack("tpu-multislice").extra_files["report.md"]
+    isolation = section(text, "Namespaces: Pod Security and network isolation")
+    assert cells(row(isolation, "`default`")) == [
+        "`default`",
+        "patched (exists in every cluster)",
+        "`privileged` (latest); warn baseline, audit baseline",
+        "ingress from the same namespace only",
+    ]
+    # Privileged namespaces stand out, with what needs the host.
+    assert "**Privileged namespace `default`** (warn and audit at baseline): needed by `multislice-1slice` (Host Namespaces, Host Ports, Privileged Containers)" in isolation
+    config = base_config(
+        clusterQueues=[{"name": "cq", "flavors": [{"name": "f", "quotas": {"cpu": 4}}]}],
+        flavors=[{"name": "f"}],
+        teams=[{"namespace": "ml", "localQueue": "lq", "clusterQueue": "cq", "podSecurity": "privileged",
+                "networkPolicy": False}],
+    )
+    result = synth_config(tmp_path, config)
+    assert result.error is None, result.error
+    isolation = section(result.extra_files["report.md"], "Namespaces: Pod Security and network isolation")
+    assert cells(row(isolation, "`ml`"))[3] == "none: open to every pod"
+    assert "**Privileged namespace `ml`** (warn and audit at baseline): no sample workload needs it." in isolation

@@ -111,8 +111,19 @@ def test_hotswap_queue_flavor_and_local_queue():
         },
     }
     assert manifest("tpu-hotswap", "LocalQueue", "default-queue", "default")["spec"] == {"clusterQueue": "tpu-training-cq"}
-    # `default` exists in every cluster: used, never created.
-    assert "Namespace" not in kinds("tpu-hotswap")
+    # `default` exists in every cluster: used, never created; only its Pod Security labels are
+    # applied, as a NamespacePatch (server-side apply of the partial object).
+    types = {r.type for r in synth_stack("tpu-hotswap").recording.resources if r.type.endswith("Namespace")}
+    assert types == set()  # no Namespace is created
+    assert "kubernetes:core/v1:NamespacePatch" in {r.type for r in synth_stack("tpu-hotswap").recording.resources}
+    assert manifest("tpu-hotswap", "Namespace", "default")["metadata"]["labels"] == {
+        "pod-security.kubernetes.io/enforce": "privileged",
+        "pod-security.kubernetes.io/enforce-version": "latest",
+        "pod-security.kubernetes.io/warn": "baseline",
+        "pod-security.kubernetes.io/warn-version": "latest",
+        "pod-security.kubernetes.io/audit": "baseline",
+        "pod-security.kubernetes.io/audit-version": "latest",
+    }
 
 
 def test_hotswap_priorities_are_pod_and_workload_classes():
@@ -224,7 +235,9 @@ def test_autopilot_batch_queues():
         ],
     }
     for team in ("team-a", "team-b"):
-        assert manifest(result, "Namespace", team)["metadata"] == {"name": team}
+        # Baseline by default; RAPID without minMasterVersion: the standards' latest version.
+        assert manifest(result, "Namespace", team)["metadata"] == {"name": team, "labels": {
+            "pod-security.kubernetes.io/enforce": "baseline", "pod-security.kubernetes.io/enforce-version": "latest"}}
         assert manifest(result, "LocalQueue", f"lq-{team}", team)["spec"] == {"clusterQueue": "cluster-queue"}
 
 

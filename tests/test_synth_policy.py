@@ -30,7 +30,8 @@ def privileged_gpu_job() -> dict:
             {"name": "l4", "gpu": {"type": "nvidia-l4", "count": 1}, "machineType": "g2-standard-8", "maxNodes": 2}
         ],
         clusterQueues=[{"name": "cq"}],
-        teams=[{"namespace": "ml", "localQueue": "lq", "clusterQueue": "cq"}],
+        # A privileged namespace admits the pod; the policy pack is what refuses it.
+        teams=[{"namespace": "ml", "localQueue": "lq", "clusterQueue": "cq", "podSecurity": "privileged"}],
         workloads=[
             {"kind": "job", "name": "debug", "team": "ml", "pool": "l4", "image": "busybox:1.36", "privileged": True}
         ],

@@ -333,6 +333,15 @@ class TeamConfig(Model):
     """Google Group of the team (e.g. ml-research@acme.com): bound in the namespace to a Role
     that creates Jobs and JobSets and reads pods, logs and its queue, but creates no Pods and
     writes no quota. Needs cluster.securityGroup."""
+    pod_security: Literal["restricted", "baseline", "privileged"] = "baseline"
+    """The namespace's Pod Security Standards level (label pod-security.kubernetes.io/enforce).
+    restricted: the program hardens its sample pods to match, and their images must run as a
+    non-root user. privileged: for multi-host TPU pods on Standard, which use the host network;
+    warn and audit stay at baseline. Teams sharing a namespace must agree."""
+    network_policy: bool = True
+    """A NetworkPolicy that denies ingress to the namespace's pods except from pods of the same
+    namespace (needs network policy enforcement: GKE Dataplane V2). Teams sharing a namespace
+    must agree."""
 
 
 class PriorityConfig(Model):

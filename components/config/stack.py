@@ -52,6 +52,8 @@ RESERVED_NAMESPACE_PREFIXES = {"kube-": "Kubernetes", "gke-": "GKE", "gmp-": "GK
 KUEUE_FLAVOR_MAX_LABELS = 8
 KUEUE_FLAVOR_MAX_TOLERATIONS = 8
 RESOURCE_POLICY_NAME_MAX = 63
+# The Pod Security admission labels (https://kubernetes.io/docs/concepts/security/pod-security-admission/).
+POD_SECURITY_LABEL_PREFIX = "pod-security.kubernetes.io/"
 # Namespaces every cluster has; teams may use them but the program must not create them.
 BUILTIN_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 # Namespaces the Helm releases create and own.
@@ -564,6 +566,33 @@ class StackConfig(Model):
                     "cluster.securityGroup to gke-security-groups@<your domain> and make this group a "
                     "member of it (https://cloud.google.com/kubernetes-engine/docs/how-to/google-groups-rbac)",
                 )
+        yield from self._check_namespace_settings()
+
+    def _check_namespace_settings(self) -> Iterator[RuleError]:
+        """A namespace has one Pod Security level and one NetworkPolicy: teams that share it
+        must say the same, and its labels leave the pod-security.kubernetes.io/ keys to
+        podSecurity (the labels are merged into one Namespace, so either would silently win)."""
+        first: dict[str, int] = {}
+        for i, team in enumerate(self.teams):
+            for key in team.labels:
+                if key.startswith(POD_SECURITY_LABEL_PREFIX):
+                    yield RuleError(
+                        ("teams", i, "labels", key),
+                        f"{key} is set from teams[{i}].podSecurity (restricted, baseline or privileged); "
+                        "remove the label",
+                    )
+            j = first.setdefault(team.namespace, i)
+            if j == i:
+                continue
+            other = self.teams[j]
+            for attr, key in (("pod_security", "podSecurity"), ("network_policy", "networkPolicy")):
+                if getattr(team, attr) != getattr(other, attr):
+                    yield RuleError(
+                        ("teams", i, key),
+                        f"namespace {team.namespace!r} has {key} {_show(getattr(other, attr))} from teams[{j}], "
+                        f"and {_show(getattr(team, attr))} here; teams sharing a namespace share its "
+                        f"{key}: set the same on both",
+                    )
 
     def _check_team_namespace(self, i: int, team: TeamConfig) -> Iterator[RuleError]:
         """One message per namespace: kube-system is reserved and built in, but the fix is one."""
@@ -588,7 +617,8 @@ class StackConfig(Model):
         elif team.labels and team.namespace in BUILTIN_NAMESPACES:
             yield RuleError(
                 ("teams", i, "labels"),
-                f"namespace {team.namespace!r} exists in every cluster and is not managed here",
+                f"namespace {team.namespace!r} exists in every cluster and is not managed here (the program "
+                "patches only its Pod Security labels)",
             )
 
     def _check_flavor_limits(self) -> Iterator[RuleError]:
@@ -900,6 +930,10 @@ def _copies(entries: list) -> set[int]:
     """The entries equal to an earlier one. A copied entry is reported as declared twice (or its
     pool name as made twice); its other rules would only repeat the original's messages."""
     return {i for i, entry in enumerate(entries) if entry in entries[:i]}
+
+
+def _show(value) -> str:
+    return str(value).lower() if isinstance(value, bool) else value
 
 
 def _known(items) -> str:

@@ -16,6 +16,8 @@ from .kueue import (
     kueue_values,
     local_queue_manifest,
     namespace_manifests,
+    namespace_patches,
+    network_policy_manifests,
     plan_cluster_queues,
     priority_manifests,
     provisioning_manifests,
@@ -53,7 +55,9 @@ class Plan:
     flavors: list[FlavorPlan]
     queues: list[QueuePlan]
     provisioning: list[dict[str, Any]]  # ProvisioningRequestConfig + AdmissionCheck, or []
-    namespaces: list[dict[str, Any]]
+    namespaces: list[dict[str, Any]]  # the team namespaces the program creates
+    namespace_patches: list[dict[str, Any]]  # labels of team namespaces every cluster has (default)
+    network_policies: list[dict[str, Any]]  # one per team namespace with networkPolicy on
     teams: list[TeamPlan]
     team_rbac: dict[str, list[dict[str, Any]]]  # namespace -> [Role, RoleBinding] of its teams' groups
     priorities: list[PriorityPlan]
@@ -101,6 +105,8 @@ def build_plan(cfg: StackConfig, project: str = "my-project") -> Plan:
         queues=queues,
         provisioning=provisioning_manifests(cfg, flavors, queues),
         namespaces=namespace_manifests(cfg),
+        namespace_patches=namespace_patches(cfg),
+        network_policies=network_policy_manifests(cfg),
         teams=teams,
         team_rbac=team_rbac_manifests(cfg),
         priorities=priorities,

@@ -14,6 +14,7 @@ from ..admission import selection
 from ..admission.objects import ClusterQueue, Flavor
 from ..admission.placement import checked_keys
 from ..config.stack import BUILTIN_NAMESPACES
+from . import podsecurity
 from .flavors import allocatable
 
 
@@ -64,7 +65,7 @@ def node_groups(plan) -> list[NodeGroup]:
 def world(plan) -> World:
     cfg = plan.config
     namespaces: dict[str, dict[str, str]] = {ns: {} for ns in BUILTIN_NAMESPACES}
-    for m in plan.namespaces:
+    for m in [*plan.namespaces, *plan.namespace_patches]:
         namespaces[m["metadata"]["name"]] = dict(m["metadata"].get("labels") or {})
     return World(
         flavors={f.name: Flavor.from_manifest(f.manifest()) for f in plan.flavors},
@@ -125,6 +126,7 @@ class Admission:
         for cq, key, reason in queue_problems(self.world):
             out.append((f"gke-ai-batch:clusterQueues[{queues[cq]}].{key}", reason))
         out += self._flavors_without_nodes()
+        out += podsecurity.problems(self.plan)
         return out
 
     def _flavors_without_nodes(self) -> list[tuple[str, str]]:

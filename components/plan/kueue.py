@@ -11,12 +11,13 @@ import yaml
 
 from ..config.batch import ClusterQueueConfig, QuotaLimits
 from ..config.stack import BUILTIN_NAMESPACES, StackConfig
-from .. import quantity
+from .. import quantity, versions
 from ..admission.objects import (  # noqa: F401 (re-exported)
     NAMESPACE_NAME_LABEL,
     PROVISIONING_CONTROLLER,
     UNMANAGED_JOB_NAMESPACES,
 )
+from ..admission.podsecurity import AUDIT_LABEL, ENFORCE_LABEL, WARN_LABEL
 from ..admission.requests import CPU, MEMORY
 from .flavors import FlavorPlan
 from .rbac import role_binding_manifest, role_manifest
@@ -27,6 +28,7 @@ KUEUE_CHART = "oci://registry.k8s.io/kueue/charts/kueue"
 JOBSET_CHART = "oci://registry.k8s.io/jobset/charts/jobset"
 KUEUE_NAMESPACE = "kueue-system"
 JOBSET_NAMESPACE = "jobset-system"
+NETWORK_POLICY_NAME = "same-namespace-only"
 
 
 @dataclass(frozen=True)
@@ -180,16 +182,95 @@ def _namespace_selector(cfg: StackConfig, cq: ClusterQueueConfig) -> dict[str, A
     return {"matchExpressions": [{"key": NAMESPACE_NAME_LABEL, "operator": "In", "values": namespaces}]}
 
 
-def namespace_manifests(cfg: StackConfig) -> list[dict[str, Any]]:
+def pod_security_version(cfg: StackConfig) -> str:
+    """The Pod Security Standards version the namespaces enforce: the cluster's minor when the
+    stack pins one (minMasterVersion), else `latest`. Pinned, a GKE minor upgrade cannot make
+    admission stricter than what synth checked (the standards only gain checks across
+    versions; an older version label stays valid: "<VERSION> must be a valid Kubernetes minor
+    version, or latest", https://kubernetes.io/docs/concepts/security/pod-security-admission/
+    #pod-security-admission-labels-for-namespaces). Unpinned, the cluster's minor is GKE's
+    choice and moves with the channel, so a pin would be a guess."""
+    version = cfg.cluster.min_master_version
+    if version is None:
+        return "latest"
+    major, minor = versions.minor_of(version)
+    return f"v{major}.{minor}"
+
+
+def pod_security_labels(level: str, version: str) -> dict[str, str]:
+    """enforce at the team's level; a privileged namespace still warns (kubectl) and audits
+    (the audit log) at baseline, so what needs the host is visible."""
+    labels = {ENFORCE_LABEL: level, f"{ENFORCE_LABEL}-version": version}
+    if level == "privileged":
+        for label in (WARN_LABEL, AUDIT_LABEL):
+            labels[label] = "baseline"
+            labels[f"{label}-version"] = version
+    return labels
+
+
+def _team_namespaces(cfg: StackConfig) -> dict[str, dict[str, Any]]:
+    """Every team namespace as a Namespace manifest with its labels, in the stack's order (the
+    teams of one namespace agree on its level: components/config/stack.py)."""
     out: dict[str, dict[str, Any]] = {}
+    version = pod_security_version(cfg)
     for team in cfg.teams:
-        if team.namespace in BUILTIN_NAMESPACES:
-            continue
         ns = out.setdefault(
             team.namespace, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": team.namespace}}
         )
-        if team.labels:
-            ns["metadata"].setdefault("labels", {}).update(team.labels)
+        labels = ns["metadata"].setdefault("labels", {})
+        labels.update(team.labels)
+        labels.update(pod_security_labels(team.pod_security, version))
+    return out
+
+
+def namespace_manifests(cfg: StackConfig) -> list[dict[str, Any]]:
+    """The team namespaces the program creates: all but those every cluster has."""
+    return [ns for name, ns in _team_namespaces(cfg).items() if name not in BUILTIN_NAMESPACES]
+
+
+# pulumi-kubernetes Patch resources apply with server-side apply under a field manager of
+# their own; a label some other manager set (a hand-run `kubectl label`) is a conflict that
+# fails `pulumi up` unless the patch forces it. The stack is the source of truth for a team
+# namespace's level, so it forces. Deleting the patch (or the stack) undoes it: the labels it
+# owns are removed ("Deleting a Patch resource will undo the patched changes to the Kubernetes
+# resource, but the resource will not be deleted",
+# https://www.pulumi.com/registry/packages/kubernetes/how-to-guides/managing-resources-with-server-side-apply/).
+PATCH_FORCE = {"pulumi.com/patchForce": "true"}
+
+
+def namespace_patches(cfg: StackConfig) -> list[dict[str, Any]]:
+    """The Pod Security labels of team namespaces that exist in every cluster (default): a
+    partial Namespace, applied as a NamespacePatch rather than created."""
+    out = []
+    for name, ns in _team_namespaces(cfg).items():
+        if name in BUILTIN_NAMESPACES:
+            ns["metadata"]["annotations"] = dict(PATCH_FORCE)
+            out.append(ns)
+    return out
+
+
+def network_policy_manifests(cfg: StackConfig) -> list[dict[str, Any]]:
+    """Per team namespace with networkPolicy on: isolate every pod for ingress, then allow
+    ingress from pods of the same namespace (JobSet pods reach each other through their
+    headless Service; a Job's indexed pods through <name>-hosts). What stays allowed without a
+    rule: the kubelet's probes, since "traffic to and from the node where a Pod is running is
+    always allowed" (https://kubernetes.io/docs/concepts/services-networking/network-policies/);
+    and pods on the host network, which a NetworkPolicy does not select (multi-host TPU pods).
+    Egress is not restricted. Enforcement needs a network policy provider: GKE Dataplane V2
+    (https://cloud.google.com/kubernetes-engine/docs/concepts/dataplane-v2) or Calico."""
+    out: dict[str, dict[str, Any]] = {}
+    for team in cfg.teams:
+        if team.network_policy and team.namespace not in out:
+            out[team.namespace] = {
+                "apiVersion": "networking.k8s.io/v1",
+                "kind": "NetworkPolicy",
+                "metadata": {"name": NETWORK_POLICY_NAME, "namespace": team.namespace},
+                "spec": {
+                    "podSelector": {},
+                    "policyTypes": ["Ingress"],
+                    "ingress": [{"from": [{"podSelector": {}}]}],
+                },
+            }
     return list(out.values())
 
 

@@ -3,12 +3,14 @@ limits, tolerations, and host networking for multi-host TPU slices on Standard c
 
 from __future__ import annotations
 
+import copy
 from dataclasses import dataclass
 from typing import Any
 
 from .. import catalogue, naming
 from ..config.stack import StackConfig
 from ..config.workloads import JobSetWorkload, JobWorkload, ProvisioningRequestWorkload
+from ..admission import podsecurity
 from ..admission.objects import EXCLUSIVE_ANNOTATION, PRIORITY_LABEL, QUEUE_LABEL  # noqa: F401 (re-exported)
 from .kueue import PROVISIONING_CLASS
 
@@ -97,8 +99,17 @@ def _toleration(taint: dict[str, str]) -> dict[str, str]:
     return {"key": taint["key"], "operator": "Exists", "effect": taint["effect"]}
 
 
-def _pod_spec(wl, target: Target, restart_policy: str = "Never") -> dict[str, Any]:
+def namespace_level(cfg: StackConfig, namespace: str) -> str:
+    """The Pod Security level of a team namespace (its teams agree: components/config/stack.py)."""
+    return next((t.pod_security for t in cfg.teams if t.namespace == namespace), "baseline")
+
+
+def _pod_spec(cfg: StackConfig, wl, target: Target, restart_policy: str = "Never") -> dict[str, Any]:
     resources = {**target.accelerator, **wl.resources}
+    # In a restricted namespace the pods carry the restricted profile's fields (a privileged
+    # container cannot: the API server refuses privileged with allowPrivilegeEscalation false,
+    # and the pod security check refuses the workload anyway).
+    harden = namespace_level(cfg, wl.team) == "restricted" and not wl.privileged
     container: dict[str, Any] = {"name": wl.container_name or wl.name, "image": wl.image}
     if wl.command:
         container["command"] = list(wl.command)
@@ -108,6 +119,8 @@ def _pod_spec(wl, target: Target, restart_policy: str = "Never") -> dict[str, An
         container["ports"] = [{"containerPort": p} for p in wl.ports]
     if wl.privileged:
         container["securityContext"] = {"privileged": True}
+    elif harden:
+        container["securityContext"] = copy.deepcopy(podsecurity.RESTRICTED_CONTAINER_CONTEXT)
     if resources:
         container["resources"] = {"requests": dict(resources), "limits": dict(resources)}
     spec: dict[str, Any] = {"restartPolicy": restart_policy}
@@ -121,6 +134,8 @@ def _pod_spec(wl, target: Target, restart_policy: str = "Never") -> dict[str, An
         spec["dnsPolicy"] = "ClusterFirstWithHostNet"
     if wl.priority:
         spec["priorityClassName"] = wl.priority
+    if harden:
+        spec["securityContext"] = copy.deepcopy(podsecurity.RESTRICTED_POD_CONTEXT)
     spec["containers"] = [container]
     return spec
 
@@ -147,7 +162,7 @@ def _plan(cfg: StackConfig, wl) -> WorkloadPlan:
         manifests = _job(cfg, wl, target)
         queue = cfg.team_queue(wl).local_queue
     else:
-        manifests = _provisioning_request(wl, target)
+        manifests = _provisioning_request(cfg, wl, target)
         queue = None
     return WorkloadPlan(wl.name, wl.kind, wl.team, manifests, queue, wl.priority, target, wl.image)
 
@@ -172,7 +187,7 @@ def _jobset(cfg: StackConfig, wl: JobSetWorkload, target: Target) -> dict[str, A
                             "parallelism": target.vms,
                             "completions": target.vms,
                             "backoffLimit": 0,
-                            "template": {"spec": _pod_spec(wl, target)},
+                            "template": {"spec": _pod_spec(cfg, wl, target)},
                         }
                     },
                 }
@@ -197,7 +212,7 @@ def _job(cfg: StackConfig, wl: JobWorkload, target: Target) -> list[dict[str, An
     # Kueue's webhook suspends a queued Job anyway; saying so keeps it suspended if the
     # webhook were ever bypassed.
     spec["suspend"] = True
-    pod = _pod_spec(wl, target, wl.restart_policy)
+    pod = _pod_spec(cfg, wl, target, wl.restart_policy)
     manifests = []
     if target.multi_host:
         service = f"{wl.name}-hosts"
@@ -217,9 +232,9 @@ def _job(cfg: StackConfig, wl: JobWorkload, target: Target) -> list[dict[str, An
     return manifests
 
 
-def _provisioning_request(wl: ProvisioningRequestWorkload, target: Target) -> list[dict[str, Any]]:
+def _provisioning_request(cfg: StackConfig, wl: ProvisioningRequestWorkload, target: Target) -> list[dict[str, Any]]:
     template_name = f"{wl.name}-pods"
-    pod = _pod_spec(wl, target)
+    pod = _pod_spec(cfg, wl, target)
     request_spec: dict[str, Any] = {
         "provisioningClassName": PROVISIONING_CLASS,
         "podSets": [{"count": wl.count, "podTemplateRef": {"name": template_name}}],

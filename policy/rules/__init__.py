@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from . import gke, kueue, rbac, workloads
+from . import gke, kueue, namespaces, rbac, workloads
 from .base import (
     CLUSTER,
     EMPTY,
@@ -139,6 +139,38 @@ RULES: tuple[Rule, ...] = (
         ADVISORY,
         kueue.quota_within_capacity,
         stack=True,
+    ),
+    # -- team namespaces ------------------------------------------------------------------------
+    Rule(
+        "namespace-pod-security",
+        "Every team namespace (one with a LocalQueue) has a Namespace or NamespacePatch labelled "
+        "pod-security.kubernetes.io/enforce with a Pod Security level; on production stacks (this policy's "
+        "`production` setting) a privileged namespace also warns and audits at baseline.",
+        MANDATORY,
+        namespaces.pod_security,
+        stack=True,
+        config_schema={
+            "production": {
+                "type": "boolean",
+                "default": False,
+                "description": "This stack is production: privileged namespaces must warn and audit at baseline.",
+            }
+        },
+    ),
+    Rule(
+        "namespace-network-policy",
+        "On production stacks (this policy's `production` setting), every team namespace (one with a LocalQueue) "
+        "has a NetworkPolicy selecting all its pods for Ingress, so that other namespaces' pods cannot reach them.",
+        ADVISORY,
+        namespaces.network_policy,
+        stack=True,
+        config_schema={
+            "production": {
+                "type": "boolean",
+                "default": False,
+                "description": "This stack is production: its team namespaces must isolate ingress.",
+            }
+        },
     ),
     # -- workloads ------------------------------------------------------------------------------
     Rule(

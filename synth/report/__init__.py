@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from components.admission import podsecurity
 from components.catalogue import GPU_RESOURCE, TPU_RESOURCE
+from components.plan.podsecurity import pod_specs
 from components import quantity
 
 from . import admission, preemption, replacement
@@ -31,6 +33,7 @@ def render(result, violations: list[dict[str, Any]]) -> str:
         ("Node pools", _pools(plan, protected)),
         ("Cluster queues", _queues(plan)),
         ("Teams", _teams(plan)),
+        ("Namespaces: Pod Security and network isolation", _isolation(plan)),
         ("Priorities: who can preempt whom", _priorities(plan)),
         ("Sample workloads", _workloads(plan)),
         ("Admission: can each sample run, and where", admission.workloads(result.admission)),
@@ -374,6 +377,46 @@ def _teams(plan) -> list[str]:
         return ["No teams: there is no LocalQueue, so no namespace can submit to Kueue."]
     rows = [[code(t.namespace), code(t.local_queue), code(t.cluster_queue)] for t in plan.teams]
     return table(["namespace", "local queue", "cluster queue"], rows)
+
+
+def _isolation(plan) -> list[str]:
+    """Per team namespace its Pod Security level and NetworkPolicy; then each privileged
+    namespace on a line of its own, with the sample workloads whose pods need it."""
+    if not plan.teams:
+        return ["No team namespaces."]
+    created = {m["metadata"]["name"]: m for m in plan.namespaces}
+    patched = {m["metadata"]["name"]: m for m in plan.namespace_patches}
+    isolated = {m["metadata"]["namespace"] for m in plan.network_policies}
+    rows, privileged = [], []
+    for name, ns in {**created, **patched}.items():
+        labels = ns["metadata"]["labels"]
+        level = labels[podsecurity.ENFORCE_LABEL]
+        version = labels[podsecurity.ENFORCE_LABEL + "-version"]
+        watch = ", ".join(
+            f"{label.rsplit('/', 1)[1]} {labels[label]}"
+            for label in (podsecurity.WARN_LABEL, podsecurity.AUDIT_LABEL)
+            if label in labels
+        )
+        policy = "ingress from the same namespace only" if name in isolated else "none: open to every pod"
+        rows.append([code(name), "patched (exists in every cluster)" if name in patched else "created",
+                     f"{code(level)} ({version})" + (f"; {watch}" if watch else ""), policy])
+        if level == "privileged":
+            privileged.append(name)
+    lines = table(["namespace", "namespace object", "Pod Security enforce", "NetworkPolicy"], rows)
+    for name in privileged:
+        needs = [
+            f"{code(w.name)} ({', '.join(sorted({v.check for v in found}))})"
+            for w in plan.workloads
+            if w.namespace == name
+            for found in [[v for spec in pod_specs(w.manifests) for v in podsecurity.violations(spec, "baseline")]]
+            if found
+        ]
+        lines += ["", f"**Privileged namespace {code(name)}** (warn and audit at baseline): "
+                  + (f"needed by {', '.join(needs)}." if needs else "no sample workload needs it.")]
+    if isolated:
+        lines += ["", "NetworkPolicies are enforced only with GKE Dataplane V2 (or Calico); they do not "
+                      "restrict egress, nor pods on the host network."]
+    return lines
 
 
 def _priorities(plan) -> list[str]:

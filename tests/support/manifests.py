@@ -81,6 +81,7 @@ CORE_KINDS: dict[tuple[str, str], str] = {
     ("rbac.authorization.k8s.io/v1", "ClusterRoleBinding"): CLUSTER,
     ("rbac.authorization.k8s.io/v1", "Role"): NAMESPACED,
     ("rbac.authorization.k8s.io/v1", "RoleBinding"): NAMESPACED,
+    ("networking.k8s.io/v1", "NetworkPolicy"): NAMESPACED,
 }
 
 REJECTED_API_VERSIONS = {
