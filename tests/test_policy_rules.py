@@ -195,9 +195,16 @@ def test_rule_names_are_unique_kebab_case_with_valid_defaults():
 
 def test_the_issues_advisory_rules_are_advisory_and_the_rest_mandatory():
     advisory = {r.name for r in rules.RULES if r.enforcement == "advisory"}
+    # The production-only and opt-in rules are advisory by default; policy/config/prod.json
+    # makes them mandatory where they apply.
     assert advisory == {
         "gke-deletion-protection",
         "gke-private-nodes",
+        "gke-dns-endpoint",
+        "gke-dataplane-v2",
+        "gke-secrets-encryption",
+        "gke-binary-authorization",
+        "gke-protect-stateful",
         "queue-interruptible-only",
         "kueue-quota-within-capacity",
     }

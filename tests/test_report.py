@@ -227,6 +227,7 @@ def test_autopilot_stack_without_pools(tmp_path):
 def test_cohorts_quota_over_capacity_and_production(tmp_path):
     config = base_config(
         production=True,
+        cluster={"name": "test", "nodeLocations": ["us-central1-a"], "privateNodes": True},
         nodePools=[{"name": "v5e", "tpu": {"version": "v5e", "topology": "2x4"}, "slices": 2}],
         clusterQueues=[
             {

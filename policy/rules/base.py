@@ -19,6 +19,7 @@ EMPTY: Mapping[str, Any] = {}
 
 CLUSTER = "gcp:container/cluster:Cluster"
 NODE_POOL = "gcp:container/nodePool:NodePool"
+SERVICE_ACCOUNT = "gcp:serviceaccount/account:Account"
 HELM_RELEASES = ("kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v4:Chart")
 # Kueue and JobSet objects match any API version, so a version bump cannot silently switch a rule off.
 RESOURCE_FLAVOR = "kubernetes:kueue.x-k8s.io/*:ResourceFlavor"
@@ -38,6 +39,8 @@ class Resource(NamedTuple):
     type: str
     name: str
     props: Mapping[str, Any]
+    protect: bool = False
+    """The resource option: the engine refuses to delete (or replace) it while set."""
 
 
 ResourceCheck = Callable[[str, Mapping[str, Any], Mapping[str, Any]], Iterable[str]]
