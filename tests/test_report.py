@@ -281,3 +281,10 @@ def test_stack_without_queues_or_workloads(tmp_path):
     text = result.extra_files["report.md"]
     assert "No ClusterQueues" in text and "No teams" in text and "No sample workloads" in text
     assert mermaid(text).startswith("flowchart LR\n")
+
+
+def test_dataplane_v2_replaces_the_cluster_in_the_replacement_table():
+    table = section(synth_stack("dev").extra_files["report.md"], "Changes that force replacement")
+    assert "**replaces** the cluster (`datapath_provider`)" in cells(row(table, "`cluster.dataplaneV2`"))[2]
+    autopilot = section(synth_stack("batch-autopilot").extra_files["report.md"], "Changes that force replacement")
+    assert "`cluster.dataplaneV2`" not in autopilot  # GKE's own choice there

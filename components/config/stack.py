@@ -71,7 +71,7 @@ MAX_ENTRIES = {
 
 class StackConfig(Model):
     production: bool = False
-    """Production stacks protect the cluster and accelerator pools from deletion."""
+    """Production stacks protect the cluster, every node pool and the node service account from deletion, and need private nodes and the control plane's DNS endpoint."""
     cluster: ClusterConfig
     node_pools: list[NodePoolConfig] = Field([], max_length=MAX_ENTRIES["nodePools"])
     kueue: KueueConfig = KueueConfig()
