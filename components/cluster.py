@@ -11,16 +11,22 @@ from .plan import Plan
 from .plan.cluster import NODE_SA_ROLE, REGISTRY_READER_ROLE, node_service_account_id, registry_repository
 
 
-def kubeconfig(name: str, endpoint: str, ca_certificate: str) -> str:
+def kubeconfig(name: str, endpoint: str, ca_certificate: str | None) -> str:
     """A kubeconfig that authenticates through gke-gcloud-auth-plugin (the machine running
-    `pulumi up` needs it, as kubectl does): no long-lived credential is stored in state."""
+    `pulumi up` needs it, as kubectl does): no long-lived credential is stored in state.
+
+    `endpoint` is the DNS endpoint (ca_certificate None) or the IP endpoint with the cluster's
+    CA. The DNS endpoint is served by Google's front end with a publicly trusted certificate,
+    which is why `gcloud container clusters get-credentials --dns-endpoint` writes no
+    certificate-authority-data either (GKE docs concepts/network-isolation, "DNS-based
+    endpoint"); pinning the cluster CA there would fail verification."""
+    ca = f"\n    certificate-authority-data: {ca_certificate}" if ca_certificate is not None else ""
     return f"""apiVersion: v1
 kind: Config
 clusters:
 - name: {name}
   cluster:
-    server: https://{endpoint}
-    certificate-authority-data: {ca_certificate}
+    server: https://{endpoint}{ca}
 contexts:
 - name: {name}
   context:
@@ -125,17 +131,28 @@ class GkeCluster(pulumi.ComponentResource):
                 project=plan.project,
                 **sys_args,
                 opts=pulumi.ResourceOptions(
-                    parent=self, ignore_changes=["initialNodeCount", "nodeCount"], delete_before_replace=True
+                    parent=self,
+                    protect=protect,
+                    ignore_changes=["initialNodeCount", "nodeCount"],
+                    delete_before_replace=True,
                 ),
             )
 
         self.name: pulumi.Output[str] = self.cluster.name
         self.endpoint: pulumi.Output[str] = self.cluster.endpoint
         self.node_service_account: pulumi.Output[str] = node_email
-        self.kubeconfig: pulumi.Output[str] = pulumi.Output.secret(
-            pulumi.Output.all(self.cluster.name, self.cluster.endpoint, self.cluster.master_auth.cluster_ca_certificate)
-            .apply(lambda a: kubeconfig(a[0], a[1], a[2]))
-        )
+        if cfg.cluster.control_plane.dns_endpoint:
+            # The program reaches the control plane as people do: through the DNS endpoint,
+            # which IAM authorizes (container.clusters.connect) from any network, GitHub's
+            # runners included; the IP endpoint may be private, or closed to them.
+            host = self.cluster.control_plane_endpoints_config.apply(lambda c: c.dns_endpoint_config.endpoint)
+            ca: pulumi.Output[str | None] = pulumi.Output.from_input(None)
+        else:
+            host, ca = self.cluster.endpoint, self.cluster.master_auth.cluster_ca_certificate
+        self.api_server: pulumi.Output[str] = pulumi.Output.concat("https://", host)
+        """The address this program's Kubernetes provider (and its kubeconfig) talks to."""
+        access = pulumi.Output.all(self.cluster.name, host, ca).apply(lambda a: kubeconfig(a[0], a[1], a[2]))
+        self.kubeconfig: pulumi.Output[str] = pulumi.Output.secret(access)
         # Kubernetes resources wait for a node to run on (Standard) as well as for the API.
         ready = [self.system_pool] if self.system_pool is not None else [self.cluster]
         self.provider = k8s.Provider(
@@ -147,6 +164,7 @@ class GkeCluster(pulumi.ComponentResource):
             {
                 "name": self.name,
                 "endpoint": self.endpoint,
+                "apiServer": self.api_server,
                 "kubeconfig": self.kubeconfig,
                 "nodeServiceAccount": self.node_service_account,
             }

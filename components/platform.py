@@ -71,6 +71,7 @@ def deploy(plan: Plan) -> dict[str, Any]:
     return {
         "clusterName": cluster.name,
         "endpoint": cluster.endpoint,
+        "apiServer": cluster.api_server,
         "kubeconfig": cluster.kubeconfig,
         "nodePools": pulumi.Output.all(*[g.pool_names for g in groups]).apply(
             lambda names: [n for group in names for n in group]

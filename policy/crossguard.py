@@ -54,11 +54,15 @@ def plain(value: Any) -> Any:
     return value
 
 
+def _protected(opts: Any) -> bool:
+    return bool(getattr(opts, "protect", False))
+
+
 def _resource_validation(rule: Rule):
     def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
         if not rule.applies_to(args.resource_type):
             return
-        resource = Resource(args.urn, args.resource_type, args.name, plain(args.props))
+        resource = Resource(args.urn, args.resource_type, args.name, plain(args.props), _protected(args.opts))
         for _, message in run(rule, [resource], args.get_config() or {}):
             report_violation(message, None)
 
@@ -67,7 +71,9 @@ def _resource_validation(rule: Rule):
 
 def _stack_validation(rule: Rule):
     def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
-        resources = [Resource(r.urn, r.resource_type, r.name, plain(r.props)) for r in args.resources]
+        resources = [
+            Resource(r.urn, r.resource_type, r.name, plain(r.props), _protected(r.opts)) for r in args.resources
+        ]
         for urn, message in run(rule, resources, args.get_config() or {}):
             report_violation(message, urn)
 

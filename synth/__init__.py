@@ -23,6 +23,8 @@ from .stackfile import StackFile, StackFileError, display_path
 
 MOCK_ENDPOINT = "203.0.113.10"  # TEST-NET-3: no real control plane
 MOCK_CA = "bW9jay1jYQ=="  # base64("mock-ca")
+# The DNS endpoint's shape (gke-<hash>.<region>.gke.goog); .invalid never resolves (RFC 6761).
+MOCK_DNS_ENDPOINT = "gke-mock.invalid.gke.goog"
 # libyaml's safe loader when PyYAML has it: stack files of big platforms parse several times faster.
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # Kinds synth lists in manifests.yaml: objects the program declares itself, not the
@@ -67,7 +69,13 @@ def outputs_for(project: str):
 
     def outputs(type_: str, name: str, inputs: dict[str, Any]) -> dict[str, Any]:
         if type_ == "gcp:container/cluster:Cluster":
-            return {"endpoint": MOCK_ENDPOINT, "masterAuth": {"clusterCaCertificate": MOCK_CA}}
+            endpoints = dict(inputs.get("controlPlaneEndpointsConfig") or {})
+            endpoints["dnsEndpointConfig"] = {**(endpoints.get("dnsEndpointConfig") or {}), "endpoint": MOCK_DNS_ENDPOINT}
+            return {
+                "endpoint": MOCK_ENDPOINT,
+                "masterAuth": {"clusterCaCertificate": MOCK_CA},
+                "controlPlaneEndpointsConfig": endpoints,
+            }
         if type_ == "gcp:serviceaccount/account:Account":
             return {"email": f"{inputs['accountId']}@{project}.iam.gserviceaccount.com"}
         return {}

@@ -16,7 +16,9 @@ def evaluate(result) -> list[dict[str, Any]]:
     if result.recording is None:
         return []
     config = levels.for_stack(result.stack)
-    resources = [rules.Resource(r.urn, r.type, r.name, r.inputs) for r in result.recording.resources]
+    resources = [
+        rules.Resource(r.urn, r.type, r.name, r.inputs, bool(r.options.get("protect"))) for r in result.recording.resources
+    ]
     # A stack rule may blame the stack as a whole (CrossGuard reports it without a URN).
     stack_urn = next((r.urn for r in resources if r.type == STACK_TYPE), "")
     violations = []

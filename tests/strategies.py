@@ -252,6 +252,34 @@ def shape_zones(ctx: Ctx) -> list[str]:
 
 
 @st.composite
+def control_plane_keys(draw, cluster: dict[str, Any], standard: bool, region: str) -> dict[str, Any]:
+    """Control-plane access and hardening keys the config accepts for this cluster."""
+    out: dict[str, Any] = {}
+    endpoints = ["authorizedNetworks"]
+    if not cluster.get("masterAuthorizedNetworks"):
+        endpoints.append("disabled")
+    if cluster.get("privateNodes"):
+        endpoints.append("private")
+    ip = draw(st.sampled_from((None, *endpoints)))
+    # Without the DNS endpoint something else must reach the control plane.
+    dns_optional = ip in ("private", None, "authorizedNetworks") and bool(cluster.get("masterAuthorizedNetworks"))
+    cp: dict[str, Any] = {}
+    if ip is not None:
+        cp["ipEndpoint"] = ip
+    if draw(st.booleans()):
+        cp["dnsEndpoint"] = draw(st.booleans()) if dns_optional else True
+    if cp:
+        out["controlPlane"] = cp
+    if standard and draw(st.booleans()):
+        out["dataplaneV2"] = draw(st.booleans())
+    if draw(st.integers(0, 3)) == 0:
+        out["databaseEncryption"] = {"keyName": f"projects/acme-kms/locations/{region}/keyRings/gke/cryptoKeys/secrets"}
+    if draw(st.booleans()):
+        out["binaryAuthorization"] = draw(st.booleans())
+    return out
+
+
+@st.composite
 def cluster_part(draw, mode: str | None = None) -> tuple[dict[str, Any], dict[str, Any], Ctx]:
     """(gcp keys, cluster mapping, context). `mode` forces standard or autopilot."""
     region = draw(st.sampled_from(REGIONS))
@@ -284,7 +312,8 @@ def cluster_part(draw, mode: str | None = None) -> tuple[dict[str, Any], dict[st
     for key in ("deletionProtection", "privateNodes"):
         if draw(st.booleans()):
             cluster[key] = draw(st.booleans())
-    if draw(st.integers(0, 3)) == 0:
+    networks = draw(st.integers(0, 3)) == 0
+    if networks:
         cluster["masterAuthorizedNetworks"] = draw(
             st.lists(
                 st.fixed_dictionaries(
@@ -294,6 +323,7 @@ def cluster_part(draw, mode: str | None = None) -> tuple[dict[str, Any], dict[st
                 max_size=2,
             )
         )
+    cluster.update(draw(control_plane_keys(cluster, standard, region)))
     if draw(st.booleans()):
         keys = st.sampled_from(("env", "cost-center", "team"))
         cluster["labels"] = draw(st.dictionaries(keys, k8s_name(8), max_size=2))
@@ -677,6 +707,10 @@ def valid_stacks(
     config[f"{NS}:cluster"] = cluster
     if draw(st.integers(0, 3)) == 0:
         config[f"{NS}:production"] = draw(st.booleans())
+        if config[f"{NS}:production"]:
+            # Production clusters have private nodes and the DNS endpoint (or are refused).
+            cluster["privateNodes"] = True
+            cluster.get("controlPlane", {}).pop("dnsEndpoint", None)
     pools = draw(node_pools(ctx, max_pools))
     if pools or (ctx.standard and draw(st.booleans())):
         config[f"{NS}:nodePools"] = pools

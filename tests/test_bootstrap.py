@@ -253,3 +253,20 @@ def test_main_stacks_run_their_nodes_as_the_bootstraps_account(stack):
     assert main["gke-ai-batch:cluster"]["nodeServiceAccount"] == f"{entry['nodeServiceAccount']}@{entry['project']}.iam.gserviceaccount.com"
     rec = synth_stack(stack).recording
     assert not [r for r in rec.resources if r.type == "gcp:serviceaccount/account:Account"]
+
+
+# The DNS endpoint admits a caller only with container.clusters.connect (GKE docs
+# concepts/network-isolation, "DNS-based endpoint"). Per the IAM role reference
+# (https://cloud.google.com/iam/docs/roles-permissions/container) Kubernetes Engine Admin holds
+# container.* and Kubernetes Engine Viewer includes container.clusters.connect, so the existing
+# grants suffice: this keeps them from being narrowed to a role without it.
+CONNECT_ROLES = {"roles/container.admin", "roles/container.viewer"}
+
+
+@pytest.mark.parametrize("stack", ["dev", "prod"])
+@pytest.mark.parametrize("account", ["preview", "deployer"])
+def test_every_identity_may_reach_the_cluster_through_the_dns_endpoint(stack, account):
+    rec = example()
+    [project] = {r.inputs["project"] for r in rec.resources if r.type == "gcp:projects/iAMMember:IAMMember" and r.parent.endswith(f"::{stack}")}
+    roles = {g.role for g in grants(rec) if g.member == members_of(rec, stack, account) and g.resource == f"projects/{project}" and g.condition is None}
+    assert roles & CONNECT_ROLES, roles

@@ -234,18 +234,26 @@ def test_autopilot_cluster(tmp_path):
 
 
 @pytest.mark.parametrize("production", [True, False])
-def test_production_protects_cluster_and_accelerator_pools(tmp_path, production):
+def test_production_protects_cluster_every_pool_and_the_node_account(tmp_path, production):
     config = base_config(
         production=production,
+        cluster={"name": "test", "nodeLocations": ["us-central1-a"], "privateNodes": True},
         nodePools=[
             {"name": "v6e", "tpu": {"version": "v6e", "topology": "4x4"}},
             {"name": "g", "gpu": {"type": "nvidia-h100-80gb", "count": 8}, "capacity": "queued", "maxNodes": 2},
         ],
     )
     result = synth_config(tmp_path, config)
-    for type_, name in [("gcp:container/cluster:Cluster", "cluster"), (NODE_POOL, "v6e-0"), (NODE_POOL, "g")]:
+    stateful = [
+        ("gcp:container/cluster:Cluster", "cluster"),
+        (NODE_POOL, "system"),
+        (NODE_POOL, "v6e-0"),
+        (NODE_POOL, "g"),
+        ("gcp:serviceaccount/account:Account", "nodes"),
+    ]
+    for type_, name in stateful:
         options = by_name(result, type_, name).get("options", {})
-        assert options.get("protect", False) is production
+        assert options.get("protect", False) is production, name
         # Fixed names: a replacement has to delete the old object before creating the new one.
         assert options["deleteBeforeReplace"] is True
     # The autoscaler owns node counts: only autoscaled pools ignore them.

@@ -40,8 +40,15 @@ def noncompliant_prod():
         i["deletionProtection"] = False  # gke-deletion-protection (prod)
         del i["privateClusterConfig"]  # gke-private-nodes
         del i["nodeConfig"]["serviceAccount"]  # gke-node-service-account
+        del i["masterAuthorizedNetworksConfig"]  # gke-control-plane-not-public: with no private endpoint either
+        i["controlPlaneEndpointsConfig"]["dnsEndpointConfig"]["allowExternalTraffic"] = False  # gke-dns-endpoint
+        del i["datapathProvider"]  # gke-dataplane-v2
+        del i["databaseEncryption"]  # gke-secrets-encryption (prod requires it)
+        del i["binaryAuthorization"]  # gke-binary-authorization (prod requires it)
 
     edited(res, "gcp:container/cluster:Cluster", "cluster", cluster)
+    (system,) = [r for r in res if r.type == NODE_POOL and r.name == "system"]
+    del system.options["protect"]  # gke-protect-stateful
 
     def queued_pool(i):
         i["nodeCount"] = 2  # pool-flex-queued-from-zero

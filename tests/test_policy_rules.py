@@ -54,6 +54,9 @@ STANDARD = {
     "nodeConfig": {"serviceAccount": SA},
     "workloadIdentityConfig": {"workloadPool": "acme.svc.id.goog"},
     "privateClusterConfig": {"enablePrivateNodes": True},
+    "controlPlaneEndpointsConfig": {"dnsEndpointConfig": {"allowExternalTraffic": True}, "ipEndpointsConfig": {"enabled": True}},
+    "masterAuthorizedNetworksConfig": {"cidrBlocks": [], "gcpPublicCidrsAccessEnabled": False},
+    "datapathProvider": "ADVANCED_DATAPATH",
 }
 AUTOPILOT = {
     "name": "ml",
@@ -195,9 +198,16 @@ def test_rule_names_are_unique_kebab_case_with_valid_defaults():
 
 def test_the_issues_advisory_rules_are_advisory_and_the_rest_mandatory():
     advisory = {r.name for r in rules.RULES if r.enforcement == "advisory"}
+    # The production-only and opt-in rules are advisory by default; policy/config/prod.json
+    # makes them mandatory where they apply.
     assert advisory == {
         "gke-deletion-protection",
         "gke-private-nodes",
+        "gke-dns-endpoint",
+        "gke-dataplane-v2",
+        "gke-secrets-encryption",
+        "gke-binary-authorization",
+        "gke-protect-stateful",
         "queue-interruptible-only",
         "kueue-quota-within-capacity",
         "namespace-network-policy",
@@ -286,6 +296,82 @@ def test_deletion_protection_only_on_production_stacks():
 def test_private_nodes():
     assert check("gke-private-nodes", CLUSTER, STANDARD) == []
     assert "public IP" in check("gke-private-nodes", CLUSTER, merge(STANDARD, {"privateClusterConfig": DROP}))[0]
+
+
+def test_control_plane_not_public():
+    rule = "gke-control-plane-not-public"
+    assert check(rule, CLUSTER, STANDARD) == []
+    open_ = merge(STANDARD, {"masterAuthorizedNetworksConfig": DROP})
+    assert "open to the internet" in check(rule, CLUSTER, open_)[0]
+    assert "open to the internet" in check(rule, CLUSTER, AUTOPILOT)[0]  # the provider's default
+    # Closed another way: no IP endpoints, or only the private one.
+    assert check(rule, CLUSTER, merge(open_, {"controlPlaneEndpointsConfig": {"ipEndpointsConfig": {"enabled": False}}})) == []
+    assert check(rule, CLUSTER, merge(open_, {"privateClusterConfig": {"enablePrivateNodes": True, "enablePrivateEndpoint": True}})) == []
+    everyone = merge(STANDARD, {"masterAuthorizedNetworksConfig": {"cidrBlocks": [{"cidrBlock": "0.0.0.0/0"}]}})
+    assert "0.0.0.0/0" in check(rule, CLUSTER, everyone)[0]
+    gce = merge(STANDARD, {"masterAuthorizedNetworksConfig": {"gcpPublicCidrsAccessEnabled": True}})
+    assert "every Compute Engine VM" in check(rule, CLUSTER, gce)[0]
+    assert check(rule, CLUSTER, merge(STANDARD, {"masterAuthorizedNetworksConfig": UNKNOWN})) == []
+
+
+PROD = {"production": True}
+
+
+def test_dns_endpoint_in_production():
+    no_dns = merge(STANDARD, {"controlPlaneEndpointsConfig": {"dnsEndpointConfig": {"allowExternalTraffic": False}}})
+    assert check("gke-dns-endpoint", CLUSTER, no_dns) == []  # not production
+    assert "DNS endpoint" in check("gke-dns-endpoint", CLUSTER, no_dns, PROD)[0]
+    assert "DNS endpoint" in check("gke-dns-endpoint", CLUSTER, merge(STANDARD, {"controlPlaneEndpointsConfig": DROP}), PROD)[0]
+    assert check("gke-dns-endpoint", CLUSTER, STANDARD, PROD) == []
+
+
+def test_dataplane_v2_in_production_standard_clusters():
+    legacy = merge(STANDARD, {"datapathProvider": "LEGACY_DATAPATH"})
+    assert "replaces it" in check("gke-dataplane-v2", CLUSTER, legacy, PROD)[0]
+    assert "unset" in check("gke-dataplane-v2", CLUSTER, merge(STANDARD, {"datapathProvider": DROP}), PROD)[0]
+    assert check("gke-dataplane-v2", CLUSTER, legacy) == []
+    assert check("gke-dataplane-v2", CLUSTER, STANDARD, PROD) == []
+    assert check("gke-dataplane-v2", CLUSTER, AUTOPILOT, PROD) == []  # Autopilot always has it
+
+
+def test_secrets_encryption_where_required():
+    key = "projects/k/locations/us-central1/keyRings/r/cryptoKeys/c"
+    required = {"required": True}
+    assert check("gke-secrets-encryption", CLUSTER, STANDARD) == []  # not required
+    assert "requires application-layer secrets encryption" in check("gke-secrets-encryption", CLUSTER, STANDARD, required)[0]
+    decrypted = merge(STANDARD, {"databaseEncryption": {"state": "DECRYPTED", "keyName": key}})
+    assert "'DECRYPTED'" in check("gke-secrets-encryption", CLUSTER, decrypted, required)[0]
+    encrypted = merge(STANDARD, {"databaseEncryption": {"state": "ENCRYPTED", "keyName": key}})
+    assert check("gke-secrets-encryption", CLUSTER, encrypted, required) == []
+
+
+def test_binary_authorization_where_required():
+    required = {"required": True}
+    assert check("gke-binary-authorization", CLUSTER, STANDARD) == []
+    assert "unset" in check("gke-binary-authorization", CLUSTER, STANDARD, required)[0]
+    disabled = merge(STANDARD, {"binaryAuthorization": {"evaluationMode": "DISABLED"}})
+    assert "'DISABLED'" in check("gke-binary-authorization", CLUSTER, disabled, required)[0]
+    legacy = merge(STANDARD, {"binaryAuthorization": {"enabled": True}})  # deprecated, not the singleton policy
+    assert check("gke-binary-authorization", CLUSTER, legacy, required)
+    enforced = merge(STANDARD, {"binaryAuthorization": {"evaluationMode": "PROJECT_SINGLETON_POLICY_ENFORCE"}})
+    assert check("gke-binary-authorization", CLUSTER, enforced, required) == []
+
+
+def test_protect_stateful_in_production():
+    def res(type_: str, name: str, protect: bool) -> Resource:
+        return Resource(f"urn:{type_}::{name}", type_, name, {"name": name}, protect)
+
+    stack = [
+        res(CLUSTER, "cluster", True),
+        res(NODE_POOL, "system", False),
+        res("gcp:serviceaccount/account:Account", "nodes", False),
+        res("gcp:projects/iAMMember:IAMMember", "nodes-role", False),  # a grant: recreated as it was
+    ]
+    assert check_stack("gke-protect-stateful", stack) == []  # not production
+    found = check_stack("gke-protect-stateful", stack, PROD)
+    assert [urn for urn, _ in found] == [f"urn:{NODE_POOL}::system", "urn:gcp:serviceaccount/account:Account::nodes"]
+    assert "NodePool system is not protected" in found[0][1]
+    assert check_stack("gke-protect-stateful", [res(CLUSTER, "cluster", True)], PROD) == []
 
 
 # -- pools ------------------------------------------------------------------------------------

@@ -227,6 +227,7 @@ def test_autopilot_stack_without_pools(tmp_path):
 def test_cohorts_quota_over_capacity_and_production(tmp_path):
     config = base_config(
         production=True,
+        cluster={"name": "test", "nodeLocations": ["us-central1-a"], "privateNodes": True},
         nodePools=[{"name": "v5e", "tpu": {"version": "v5e", "topology": "2x4"}, "slices": 2}],
         clusterQueues=[
             {
@@ -304,3 +305,10 @@ def test_every_team_namespace_shows_its_level_and_network_policy(tmp_path):
     isolation = section(result.extra_files["report.md"], "Namespaces: Pod Security and network isolation")
     assert cells(row(isolation, "`ml`"))[3] == "none: open to every pod"
     assert "**Privileged namespace `ml`** (warn and audit at baseline): no sample workload needs it." in isolation
+
+
+def test_dataplane_v2_replaces_the_cluster_in_the_replacement_table():
+    table = section(synth_stack("dev").extra_files["report.md"], "Changes that force replacement")
+    assert "**replaces** the cluster (`datapath_provider`)" in cells(row(table, "`cluster.dataplaneV2`"))[2]
+    autopilot = section(synth_stack("batch-autopilot").extra_files["report.md"], "Changes that force replacement")
+    assert "`cluster.dataplaneV2`" not in autopilot  # GKE's own choice there

@@ -86,13 +86,20 @@ def test_a_mandatory_violation_exits_3(tmp_path):
 
 
 def test_production_is_per_stack_policy_config(tmp_path):
-    cluster = {"name": "test", "nodeLocations": ["us-central1-a"], "privateNodes": True}
-    unprotected = base_config(cluster={**cluster, "deletionProtection": False})
+    cluster = {
+        "name": "test",
+        "nodeLocations": ["us-central1-a"],
+        "privateNodes": True,
+        # policy/config/prod.json requires both.
+        "databaseEncryption": {"keyName": "projects/acme-kms/locations/us-central1/keyRings/r/cryptoKeys/k"},
+        "binaryAuthorization": True,
+    }
+    unprotected = base_config(production=True, cluster={**cluster, "deletionProtection": False})
     assert synth_config(tmp_path, unprotected, stack="sandbox").exit_code == synth.EXIT_OK
     prod = synth_config(tmp_path, unprotected, stack="prod")  # policy/config/prod.json: production
     assert prod.exit_code == synth.EXIT_POLICY_VIOLATION
     assert [v["policy"] for v in mandatory(prod)] == ["gke-deletion-protection"]
-    assert synth_config(tmp_path, base_config(cluster=cluster), stack="prod").exit_code == synth.EXIT_OK
+    assert synth_config(tmp_path, base_config(production=True, cluster=cluster), stack="prod").exit_code == synth.EXIT_OK
 
 
 def test_stack_config_overrides_and_disables_rules(tmp_path, monkeypatch):
@@ -164,6 +171,11 @@ def _struct(values: dict) -> struct_pb2.Struct:
     return s
 
 
+def _options(r) -> proto.AnalyzerResourceOptions:
+    # As the engine sends them: the pack reads `protect` (gke-protect-stateful) from here.
+    return proto.AnalyzerResourceOptions(protect=bool(r.options.get("protect")))
+
+
 def crossguard(result: synth.Result) -> list[dict]:
     """What the pack's analyzer reports for the recorded resources, configured as the CLI
     configures it from policy/config/<stack>.json."""
@@ -176,10 +188,12 @@ def crossguard(result: synth.Result) -> list[dict]:
     servicer.Configure(proto.ConfigureAnalyzerRequest(policyConfig=policy_config), None)
     diagnostics = []  # (urn the engine attaches, diagnostic)
     for r in result.recording.resources:
-        request = proto.AnalyzeRequest(type=r.type, properties=_struct(r.inputs), urn=r.urn, name=r.name)
+        request = proto.AnalyzeRequest(
+            type=r.type, properties=_struct(r.inputs), urn=r.urn, name=r.name, options=_options(r)
+        )
         diagnostics += [(r.urn, d) for d in servicer.Analyze(request, None).diagnostics]
     stack = [
-        proto.AnalyzerResource(type=r.type, properties=_struct(r.inputs), urn=r.urn, name=r.name)
+        proto.AnalyzerResource(type=r.type, properties=_struct(r.inputs), urn=r.urn, name=r.name, options=_options(r))
         for r in result.recording.resources
     ]
     diagnostics += [

@@ -86,6 +86,51 @@ class AuthorizedNetwork(Model):
         return v
 
 
+# A key's resource name (https://cloud.google.com/kms/docs/resource-hierarchy#keys); ring and
+# key ids are 1 to 63 of [A-Za-z0-9_-] (KMS REST reference, keyRings.create, cryptoKeys.create).
+_KMS_KEY_RX = re.compile(
+    r"projects/(?P<project>[a-z0-9.:-]{6,63})/locations/(?P<location>[a-z0-9-]+)"
+    r"/keyRings/[A-Za-z0-9_-]{1,63}/cryptoKeys/[A-Za-z0-9_-]{1,63}",
+    re.ASCII,
+)
+# The internet: an authorized network this wide leaves the IP endpoint as open as none.
+_EVERYWHERE = (ipaddress.ip_network("0.0.0.0/0"), ipaddress.ip_network("::/0"))
+
+
+class ControlPlane(Model):
+    """How the control plane is reached (GKE: concepts/network-isolation, "Control plane
+    access"). GKE recommends the DNS-based endpoint alone: every request is authorized by IAM
+    (container.clusters.connect) before it reaches the API server, from any network that can
+    reach Google APIs, GitHub-hosted runners included."""
+
+    dns_endpoint: bool = True
+    """Serve the control plane at its DNS name (https://gke-<id>.<region>.gke.goog), IAM-authorized; the program's Kubernetes provider then uses it."""
+    ip_endpoint: Literal["disabled", "private", "authorizedNetworks"] = "authorizedNetworks"
+    """disabled: no IP endpoint (DNS only); private: the VPC-internal IP endpoint only (needs privateNodes); authorizedNetworks: the public IP endpoint, answering only masterAuthorizedNetworks (none listed: nobody)."""
+
+
+class DatabaseEncryption(Model):
+    """Application-layer secrets encryption: GKE encrypts Secrets in etcd with a data key that
+    this Cloud KMS key wraps (GKE docs how-to/encrypting-secrets)."""
+
+    key_name: str
+    """projects/<project>/locations/<cluster's region>/keyRings/<ring>/cryptoKeys/<key>; GKE's service agent needs roles/cloudkms.cryptoKeyEncrypterDecrypter on it (README, Bootstrap)."""
+
+    @field_validator("key_name")
+    @classmethod
+    def _key_name(cls, v: str) -> str:
+        if not _KMS_KEY_RX.fullmatch(v):
+            raise ValueError(
+                f"{v!r} is not a Cloud KMS key name: "
+                "projects/<project>/locations/<location>/keyRings/<ring>/cryptoKeys/<key>"
+            )
+        return v
+
+    @property
+    def location(self) -> str:
+        return _KMS_KEY_RX.fullmatch(self.key_name)["location"]
+
+
 class Limit(Model):
     min: int = Field(0, ge=0)
     max: int = Field(ge=1)
@@ -153,8 +198,16 @@ class ClusterConfig(Model):
     """GKE refuses to delete the cluster while true."""
     private_nodes: bool = False
     """Nodes without public IPs (needs Cloud NAT to pull public images such as registry.k8s.io)."""
-    master_authorized_networks: list[AuthorizedNetwork] | None = None
-    """None leaves the control plane reachable from anywhere (with credentials)."""
+    control_plane: ControlPlane = ControlPlane()
+    """Defaults: the DNS endpoint, and a public IP endpoint closed to every network not in masterAuthorizedNetworks."""
+    master_authorized_networks: list[AuthorizedNetwork] = []
+    """CIDR blocks allowed to reach the IP endpoint (public, or the private one when ipEndpoint is private)."""
+    dataplane_v2: bool = True
+    """GKE Dataplane V2 (eBPF networking, network policy enforcement built in); Standard only (Autopilot always has it). Changing it replaces the cluster."""
+    database_encryption: DatabaseEncryption | None = None
+    """Encrypt Secrets with a Cloud KMS key of the cluster's region (application-layer secrets encryption)."""
+    binary_authorization: bool = False
+    """Admit only images the project's Binary Authorization policy allows (PROJECT_SINGLETON_POLICY_ENFORCE)."""
     network: str = "default"
     """VPC network name or self link."""
     subnetwork: str | None = None
@@ -207,10 +260,21 @@ class ClusterConfig(Model):
                 yield RuleError(
                     "autoProvisioning", "Autopilot provisions nodes itself; autoProvisioning is Standard only"
                 )
+        yield from self._control_plane_problems()
+        if self.mode == "autopilot" and not self.dataplane_v2:
+            # GKE docs concepts/dataplane-v2: "Autopilot clusters use GKE Dataplane V2" (always).
+            yield RuleError("dataplaneV2", "Autopilot clusters always run GKE Dataplane V2; it cannot be turned off")
         if self.location is None:
             yield RuleError("location", "required: a region or zone (or set gcp:region in the stack)")
             return  # no region to hold the zones to
         region = region_of(self.location)
+        if self.database_encryption is not None and self.database_encryption.location != region:
+            # GKE docs how-to/encrypting-secrets: the key must be in the cluster's location (a
+            # zonal cluster takes a key of its region); a global or multi-region key is refused.
+            yield RuleError(
+                ("databaseEncryption", "keyName"),
+                f"the key is in {self.database_encryption.location!r}; GKE needs a key in the cluster's region {region!r}",
+            )
         for i, zone in enumerate(self.node_locations):
             if region_of(zone) != region:
                 yield RuleError(("nodeLocations", i), f"{zone} is not in the cluster's region {region}")
@@ -218,6 +282,45 @@ class ClusterConfig(Model):
             if region_of(zone) != region:
                 yield RuleError(
                     ("autoProvisioning", "locations", i), f"{zone} is not in the cluster's region {region}"
+                )
+
+    def _control_plane_problems(self) -> Iterator[RuleError]:
+        """No combination may leave the control plane open to the internet or unreachable
+        (GKE docs concepts/network-isolation, "Control plane access")."""
+        cp = self.control_plane
+        if cp.ip_endpoint == "disabled" and not cp.dns_endpoint:
+            yield RuleError(
+                ("controlPlane", "ipEndpoint"),
+                "with no IP endpoint and no DNS endpoint nothing could reach the control plane; "
+                "set controlPlane.dnsEndpoint true",
+            )
+        if cp.ip_endpoint == "disabled" and self.master_authorized_networks:
+            yield RuleError(
+                "masterAuthorizedNetworks",
+                "ipEndpoint is disabled: authorized networks limit only IP endpoints, so these would limit nothing",
+            )
+        if not cp.dns_endpoint and cp.ip_endpoint == "authorizedNetworks" and not self.master_authorized_networks:
+            yield RuleError(
+                ("controlPlane", "dnsEndpoint"),
+                "without the DNS endpoint and with no masterAuthorizedNetworks, no client (this program's "
+                "Kubernetes provider included) could reach the control plane; keep dnsEndpoint true",
+            )
+        if cp.ip_endpoint == "private" and not self.private_nodes:
+            # The provider applies enable_private_endpoint only with private nodes
+            # (pulumi-gcp Cluster privateClusterConfig.enablePrivateEndpoint: "only applies to
+            # private clusters, when enable_private_nodes is true"): without them the public IP
+            # endpoint would stay open.
+            yield RuleError(
+                ("controlPlane", "ipEndpoint"),
+                "ipEndpoint private needs privateNodes true (GKE keeps the public IP endpoint of a cluster "
+                "with public nodes); use disabled or authorizedNetworks",
+            )
+        for i, net in enumerate(self.master_authorized_networks):
+            if ipaddress.ip_network(net.cidr) in _EVERYWHERE:
+                yield RuleError(
+                    ("masterAuthorizedNetworks", i, "cidr"),
+                    f"{net.cidr} authorizes the whole internet: the IP endpoint would be open to anyone; "
+                    "list the networks that need it, or reach the control plane through the DNS endpoint",
                 )
 
     @property

@@ -73,7 +73,7 @@ MAX_ENTRIES = {
 
 class StackConfig(Model):
     production: bool = False
-    """Production stacks protect the cluster and accelerator pools from deletion."""
+    """Production stacks protect the cluster, every node pool and the node service account from deletion, and need private nodes and the control plane's DNS endpoint."""
     cluster: ClusterConfig
     node_pools: list[NodePoolConfig] = Field([], max_length=MAX_ENTRIES["nodePools"])
     kueue: KueueConfig = KueueConfig()
@@ -98,6 +98,7 @@ class StackConfig(Model):
         return self
 
     def _problems(self) -> Iterator[RuleError]:
+        yield from self._check_production()
         yield from self._check_locations()
         yield from self._check_version()
         yield from self._check_pools()
@@ -107,6 +108,26 @@ class StackConfig(Model):
         yield from self._check_teams()
         yield from self._check_priorities()
         yield from self._check_workloads()
+
+    # -- production -------------------------------------------------------------------------
+
+    def _check_production(self) -> Iterator[RuleError]:
+        """Production clusters: nodes without public addresses, and the program (and people)
+        reach the control plane through the IAM-authorized DNS endpoint (GKE docs
+        concepts/network-isolation: "Use only the DNS-based endpoint to access your control
+        plane"; CIS GKE Benchmark 5.6.4 and 5.6.5)."""
+        if not self.production:
+            return
+        if not self.cluster.control_plane.dns_endpoint:
+            yield RuleError(
+                ("cluster", "controlPlane", "dnsEndpoint"),
+                "a production cluster is reached through its DNS endpoint (IAM-authorized); set it true",
+            )
+        if not self.cluster.private_nodes:
+            yield RuleError(
+                ("cluster", "privateNodes"),
+                "a production cluster's nodes have no public IP addresses; set privateNodes true (with Cloud NAT for egress)",
+            )
 
     # -- catalogues ---------------------------------------------------------------------------
 

@@ -8,9 +8,14 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..config.cluster import ClusterConfig
 from ..config.stack import StackConfig
 from .pools import CLOUD_PLATFORM_SCOPE
 
+# pulumi-gcp Cluster: datapath_provider ADVANCED_DATAPATH is Dataplane V2 (the default,
+# LEGACY_DATAPATH, is kube-proxy on iptables); binary_authorization.evaluation_mode.
+ADVANCED_DATAPATH = "ADVANCED_DATAPATH"
+BINAUTHZ_ENFORCE = "PROJECT_SINGLETON_POLICY_ENFORCE"
 NODE_SA_ROLE = "roles/container.defaultNodeServiceAccount"  # GKE's least-privilege node role
 SA_ID_MAX = 30
 
@@ -106,15 +111,12 @@ def cluster_args(cfg: StackConfig, project: str) -> dict[str, Any]:
         args["min_master_version"] = c.min_master_version
     if c.subnetwork:
         args["subnetwork"] = c.subnetwork
-    if c.private_nodes:
-        args["private_cluster_config"] = {"enable_private_nodes": True, "enable_private_endpoint": False}
-    if c.master_authorized_networks is not None:
-        args["master_authorized_networks_config"] = {
-            "cidr_blocks": [
-                {"cidr_block": n.cidr, **({"display_name": n.name} if n.name else {})}
-                for n in c.master_authorized_networks
-            ]
-        }
+    args.update(control_plane_args(c))
+    if c.database_encryption is not None:
+        args["database_encryption"] = {"state": "ENCRYPTED", "key_name": c.database_encryption.key_name}
+    if c.binary_authorization:
+        # evaluation_mode replaces the deprecated `enabled` (pulumi-gcp ClusterBinaryAuthorization).
+        args["binary_authorization"] = {"evaluation_mode": BINAUTHZ_ENFORCE}
     if c.labels:
         args["resource_labels"] = dict(c.labels)
     if c.security_group:
@@ -127,10 +129,46 @@ def cluster_args(cfg: StackConfig, project: str) -> dict[str, Any]:
         args["remove_default_node_pool"] = True
         args["initial_node_count"] = 1
         args["enable_shielded_nodes"] = True
+        if c.dataplane_v2:
+            # Autopilot always runs Dataplane V2 and takes no datapath_provider of ours.
+            args["datapath_provider"] = ADVANCED_DATAPATH
         if c.auto_provisioning is not None:
             args["cluster_autoscaling"] = auto_provisioning_args(cfg)
     else:
         args["enable_autopilot"] = True
+    return args
+
+
+def control_plane_args(c: ClusterConfig) -> dict[str, Any]:
+    """Who reaches the control plane, and how (GKE docs concepts/network-isolation, "Control
+    plane access"; how-to/latest/network-isolation). The public IP endpoint is never left open:
+    it is off, or authorized networks limit it (an empty list shuts it to every outside
+    address); gcp_public_cidrs_access_enabled stays false because any Compute Engine VM, anyone's,
+    has a Google Cloud public address."""
+    cp = c.control_plane
+    args: dict[str, Any] = {
+        "control_plane_endpoints_config": {
+            "dns_endpoint_config": {"allow_external_traffic": cp.dns_endpoint},
+            "ip_endpoints_config": {"enabled": cp.ip_endpoint != "disabled"},
+        }
+    }
+    if c.private_nodes:
+        args["private_cluster_config"] = {
+            "enable_private_nodes": True,
+            "enable_private_endpoint": cp.ip_endpoint == "private",
+        }
+    if cp.ip_endpoint != "disabled":
+        networks: dict[str, Any] = {
+            "cidr_blocks": [
+                {"cidr_block": n.cidr, **({"display_name": n.name} if n.name else {})}
+                for n in c.master_authorized_networks
+            ],
+            "gcp_public_cidrs_access_enabled": False,
+        }
+        if cp.ip_endpoint == "private" and c.master_authorized_networks:
+            # Listed networks limit the private endpoint too, not only the (absent) public one.
+            networks["private_endpoint_enforcement_enabled"] = True
+        args["master_authorized_networks_config"] = networks
     return args
 
 

@@ -29,6 +29,12 @@ __all__ = ["RULES", "UNKNOWN", "Resource", "Rule", "by_name", "run"]
 
 ADVISORY, MANDATORY = "advisory", "mandatory"
 
+
+def _flag(name: str, description: str) -> dict[str, dict[str, Any]]:
+    """A per-stack boolean setting (policy/config/<stack>.json), off unless the stack sets it."""
+    return {name: {"type": "boolean", "default": False, "description": description}}
+
+
 RULES: tuple[Rule, ...] = (
     # -- GKE ------------------------------------------------------------------------------------
     Rule(
@@ -71,13 +77,7 @@ RULES: tuple[Rule, ...] = (
         ADVISORY,
         gke.deletion_protection,
         types=(CLUSTER,),
-        config_schema={
-            "production": {
-                "type": "boolean",
-                "default": False,
-                "description": "This stack is production: its cluster must have deletion protection.",
-            }
-        },
+        config_schema=_flag("production", "This stack is production: its cluster must have deletion protection."),
     ),
     Rule(
         "gke-private-nodes",
@@ -85,6 +85,61 @@ RULES: tuple[Rule, ...] = (
         ADVISORY,
         gke.private_nodes,
         types=(CLUSTER,),
+    ),
+    Rule(
+        "gke-control-plane-not-public",
+        "The control plane's public IP endpoint is never open to the internet: IP endpoints are disabled, only the "
+        "private one is on, or authorized networks limit the public one (without 0.0.0.0/0 or Google Cloud's "
+        "public addresses).",
+        MANDATORY,
+        gke.control_plane_not_public,
+        types=(CLUSTER,),
+    ),
+    Rule(
+        "gke-dns-endpoint",
+        "Production clusters serve the IAM-authorized DNS endpoint (controlPlaneEndpointsConfig.dnsEndpointConfig."
+        "allowExternalTraffic), through which people and the program reach the control plane.",
+        ADVISORY,
+        gke.dns_endpoint,
+        types=(CLUSTER,),
+        config_schema=_flag("production", "This stack is production: its cluster must serve the DNS endpoint."),
+    ),
+    Rule(
+        "gke-dataplane-v2",
+        "Production Standard clusters run GKE Dataplane V2 (datapathProvider ADVANCED_DATAPATH); Autopilot always does.",
+        ADVISORY,
+        gke.dataplane_v2,
+        types=(CLUSTER,),
+        config_schema=_flag("production", "This stack is production: its Standard cluster must run Dataplane V2."),
+    ),
+    Rule(
+        "gke-secrets-encryption",
+        "Where the stack requires it (this policy's `required` setting), Secrets are encrypted at the application "
+        "layer with a Cloud KMS key (databaseEncryption ENCRYPTED with a keyName).",
+        ADVISORY,
+        gke.secrets_encryption,
+        types=(CLUSTER,),
+        config_schema=_flag("required", "This stack requires application-layer secrets encryption."),
+    ),
+    Rule(
+        "gke-binary-authorization",
+        "Where the stack requires it (this policy's `required` setting), Binary Authorization enforces the "
+        "project's policy (binaryAuthorization.evaluationMode PROJECT_SINGLETON_POLICY_ENFORCE).",
+        ADVISORY,
+        gke.binary_authorization,
+        types=(CLUSTER,),
+        config_schema=_flag("required", "This stack requires Binary Authorization."),
+    ),
+    Rule(
+        "gke-protect-stateful",
+        "Production stacks protect every cluster, node pool (the system pool too) and service account (the "
+        "`protect` resource option), so that `pulumi up` never deletes or replaces one unreviewed.",
+        ADVISORY,
+        gke.protect_stateful,
+        stack=True,
+        config_schema=_flag(
+            "production", "This stack is production: its clusters, node pools and service accounts must be protected."
+        ),
     ),
     # -- accelerator pools ----------------------------------------------------------------------
     Rule(

@@ -19,6 +19,7 @@ EMPTY: Mapping[str, Any] = {}
 
 CLUSTER = "gcp:container/cluster:Cluster"
 NODE_POOL = "gcp:container/nodePool:NodePool"
+GCP_SERVICE_ACCOUNT = "gcp:serviceaccount/account:Account"
 HELM_RELEASES = ("kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v4:Chart")
 # Kueue and JobSet objects match any API version, so a version bump cannot silently switch a rule off.
 RESOURCE_FLAVOR = "kubernetes:kueue.x-k8s.io/*:ResourceFlavor"
@@ -29,7 +30,7 @@ PRIORITY_CLASS = "kubernetes:scheduling.k8s.io/*:PriorityClass"
 JOB = "kubernetes:batch/v1:Job"
 POD = "kubernetes:core/v1:Pod"
 POD_TEMPLATE = "kubernetes:core/v1:PodTemplate"
-SERVICE_ACCOUNT = "kubernetes:core/v1:ServiceAccount"
+K8S_SERVICE_ACCOUNT = "kubernetes:core/v1:ServiceAccount"
 ROLE = "kubernetes:rbac.authorization.k8s.io/*:Role"
 CLUSTER_ROLE = "kubernetes:rbac.authorization.k8s.io/*:ClusterRole"
 ROLE_BINDING = "kubernetes:rbac.authorization.k8s.io/*:RoleBinding"
@@ -45,6 +46,8 @@ class Resource(NamedTuple):
     type: str
     name: str
     props: Mapping[str, Any]
+    protect: bool = False
+    """The resource option: the engine refuses to delete (or replace) it while set."""
 
 
 ResourceCheck = Callable[[str, Mapping[str, Any], Mapping[str, Any]], Iterable[str]]

@@ -9,7 +9,9 @@ from typing import Any
 
 from components import catalogue
 
-from .base import CLUSTER, EMPTY, NODE_POOL, UNKNOWN, as_dict, as_int, as_list, dig
+from collections.abc import Sequence
+
+from .base import CLUSTER, EMPTY, NODE_POOL, GCP_SERVICE_ACCOUNT, UNKNOWN, Resource, as_dict, as_int, as_list, dig
 from .facts import auto_provisioning, is_autopilot, tpu_generation
 
 RELEASE_CHANNELS = ("RAPID", "REGULAR", "STABLE", "EXTENDED")
@@ -120,6 +122,111 @@ def private_nodes(type_: str, props: Mapping[str, Any], config: Mapping[str, Any
         "nodes get public IP addresses: set cluster.privateNodes (privateClusterConfig.enablePrivateNodes) "
         "and give them egress through Cloud NAT"
     )
+
+
+# -- control plane and cluster hardening (GKE docs concepts/network-isolation,
+# how-to/encrypting-secrets, concepts/dataplane-v2; Binary Authorization docs) ----------------
+
+_EVERYWHERE = ("0.0.0.0/0", "::/0")
+
+
+def control_plane_not_public(
+    type_: str, props: Mapping[str, Any], config: Mapping[str, Any] = EMPTY
+) -> Iterator[str]:
+    """The public IP endpoint is off (no IP endpoints, or only the private one), or authorized
+    networks limit it: without them GKE's IP endpoint answers the whole internet."""
+    if dig(props, "controlPlaneEndpointsConfig", "ipEndpointsConfig", "enabled") is False:
+        return
+    private_only = dig(props, "privateClusterConfig", "enablePrivateEndpoint")
+    if private_only is True or private_only == UNKNOWN:
+        return
+    networks = props.get("masterAuthorizedNetworksConfig")
+    if networks == UNKNOWN:
+        return
+    if not isinstance(networks, Mapping):
+        yield (
+            "the control plane's public IP endpoint is open to the internet: no masterAuthorizedNetworksConfig; "
+            "limit it to authorized networks (cluster.masterAuthorizedNetworks), make it private or disable it "
+            "(cluster.controlPlane.ipEndpoint) and use the DNS endpoint"
+        )
+        return
+    if networks.get("gcpPublicCidrsAccessEnabled") is True:
+        yield (
+            "masterAuthorizedNetworksConfig.gcpPublicCidrsAccessEnabled is true: every Compute Engine VM's public "
+            "address, anyone's, reaches the control plane's public IP endpoint"
+        )
+    for block in as_list(networks.get("cidrBlocks")):
+        cidr = dig(block, "cidrBlock")
+        if cidr in _EVERYWHERE:
+            yield f"masterAuthorizedNetworksConfig authorizes {cidr}: the public IP endpoint is open to the internet"
+
+
+def dns_endpoint(type_: str, props: Mapping[str, Any], config: Mapping[str, Any] = EMPTY) -> Iterator[str]:
+    if not config.get("production"):
+        return
+    allowed = dig(props, "controlPlaneEndpointsConfig", "dnsEndpointConfig", "allowExternalTraffic")
+    if allowed is True or allowed == UNKNOWN:
+        return
+    yield (
+        "production cluster without the DNS endpoint (controlPlaneEndpointsConfig.dnsEndpointConfig."
+        "allowExternalTraffic): people and the deploy workflow should reach it through the IAM-authorized DNS "
+        "endpoint, with the IP endpoint private or limited; set cluster.controlPlane.dnsEndpoint true"
+    )
+
+
+def dataplane_v2(type_: str, props: Mapping[str, Any], config: Mapping[str, Any] = EMPTY) -> Iterator[str]:
+    if not config.get("production") or is_autopilot(props):
+        return  # Autopilot always runs Dataplane V2
+    provider = props.get("datapathProvider")
+    if provider == "ADVANCED_DATAPATH" or provider == UNKNOWN:
+        return
+    yield (
+        f"production Standard cluster with datapathProvider {_show(provider)}: use ADVANCED_DATAPATH "
+        "(GKE Dataplane V2: network policy enforced in eBPF, with logging); set cluster.dataplaneV2 true. "
+        "It cannot change on an existing cluster: switching replaces it"
+    )
+
+
+def secrets_encryption(type_: str, props: Mapping[str, Any], config: Mapping[str, Any] = EMPTY) -> Iterator[str]:
+    if not config.get("required"):
+        return
+    state = dig(props, "databaseEncryption", "state")
+    key = dig(props, "databaseEncryption", "keyName")
+    if (state == "ENCRYPTED" or state == UNKNOWN) and key:
+        return
+    yield (
+        "this stack requires application-layer secrets encryption, and the cluster has none "
+        f"(databaseEncryption.state {_show(state)}): set cluster.databaseEncryption.keyName to a Cloud KMS key "
+        "in the cluster's region"
+    )
+
+
+def binary_authorization(type_: str, props: Mapping[str, Any], config: Mapping[str, Any] = EMPTY) -> Iterator[str]:
+    if not config.get("required"):
+        return
+    mode = dig(props, "binaryAuthorization", "evaluationMode")
+    if mode == "PROJECT_SINGLETON_POLICY_ENFORCE" or mode == UNKNOWN:
+        return
+    yield (
+        f"this stack requires Binary Authorization, and binaryAuthorization.evaluationMode is {_show(mode)}: "
+        "set cluster.binaryAuthorization true (PROJECT_SINGLETON_POLICY_ENFORCE)"
+    )
+
+
+STATEFUL = (CLUSTER, NODE_POOL, GCP_SERVICE_ACCOUNT)
+
+
+def protect_stateful(resources: Sequence[Resource], config: Mapping[str, Any] = EMPTY) -> Iterator[tuple[str | None, str]]:
+    """Production: every cluster, node pool and service account is protected, so that no
+    `pulumi up` deletes or replaces it until a reviewed change lifts protection."""
+    if not config.get("production"):
+        return
+    for r in resources:
+        if r.type in STATEFUL and not r.protect:
+            yield r.urn, (
+                f"production stack, and {r.type.rsplit(':', 1)[-1]} {r.name} is not protected: a replacement or a "
+                "mistaken destroy would delete it (and what runs on it or as it)"
+            )
 
 
 # -- accelerator pools ------------------------------------------------------------------------

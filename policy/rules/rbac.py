@@ -16,7 +16,7 @@ from .base import (
     EMPTY,
     ROLE,
     ROLE_BINDING,
-    SERVICE_ACCOUNT,
+    K8S_SERVICE_ACCOUNT,
     Resource,
     as_dict,
     as_list,
@@ -121,7 +121,7 @@ def probe_namespaced_rbac(
     """The service accounts the stack creates (the Kueue webhook probe's) need rights in their
     own namespace only; a ClusterRoleBinding would let a compromised probe image act in every
     namespace."""
-    ours = {(k8s_namespace(sa.props), k8s_name(sa)) for sa in of_type(resources, SERVICE_ACCOUNT)}
+    ours = {(k8s_namespace(sa.props), k8s_name(sa)) for sa in of_type(resources, K8S_SERVICE_ACCOUNT)}
     for binding in of_type(resources, CLUSTER_ROLE_BINDING):
         for s in as_list(binding.props.get("subjects")):
             s = as_dict(s)

@@ -101,6 +101,15 @@ def section(plan, protected: dict[str, bool]) -> list[str]:
             + " (the node service account `<name>-nodes` too)",
         ]
     )
+    if cfg.cluster.standard:
+        # google_container_cluster: datapath_provider is ForceNew (resource_container_cluster.go).
+        rows.append(
+            [
+                "`cluster.dataplaneV2`",
+                "on" if cfg.cluster.dataplane_v2 else "off",
+                f"{REPLACES} the cluster (`datapath_provider`); GKE deletes its node pools with it",
+            ]
+        )
     if entries:
         rows.append(
             [
@@ -143,7 +152,8 @@ def _protection(plan, protected: dict[str, bool]) -> str:
                 "the pool without a guard."
             )
         return (
-            "**Production stack:** the cluster and the accelerator pools are `protect`ed, so `pulumi up` "
+            "**Production stack:** the cluster, the node pools and the node service account are `protect`ed, "
+            "so `pulumi up` "
             "refuses to delete or replace them until protection is lifted (`pulumi state unprotect <urn>`, "
             "in its own reviewed change)."
         )
