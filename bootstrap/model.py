@@ -12,6 +12,7 @@ from pydantic import AfterValidator, Field, ValidationError, model_validator
 
 from components.config import ConfigError, decode, gcp_project_problem
 from components.config.base import Model, RuleError, raise_all
+from components.config.cluster import check_kms_key_name
 from components.config.errors import NAMESPACE as MAIN_NAMESPACE
 from components.config.errors import from_validation_error
 
@@ -112,6 +113,10 @@ class Stack(Model):
     """Protects this stack's service accounts and key against deletion."""
     secrets_provider: Literal["gcpkms", "passphrase"] = "gcpkms"
     """gcpkms: a key per stack in the bootstrap's key ring; passphrase: PULUMI_CONFIG_PASSPHRASE (no key)."""
+    secrets_encryption_key: Annotated[str, AfterValidator(check_kms_key_name)] | None = None
+    """The Cloud KMS key of the stack's cluster.databaseEncryption.keyName: GKE's service agent
+    of the stack's project gets roles/cloudkms.cryptoKeyEncrypterDecrypter on it, which GKE
+    needs before it creates the cluster (the deployer has no IAM rights on keys)."""
     node_service_account: ServiceAccountId
     """The account id of the node service account created here for this stack, in its project;
     the main stack names it as cluster.nodeServiceAccount (ID@PROJECT.iam.gserviceaccount.com).

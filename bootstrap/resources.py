@@ -292,6 +292,21 @@ class StackAccess(pulumi.ComponentResource):
             opts=child,
         )
 
+        if stack.secrets_encryption_key is not None:
+            # GKE encrypts Secrets with the key as its service agent
+            # (service-<project number>@container-engine-robot.iam.gserviceaccount.com), which
+            # needs encrypt/decrypt on it before the cluster is created (GKE docs
+            # how-to/encrypting-secrets, "Grant permission to use the key"). ServiceIdentity
+            # makes sure the agent exists and names it without a project-number lookup.
+            agent = gcp.projects.ServiceIdentity("gke-agent", project=stack.project, service="container.googleapis.com", opts=child)
+            gcp.kms.CryptoKeyIAMMember(
+                "gke-agent-secrets-key",
+                crypto_key_id=stack.secrets_encryption_key,
+                role="roles/cloudkms.cryptoKeyEncrypterDecrypter",
+                member=agent.email.apply(lambda e: f"serviceAccount:{e}"),
+                opts=child,
+            )
+
         key = state.key_id(s)
         if key is not None:
             gcp.kms.CryptoKeyIAMMember("preview-secrets", crypto_key_id=key, role="roles/cloudkms.cryptoKeyDecrypter", member=preview, opts=child)

@@ -29,6 +29,9 @@ def outputs_for(type_: str, name: str, inputs: dict[str, Any]) -> dict[str, Any]
     if type_ == "gcp:serviceaccount/account:Account":
         email = f"{inputs['accountId']}@{inputs['project']}.iam.gserviceaccount.com"
         return {"email": email, "name": f"projects/{inputs['project']}/serviceAccounts/{email}"}
+    if type_ == "gcp:projects/serviceIdentity:ServiceIdentity" and inputs.get("service") == "container.googleapis.com":
+        # The GKE service agent of the stack's project; its number is the cloud's too.
+        return {"email": f"service-{MOCK_PROJECT_NUMBER}@container-engine-robot.iam.gserviceaccount.com"}
     pool = f"projects/{MOCK_PROJECT_NUMBER}/locations/global/workloadIdentityPools"
     if type_ == "gcp:iam/workloadIdentityPool:WorkloadIdentityPool":
         return {"name": f"{pool}/{inputs['workloadIdentityPoolId']}"}

@@ -270,3 +270,16 @@ def test_every_identity_may_reach_the_cluster_through_the_dns_endpoint(stack, ac
     [project] = {r.inputs["project"] for r in rec.resources if r.type == "gcp:projects/iAMMember:IAMMember" and r.parent.endswith(f"::{stack}")}
     roles = {g.role for g in grants(rec) if g.member == members_of(rec, stack, account) and g.resource == f"projects/{project}" and g.condition is None}
     assert roles & CONNECT_ROLES, roles
+
+
+def test_gke_may_use_each_stacks_secrets_encryption_key():
+    # GKE refuses to create a cluster whose databaseEncryption key its service agent cannot use.
+    rec = example()
+    agent = f"serviceAccount:service-{bsynth.MOCK_PROJECT_NUMBER}@container-engine-robot.iam.gserviceaccount.com"
+    granted = {g.resource for g in grants(rec) if g.member == agent and g.role == "roles/cloudkms.cryptoKeyEncrypterDecrypter"}
+    for entry in example_config()[f"{NS}:stacks"]:
+        main = yamlread.load((ROOT / "stacks" / f"Pulumi.{entry['name']}.yaml").read_text()).data["config"]
+        key = main["gke-ai-batch:cluster"].get("databaseEncryption", {}).get("keyName")
+        assert entry.get("secretsEncryptionKey") == key
+        assert (key in granted) if key else True
+    assert granted == {"projects/acme-ml-prod/locations/us-central1/keyRings/gke/cryptoKeys/ml-prod-secrets"}

@@ -93,6 +93,16 @@ _KMS_KEY_RX = re.compile(
     r"/keyRings/[A-Za-z0-9_-]{1,63}/cryptoKeys/[A-Za-z0-9_-]{1,63}",
     re.ASCII,
 )
+
+
+def check_kms_key_name(v: str) -> str:
+    if not _KMS_KEY_RX.fullmatch(v):
+        raise ValueError(
+            f"{v!r} is not a Cloud KMS key name: projects/<project>/locations/<location>/keyRings/<ring>/cryptoKeys/<key>"
+        )
+    return v
+
+
 # The internet: an authorized network this wide leaves the IP endpoint as open as none.
 _EVERYWHERE = (ipaddress.ip_network("0.0.0.0/0"), ipaddress.ip_network("::/0"))
 
@@ -119,12 +129,7 @@ class DatabaseEncryption(Model):
     @field_validator("key_name")
     @classmethod
     def _key_name(cls, v: str) -> str:
-        if not _KMS_KEY_RX.fullmatch(v):
-            raise ValueError(
-                f"{v!r} is not a Cloud KMS key name: "
-                "projects/<project>/locations/<location>/keyRings/<ring>/cryptoKeys/<key>"
-            )
-        return v
+        return check_kms_key_name(v)
 
     @property
     def location(self) -> str:
