@@ -321,6 +321,7 @@ def cluster_part(draw, mode: str | None = None) -> tuple[dict[str, Any], dict[st
                     optional={"name": st.sampled_from(("office", "vpn"))},
                 ),
                 max_size=2,
+                unique_by=lambda n: n["cidr"],  # config refuses a network listed twice
             )
         )
     cluster.update(draw(control_plane_keys(cluster, standard, region)))
@@ -825,8 +826,12 @@ def valid_stacks(
             if draw(st.integers(0, 3)) == 0:
                 chosen["networkPolicy"] = draw(st.booleans())
             settings[ns] = chosen
+        # Without Dataplane V2 a NetworkPolicy isolates nothing, which config refuses.
+        enforced = config[f"{NS}:cluster"].get("dataplaneV2", True) or not ctx.standard
         for team in teams:
             team.update(settings[team["namespace"]])
+            if not enforced:
+                team["networkPolicy"] = False
 
     kinds = {w["kind"] for w in workloads}
     needed = (["batch/job"] if "job" in kinds else []) + (["jobset.x-k8s.io/jobset"] if "jobset" in kinds else [])

@@ -307,8 +307,14 @@ def test_control_plane_not_public():
     # Closed another way: no IP endpoints, or only the private one.
     assert check(rule, CLUSTER, merge(open_, {"controlPlaneEndpointsConfig": {"ipEndpointsConfig": {"enabled": False}}})) == []
     assert check(rule, CLUSTER, merge(open_, {"privateClusterConfig": {"enablePrivateNodes": True, "enablePrivateEndpoint": True}})) == []
-    everyone = merge(STANDARD, {"masterAuthorizedNetworksConfig": {"cidrBlocks": [{"cidrBlock": "0.0.0.0/0"}]}})
-    assert "0.0.0.0/0" in check(rule, CLUSTER, everyone)[0]
+    # The internet, however it is spelt: one block, halves, or IPv6 written another way.
+    for blocks in (["0.0.0.0/0"], ["0.0.0.0/1", "128.0.0.0/1"], ["0::/0"], ["8.0.0.0/7"]):
+        everyone = merge(STANDARD, {"masterAuthorizedNetworksConfig": {"cidrBlocks": [{"cidrBlock": b} for b in blocks]}})
+        assert "open to much of the internet" in check(rule, CLUSTER, everyone)[0], blocks
+    corp = merge(STANDARD, {"masterAuthorizedNetworksConfig": {"cidrBlocks": [{"cidrBlock": "10.0.0.0/8"}, {"cidrBlock": "35.235.240.0/20"}]}})
+    assert check(rule, CLUSTER, corp) == []
+    # A private endpoint with public nodes keeps the public IP endpoint (the provider ignores it).
+    assert "open to the internet" in check(rule, CLUSTER, merge(open_, {"privateClusterConfig": {"enablePrivateNodes": False, "enablePrivateEndpoint": True}}))[0]
     gce = merge(STANDARD, {"masterAuthorizedNetworksConfig": {"gcpPublicCidrsAccessEnabled": True}})
     assert "every Compute Engine VM" in check(rule, CLUSTER, gce)[0]
     assert check(rule, CLUSTER, merge(STANDARD, {"masterAuthorizedNetworksConfig": UNKNOWN})) == []
@@ -799,6 +805,17 @@ def test_production_team_namespaces_isolate_ingress():
     ):
         [(urn, message)] = check_stack(rule, [*queues, broken], prod)
         assert urn is None and "namespace team has no NetworkPolicy" in message
+    # Policies add up: a second one that lets in other namespaces or addresses undoes isolation.
+    for ingress, words in (
+        ([{}], "ingress[0] has no `from`: it admits every source"),
+        ([{"from": []}], "ingress[0] has no `from`"),
+        ([{"from": [{"namespaceSelector": {}}]}], "ingress[0].from[0] admits sources outside the namespace"),
+        ([{"from": [{"podSelector": {}, "namespaceSelector": {}}]}], "ingress[0].from[0] admits sources outside"),
+        ([{"from": [{"podSelector": {}}]}, {"from": [{"ipBlock": {"cidr": "0.0.0.0/0"}}]}], "ingress[1].from[0] admits sources outside"),
+    ):
+        opener = k8s("networking.k8s.io/v1", "NetworkPolicy", "open", "team", spec={"podSelector": {}, "ingress": ingress})
+        [(urn, message)] = check_stack(rule, [*queues, network_policy("team"), opener], prod)
+        assert urn == "urn:NetworkPolicy::team/open" and words in message, message
 
 
 # -- enforcement config -----------------------------------------------------------------------
@@ -901,7 +918,7 @@ def test_pack_needs_only_its_own_requirements():
     proc = subprocess.run([sys.executable, "-c", probe, str(ROOT)], capture_output=True, text=True, check=True)
     loaded = set(ast.literal_eval(proc.stdout))
     assert loaded.isdisjoint({"pydantic", "pulumi_gcp", "pulumi_kubernetes", "synth"})
-    pure = {"components.catalogue", "components.images", "components.naming", "components.quantity"}
+    pure = {"components.catalogue", "components.images", "components.naming", "components.netblocks", "components.quantity"}
     model = {m for m in loaded if m == "components.admission" or m.startswith("components.admission.")}
     assert model, "the pack judges capacity with the admission model (components.admission)"
     assert {m for m in loaded if m.startswith("components.")} == pure | model

@@ -8,7 +8,7 @@ from typing import Annotated, Iterator, Literal
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
-from .. import versions
+from .. import netblocks, versions
 from ..catalogue import GPU_TYPES, TPU_GENERATIONS
 from ..regions import REGION_RX as _REGION_RX, ZONE_RX as _ZONE_RX
 from .base import CLUSTER_NODES_MAX, GcpLabels, GkeName, GroupEmail, Model, RuleError, raise_all
@@ -103,8 +103,6 @@ def check_kms_key_name(v: str) -> str:
     return v
 
 
-# The internet: an authorized network this wide leaves the IP endpoint as open as none.
-_EVERYWHERE = (ipaddress.ip_network("0.0.0.0/0"), ipaddress.ip_network("::/0"))
 
 
 class ControlPlane(Model):
@@ -320,13 +318,10 @@ class ClusterConfig(Model):
                 "ipEndpoint private needs privateNodes true (GKE keeps the public IP endpoint of a cluster "
                 "with public nodes); use disabled or authorizedNetworks",
             )
-        for i, net in enumerate(self.master_authorized_networks):
-            if ipaddress.ip_network(net.cidr) in _EVERYWHERE:
-                yield RuleError(
-                    ("masterAuthorizedNetworks", i, "cidr"),
-                    f"{net.cidr} authorizes the whole internet: the IP endpoint would be open to anyone; "
-                    "list the networks that need it, or reach the control plane through the DNS endpoint",
-                )
+        # The list as a whole, by the public address space it covers (components/netblocks.py):
+        # 0.0.0.0/1 and 128.0.0.0/1 together are as open as 0.0.0.0/0.
+        for i, message in netblocks.problems([n.cidr for n in self.master_authorized_networks], self.private_nodes):
+            yield RuleError(("masterAuthorizedNetworks",) if i is None else ("masterAuthorizedNetworks", i, "cidr"), message)
 
     @property
     def standard(self) -> bool:

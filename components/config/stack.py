@@ -71,6 +71,10 @@ MAX_ENTRIES = {
 }
 
 
+# The Kueue integrations behind the kinds the team Role may create (batch Jobs, JobSets).
+TEAM_ROLE_FRAMEWORKS = ("batch/job", "jobset.x-k8s.io/jobset")
+
+
 class StackConfig(Model):
     production: bool = False
     """Production stacks protect the cluster, every node pool and the node service account from deletion, and need private nodes and the control plane's DNS endpoint."""
@@ -587,7 +591,38 @@ class StackConfig(Model):
                     "cluster.securityGroup to gke-security-groups@<your domain> and make this group a "
                     "member of it (https://cloud.google.com/kubernetes-engine/docs/how-to/google-groups-rbac)",
                 )
+            if team.group is not None:
+                yield from self._check_team_role_is_queued(i)
+            if team.network_policy and self.cluster.standard and not self.cluster.dataplane_v2:
+                # GKE enforces NetworkPolicy only with Dataplane V2 or the Calico add-on
+                # (https://cloud.google.com/kubernetes-engine/docs/concepts/dataplane-v2), which this
+                # program does not offer: the object would be accepted and do nothing.
+                yield RuleError(
+                    ("teams", i, "networkPolicy"),
+                    "a NetworkPolicy is enforced only with Dataplane V2, and cluster.dataplaneV2 is false: "
+                    "it would isolate nothing; set cluster.dataplaneV2 true or networkPolicy false",
+                )
         yield from self._check_namespace_settings()
+
+    def _check_team_role_is_queued(self, i: int) -> Iterator[RuleError]:
+        """The team Role creates Jobs and JobSets (components/plan/rbac.py) on the promise that
+        Kueue holds every one of them: with manageJobsWithoutQueueName false, or a kind whose
+        integration is off, a Job without a queue name runs at once, outside every quota
+        (Kueue docs: manage-jobs-without-queue-name; Configuration integrations.frameworks)."""
+        k = self.kueue
+        if not k.manage_jobs_without_queue_name:
+            yield RuleError(
+                ("teams", i, "group"),
+                "the team's Role may create Jobs and JobSets, and kueue.manageJobsWithoutQueueName is false: a Job "
+                "without a queue name would run outside every quota; set it true (the default)",
+            )
+        missing = [fw for fw in TEAM_ROLE_FRAMEWORKS if fw not in k.integrations]
+        if missing:
+            yield RuleError(
+                ("teams", i, "group"),
+                f"the team's Role may create Jobs and JobSets, and kueue.integrations lacks {', '.join(missing)}: "
+                "Kueue would not hold those, so they would run outside every quota; add them",
+            )
 
     def _check_namespace_settings(self) -> Iterator[RuleError]:
         """A namespace has one Pod Security level and one NetworkPolicy: teams that share it

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from components import catalogue
+from components import catalogue, netblocks
 
 from collections.abc import Sequence
 
@@ -127,8 +127,6 @@ def private_nodes(type_: str, props: Mapping[str, Any], config: Mapping[str, Any
 # -- control plane and cluster hardening (GKE docs concepts/network-isolation,
 # how-to/encrypting-secrets, concepts/dataplane-v2; Binary Authorization docs) ----------------
 
-_EVERYWHERE = ("0.0.0.0/0", "::/0")
-
 
 def control_plane_not_public(
     type_: str, props: Mapping[str, Any], config: Mapping[str, Any] = EMPTY
@@ -138,7 +136,11 @@ def control_plane_not_public(
     if dig(props, "controlPlaneEndpointsConfig", "ipEndpointsConfig", "enabled") is False:
         return
     private_only = dig(props, "privateClusterConfig", "enablePrivateEndpoint")
-    if private_only is True or private_only == UNKNOWN:
+    private_nodes = dig(props, "privateClusterConfig", "enablePrivateNodes")
+    # enablePrivateEndpoint "only applies to private clusters, when enable_private_nodes is
+    # true" (pulumi-gcp ClusterPrivateClusterConfigArgs): with public nodes the public IP
+    # endpoint stays, whatever it says.
+    if (private_only is True or private_only == UNKNOWN) and (private_nodes is True or private_nodes == UNKNOWN):
         return
     networks = props.get("masterAuthorizedNetworksConfig")
     if networks == UNKNOWN:
@@ -155,10 +157,10 @@ def control_plane_not_public(
             "masterAuthorizedNetworksConfig.gcpPublicCidrsAccessEnabled is true: every Compute Engine VM's public "
             "address, anyone's, reaches the control plane's public IP endpoint"
         )
-    for block in as_list(networks.get("cidrBlocks")):
-        cidr = dig(block, "cidrBlock")
-        if cidr in _EVERYWHERE:
-            yield f"masterAuthorizedNetworksConfig authorizes {cidr}: the public IP endpoint is open to the internet"
+    cidrs = [dig(block, "cidrBlock") for block in as_list(networks.get("cidrBlocks"))]
+    known = [c for c in cidrs if isinstance(c, str) and c != UNKNOWN]
+    for _, message in netblocks.problems(known, private_nodes is True):
+        yield f"masterAuthorizedNetworksConfig: {message}"
 
 
 def dns_endpoint(type_: str, props: Mapping[str, Any], config: Mapping[str, Any] = EMPTY) -> Iterator[str]:

@@ -79,13 +79,39 @@ def network_policy(resources: Sequence[Resource], config: Mapping[str, Any] = EM
     for Ingress (podSelector {}): without one, any pod in the cluster reaches the team's pods."""
     if not config.get("production"):
         return
-    isolated = {k8s_namespace(p.props) for p in of_type(resources, NETWORK_POLICY) if _isolates_ingress(p.props)}
-    for ns in team_namespaces(resources):
+    policies = of_type(resources, NETWORK_POLICY)
+    isolated = {k8s_namespace(p.props) for p in policies if _isolates_ingress(p.props)}
+    teams = team_namespaces(resources)
+    for ns in teams:
         if ns not in isolated:
             yield None, (
                 f"production team namespace {ns} has no NetworkPolicy selecting all its pods (podSelector {{}}) "
                 "for Ingress: every pod of the cluster can reach its pods; set teams[].networkPolicy true"
             )
+    # Policies add up: one that lets other namespaces or addresses in undoes the isolation of
+    # the pods it selects (https://kubernetes.io/docs/concepts/services-networking/network-policies/,
+    # "policies are additive").
+    for p in policies:
+        if k8s_namespace(p.props) in teams:
+            for reason in _outside_ingress(p.props):
+                yield p.urn, f"production team namespace {k8s_namespace(p.props)}: NetworkPolicy {k8s_name(p)} {reason}"
+
+
+def _outside_ingress(props: Mapping[str, Any]) -> Iterator[str]:
+    """How the policy lets in traffic from outside its namespace: an ingress rule without
+    `from` (or with an empty one) admits every source; a namespaceSelector or ipBlock peer
+    admits other namespaces or addresses."""
+    for i, rule in enumerate(as_list(dig(props, "spec", "ingress"))):
+        if rule == UNKNOWN:
+            continue
+        peers = as_list(dig(rule, "from"))
+        if not peers:
+            yield f"ingress[{i}] has no `from`: it admits every source"
+        for j, peer in enumerate(peers):
+            if peer == UNKNOWN:
+                continue
+            if not isinstance(peer, Mapping) or "podSelector" not in peer or set(peer) - {"podSelector"}:
+                yield f"ingress[{i}].from[{j}] admits sources outside the namespace (only podSelector peers keep it in)"
 
 
 def _isolates_ingress(props: Mapping[str, Any]) -> bool:
