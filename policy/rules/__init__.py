@@ -278,10 +278,14 @@ RULES: tuple[Rule, ...] = (
     # -- RBAC -----------------------------------------------------------------------------------
     Rule(
         "rbac-no-queue-bypass",
-        "No Role or ClusterRole the stack binds (other than cluster-admin) grants Pod creation, or any write on "
-        "Kueue's ClusterQueues, ResourceFlavors, WorkloadPriorityClasses, Cohorts, AdmissionChecks, "
-        "ProvisioningRequestConfigs or LocalQueues, or on RBAC objects. Built-in admin and edit count as "
-        "granting Pod creation.",
+        "No Role or ClusterRole the stack binds (other than cluster-admin) grants what bypasses Kueue or grants "
+        "more: creating Pods, ReplicationControllers or ProvisioningRequests, writing Deployments, ReplicaSets, "
+        "StatefulSets, DaemonSets or CronJobs, any write on kueue.x-k8s.io (Workloads and their status too; only "
+        "creating Workloads where the stack has no LocalQueue, as the webhook probe's dry run does, is allowed), "
+        "RBAC writes, escalate or bind, impersonation or service-account tokens. A roleRef the stack does not "
+        "create is a violation unless it is a built-in whose rights are known (admin and edit fail; view, "
+        "system:basic-user, system:auth-delegator, system:discovery, system:public-info-viewer and "
+        "system:monitoring pass); system:controller:* roles and aggregated ClusterRoles always fail.",
         MANDATORY,
         rbac.no_queue_bypass,
         stack=True,
