@@ -640,6 +640,55 @@ def test_privileged_only_for_tpu_pods_on_standard():
     assert "Autopilot" in message
 
 
+def pod_kinds(pod: dict[str, Any]) -> list[Resource]:
+    """One of every kind that carries a pod template, each with this pod spec."""
+    template = {"spec": pod}
+    return [
+        job("j", pod=pod),
+        jobset("js", pod=pod),
+        k8s("core/v1", "Pod", "p", "team", spec=pod),
+        k8s("core/v1", "PodTemplate", "t", "team", template=template),
+        k8s("apps/v1", "Deployment", "d", "team", spec={"template": template}),
+        k8s("apps/v1", "StatefulSet", "s", "team", spec={"template": template}),
+        k8s("apps/v1", "DaemonSet", "ds", "team", spec={"template": template}),
+        k8s("apps/v1", "ReplicaSet", "rs", "team", spec={"template": template}),
+        k8s("core/v1", "ReplicationController", "rc", "team", spec={"template": template}),
+        k8s("batch/v1", "CronJob", "cj", "team", spec={"schedule": "@hourly", "jobTemplate": {"spec": {"template": template}}}),
+    ]
+
+
+NODE_ACCESS = {
+    "privileged": {"containers": [{"name": "main", "image": "jax:1", "securityContext": {"privileged": True}}]},
+    "privileged init": {"containers": [{"name": "main", "image": "jax:1"}],
+                        "initContainers": [{"name": "init", "image": "jax:1", "securityContext": {"privileged": True}}]},
+    "privileged ephemeral": {"containers": [{"name": "main", "image": "jax:1"}],
+                             "ephemeralContainers": [{"name": "dbg", "image": "jax:1", "securityContext": {"privileged": True}}]},
+    "hostPID": {"hostPID": True, "containers": [{"name": "main", "image": "jax:1"}]},
+    "hostIPC": {"hostIPC": True, "containers": [{"name": "main", "image": "jax:1"}]},
+    "hostPath": {"containers": [{"name": "main", "image": "jax:1"}], "volumes": [{"name": "root", "hostPath": {"path": "/"}}]},
+    "SYS_ADMIN": {"containers": [{"name": "main", "image": "jax:1", "securityContext": {"capabilities": {"add": ["SYS_ADMIN"]}}}]},
+}
+
+
+@pytest.mark.parametrize("access", NODE_ACCESS)
+def test_node_access_only_for_tpu_pods_in_every_pod_kind(access):
+    rule = "workload-privileged-tpu-only"
+    spec = NODE_ACCESS[access]
+    for wl in pod_kinds(spec):
+        [(urn, message)] = check_stack(rule, [gcp(CLUSTER, STANDARD), wl])
+        assert urn == wl.urn and "without selecting TPU nodes" in message, wl.type
+    # The same pod on TPU nodes of a Standard cluster is TPU device access.
+    assert check_stack(rule, [gcp(CLUSTER, STANDARD), *pod_kinds({**spec, **TPU_SELECTOR})]) == []
+
+
+def test_baseline_capabilities_and_host_network_are_not_node_access():
+    rule = "workload-privileged-tpu-only"
+    spec = {"hostNetwork": True, "containers": [
+        {"name": "main", "image": "jax:1", "ports": [{"containerPort": 8080}],
+         "securityContext": {"capabilities": {"add": ["NET_BIND_SERVICE", "CHOWN"]}}}]}
+    assert check_stack(rule, [gcp(CLUSTER, STANDARD), *pod_kinds(spec)]) == []
+
+
 # -- images and RBAC --------------------------------------------------------------------------
 
 DIGEST = "sha256:" + "ab" * 32
@@ -675,6 +724,17 @@ def test_production_images_need_a_digest():
     assert check("image-pinned", pinned.type, pinned.props, {"requireDigest": True}) == []
     level, values = levels.settings(rules.by_name("image-pinned"), levels.for_stack("prod"))
     assert (level, values["requireDigest"]) == ("mandatory", True)
+
+
+@pytest.mark.parametrize("where", ["containers", "initContainers", "ephemeralContainers"])
+def test_every_pod_kind_and_container_list_is_pinned(where):
+    pod = {"containers": [{"name": "ok", "image": "jax:1"}]}
+    pod[where] = [*pod.get(where, []), {"name": "bad", "image": "jax"}]
+    kinds = pod_kinds(pod)
+    for wl in kinds:
+        [message] = check("image-pinned", wl.type, wl.props)
+        assert "container bad" in message and "has no tag" in message, wl.type
+    assert all(check("image-pinned", wl.type, wl.props) == [] for wl in pod_kinds({"containers": [{"name": "ok", "image": "jax:1"}]}))
 
 
 def rbac(kind: str, name: str, namespace: str | None = None, **body: Any) -> Resource:

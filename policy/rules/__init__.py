@@ -253,20 +253,23 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "workload-privileged-tpu-only",
-        "Privileged containers only in Job/JobSet pods that select TPU nodes "
-        "(cloud.google.com/gke-tpu-accelerator) on a Standard cluster.",
+        "Node access (privileged containers, hostPID, hostIPC, hostPath volumes, capabilities beyond the Pod "
+        "Security baseline set) only in pods that select TPU nodes (cloud.google.com/gke-tpu-accelerator), and "
+        "privileged never on Autopilot. Every pod template counts: Jobs, JobSets, Pods, PodTemplates, Deployments, "
+        "StatefulSets, DaemonSets, ReplicaSets, ReplicationControllers and CronJobs, all container lists.",
         MANDATORY,
         workloads.workload_privileged_tpu_only,
         stack=True,
     ),
     Rule(
         "image-pinned",
-        "Every container image of a Job, JobSet, Pod or PodTemplate names one build: a tag other than latest, "
-        "or a digest (untagged means latest). With requireDigest (production stacks), every image is pinned by "
+        "Every container image (containers, initContainers, ephemeralContainers) of a Job, JobSet, Pod, "
+        "PodTemplate, Deployment, StatefulSet, DaemonSet, ReplicaSet, ReplicationController or CronJob names one "
+        "build: a tag other than latest, or a digest (untagged means latest). With requireDigest (production stacks), every image is pinned by "
         "sha256 digest.",
         MANDATORY,
         workloads.image_pinned,
-        types=workloads.IMAGE_TYPES,
+        types=workloads.POD_TYPES,
         config_schema={
             "requireDigest": {
                 "type": "boolean",
