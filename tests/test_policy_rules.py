@@ -646,6 +646,55 @@ def test_privileged_only_for_tpu_pods_on_standard():
     assert "Autopilot" in message
 
 
+def pod_kinds(pod: dict[str, Any]) -> list[Resource]:
+    """One of every kind that carries a pod template, each with this pod spec."""
+    template = {"spec": pod}
+    return [
+        job("j", pod=pod),
+        jobset("js", pod=pod),
+        k8s("core/v1", "Pod", "p", "team", spec=pod),
+        k8s("core/v1", "PodTemplate", "t", "team", template=template),
+        k8s("apps/v1", "Deployment", "d", "team", spec={"template": template}),
+        k8s("apps/v1", "StatefulSet", "s", "team", spec={"template": template}),
+        k8s("apps/v1", "DaemonSet", "ds", "team", spec={"template": template}),
+        k8s("apps/v1", "ReplicaSet", "rs", "team", spec={"template": template}),
+        k8s("core/v1", "ReplicationController", "rc", "team", spec={"template": template}),
+        k8s("batch/v1", "CronJob", "cj", "team", spec={"schedule": "@hourly", "jobTemplate": {"spec": {"template": template}}}),
+    ]
+
+
+NODE_ACCESS = {
+    "privileged": {"containers": [{"name": "main", "image": "jax:1", "securityContext": {"privileged": True}}]},
+    "privileged init": {"containers": [{"name": "main", "image": "jax:1"}],
+                        "initContainers": [{"name": "init", "image": "jax:1", "securityContext": {"privileged": True}}]},
+    "privileged ephemeral": {"containers": [{"name": "main", "image": "jax:1"}],
+                             "ephemeralContainers": [{"name": "dbg", "image": "jax:1", "securityContext": {"privileged": True}}]},
+    "hostPID": {"hostPID": True, "containers": [{"name": "main", "image": "jax:1"}]},
+    "hostIPC": {"hostIPC": True, "containers": [{"name": "main", "image": "jax:1"}]},
+    "hostPath": {"containers": [{"name": "main", "image": "jax:1"}], "volumes": [{"name": "root", "hostPath": {"path": "/"}}]},
+    "SYS_ADMIN": {"containers": [{"name": "main", "image": "jax:1", "securityContext": {"capabilities": {"add": ["SYS_ADMIN"]}}}]},
+}
+
+
+@pytest.mark.parametrize("access", NODE_ACCESS)
+def test_node_access_only_for_tpu_pods_in_every_pod_kind(access):
+    rule = "workload-privileged-tpu-only"
+    spec = NODE_ACCESS[access]
+    for wl in pod_kinds(spec):
+        [(urn, message)] = check_stack(rule, [gcp(CLUSTER, STANDARD), wl])
+        assert urn == wl.urn and "without selecting TPU nodes" in message, wl.type
+    # The same pod on TPU nodes of a Standard cluster is TPU device access.
+    assert check_stack(rule, [gcp(CLUSTER, STANDARD), *pod_kinds({**spec, **TPU_SELECTOR})]) == []
+
+
+def test_baseline_capabilities_and_host_network_are_not_node_access():
+    rule = "workload-privileged-tpu-only"
+    spec = {"hostNetwork": True, "containers": [
+        {"name": "main", "image": "jax:1", "ports": [{"containerPort": 8080}],
+         "securityContext": {"capabilities": {"add": ["NET_BIND_SERVICE", "CHOWN"]}}}]}
+    assert check_stack(rule, [gcp(CLUSTER, STANDARD), *pod_kinds(spec)]) == []
+
+
 # -- images and RBAC --------------------------------------------------------------------------
 
 DIGEST = "sha256:" + "ab" * 32
@@ -681,6 +730,17 @@ def test_production_images_need_a_digest():
     assert check("image-pinned", pinned.type, pinned.props, {"requireDigest": True}) == []
     level, values = levels.settings(rules.by_name("image-pinned"), levels.for_stack("prod"))
     assert (level, values["requireDigest"]) == ("mandatory", True)
+
+
+@pytest.mark.parametrize("where", ["containers", "initContainers", "ephemeralContainers"])
+def test_every_pod_kind_and_container_list_is_pinned(where):
+    pod = {"containers": [{"name": "ok", "image": "jax:1"}]}
+    pod[where] = [*pod.get(where, []), {"name": "bad", "image": "jax"}]
+    kinds = pod_kinds(pod)
+    for wl in kinds:
+        [message] = check("image-pinned", wl.type, wl.props)
+        assert "container bad" in message and "has no tag" in message, wl.type
+    assert all(check("image-pinned", wl.type, wl.props) == [] for wl in pod_kinds({"containers": [{"name": "ok", "image": "jax:1"}]}))
 
 
 def rbac(kind: str, name: str, namespace: str | None = None, **body: Any) -> Resource:
@@ -733,6 +793,97 @@ def test_builtin_edit_and_cluster_roles_of_the_stack_count():
         {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloadpriorityclasses", "cohorts"], "verbs": ["create"]}])
     [(_, message)] = check_stack(rule, [writer, binding("w", None, "ClusterRole", "quota-writer", GROUP)])
     assert "workloadpriorityclasses" in message and "cohorts" in message and "cluster-wide" in message
+
+
+TEAM_QUEUE = local_queue("ml", "lq", "cq")
+BYPASSES = [
+    ({"apiGroups": [""], "resources": ["replicationcontrollers"], "verbs": ["create"]}, "create replicationcontrollers"),
+    ({"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["create"]}, "create apps deployments"),
+    ({"apiGroups": ["apps"], "resources": ["replicasets"], "verbs": ["create"]}, "create apps replicasets"),
+    ({"apiGroups": ["apps"], "resources": ["statefulsets"], "verbs": ["create"]}, "create apps statefulsets"),
+    ({"apiGroups": ["apps"], "resources": ["daemonsets"], "verbs": ["create"]}, "create apps daemonsets"),
+    ({"apiGroups": ["apps"], "resources": ["deployments/scale"], "verbs": ["patch"]}, "patch apps deployments"),
+    ({"apiGroups": ["batch"], "resources": ["cronjobs"], "verbs": ["create"]}, "create batch cronjobs"),
+    ({"apiGroups": ["autoscaling.x-k8s.io"], "resources": ["provisioningrequests"], "verbs": ["create"]}, "provisioningrequests"),
+    ({"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads"], "verbs": ["create"]}, "create kueue.x-k8s.io workloads"),
+    ({"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads/status"], "verbs": ["patch"]}, "workloads/status"),
+    ({"apiGroups": ["kueue.x-k8s.io"], "resources": ["topologies"], "verbs": ["create"]}, "topologies"),
+    ({"apiGroups": ["kueue.x-k8s.io"], "resources": ["multikueueclusters"], "verbs": ["update"]}, "multikueueclusters"),
+    ({"apiGroups": ["kueue.x-k8s.io"], "resources": ["multikueueconfigs"], "verbs": ["delete"]}, "multikueueconfigs"),
+    ({"apiGroups": ["*"], "resources": ["workloads"], "verbs": ["patch"]}, "patch kueue.x-k8s.io workloads"),
+    ({"apiGroups": [""], "resources": ["users"], "verbs": ["impersonate"]}, "impersonate users"),
+    ({"apiGroups": [""], "resources": ["groups"], "verbs": ["impersonate"]}, "impersonate groups"),
+    ({"apiGroups": [""], "resources": ["serviceaccounts"], "verbs": ["impersonate"]}, "impersonate serviceaccounts"),
+    ({"apiGroups": ["authentication.k8s.io"], "resources": ["userextras/scopes"], "verbs": ["impersonate"]}, "userextras"),
+    ({"apiGroups": [""], "resources": ["serviceaccounts/token"], "verbs": ["create"]}, "serviceaccounts/token"),
+    ({"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles"], "verbs": ["escalate"]}, "escalate"),
+    ({"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["clusterroles"], "verbs": ["bind"]}, "bind"),
+    ({"apiGroups": ["apps"], "resources": ["*"], "verbs": ["*"]}, "apps statefulsets"),
+    ({"apiGroups": ["*"], "resources": ["*"], "verbs": ["impersonate"]}, "impersonate users"),
+]
+
+
+@pytest.mark.parametrize("extra, words", BYPASSES, ids=[w for _, w in BYPASSES])
+def test_every_way_around_the_queue_fails(extra, words):
+    rule = "rbac-no-queue-bypass"
+    bound = binding("team", "ml", "Role", "team", GROUP)
+    assert check_stack(rule, [TEAM_QUEUE, team_role(), bound]) == []
+    [(urn, message)] = check_stack(rule, [TEAM_QUEUE, team_role(extra), bound])
+    assert urn == bound.urn and words in message
+
+
+def test_workload_create_passes_only_where_the_stack_has_no_local_queue():
+    rule = "rbac-no-queue-bypass"
+    create = {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads"], "verbs": ["create"]}
+    probe = [rbac("Role", "probe", "kueue-system", rules=[create]), binding("probe", "kueue-system", "Role", "probe", GROUP)]
+    assert check_stack(rule, [TEAM_QUEUE, *probe]) == []
+    assert len(check_stack(rule, [local_queue("kueue-system", "lq", "cq"), *probe])) == 1
+    # Cluster-wide, it reaches every team namespace.
+    writer = rbac("ClusterRole", "workload-writer", rules=[create])
+    assert len(check_stack(rule, [writer, binding("w", None, "ClusterRole", "workload-writer", GROUP)])) == 1
+    # A status write is admission itself, wherever it is bound.
+    status = {**create, "resources": ["workloads/status"], "verbs": ["update"]}
+    assert len(check_stack(rule, [rbac("Role", "probe", "kueue-system", rules=[status]), probe[1]])) == 1
+
+
+SYSTEM_AUTHENTICATED = {"kind": "Group", "apiGroup": "rbac.authorization.k8s.io", "name": "system:authenticated"}
+
+
+@pytest.mark.parametrize("role_kind, role, subject, words", [
+    ("Role", "not-created", GROUP, "cannot be verified"),
+    ("ClusterRole", "made-up", GROUP, "cannot be verified"),
+    ("ClusterRole", "system:aggregate-to-edit", GROUP, "cannot be verified"),
+    ("ClusterRole", "system:controller:job-controller", GROUP, "Kubernetes controller"),
+    ("ClusterRole", "system:controller:replicaset-controller", SYSTEM_AUTHENTICATED, "Kubernetes controller"),
+    ("ClusterRole", "admin", GROUP, "create rbac.authorization.k8s.io rolebindings"),
+    ("ClusterRole", "edit", GROUP, "impersonate serviceaccounts"),
+    ("ClusterRole", UNKNOWN, GROUP, "cannot be verified"),
+])
+def test_roles_that_cannot_be_resolved_or_are_builtin_grantors_fail(role_kind, role, subject, words):
+    rule = "rbac-no-queue-bypass"
+    for namespace in ("ml", None):
+        if role_kind == "Role" and namespace is None:
+            continue
+        [(_, message)] = check_stack(rule, [binding("b", namespace, role_kind, role, subject)])
+        assert words in message
+
+
+@pytest.mark.parametrize("role", ["view", "system:basic-user", "system:auth-delegator", "system:discovery",
+                                  "system:public-info-viewer", "system:monitoring"])
+def test_builtin_roles_that_grant_no_bypass_pass(role):
+    assert check_stack("rbac-no-queue-bypass", [binding("b", None, "ClusterRole", role, GROUP)]) == []
+
+
+def test_aggregated_and_unknown_stack_roles_fail():
+    rule = "rbac-no-queue-bypass"
+    aggregated = rbac("ClusterRole", "agg", aggregationRule={"clusterRoleSelectors": [{"matchLabels": {"x": "y"}}]}, rules=[])
+    [(_, message)] = check_stack(rule, [aggregated, binding("b", None, "ClusterRole", "agg", GROUP)])
+    assert "aggregated ClusterRole" in message
+    unknown = rbac("Role", "later", "ml", rules=UNKNOWN)
+    [(_, message)] = check_stack(rule, [unknown, binding("b", "ml", "Role", "later", GROUP)])
+    assert "unknown before deploy" in message
+    partly = rbac("Role", "later", "ml", rules=[{"apiGroups": [""], "resources": UNKNOWN, "verbs": ["get"]}])
+    assert len(check_stack(rule, [partly, binding("b", "ml", "Role", "later", GROUP)])) == 1
 
 
 def test_the_probes_service_account_has_namespaced_rights_only():

@@ -8,6 +8,7 @@ import pytest
 import synth
 from components.plan.rbac import TEAM_ROLE
 from conftest import STACKS, by_name, synth_stack
+from policy import rules
 from policy.rules import rbac
 from support import manifests as M
 
@@ -28,16 +29,24 @@ def test_no_subject_the_stack_binds_may_create_pods_or_write_quota(stack):
     roles, cluster_roles, bindings = rbac_objects(stack)
     assert not cluster_roles, f"{stack}: the program grants nothing cluster-wide"
     assert not [b for b in bindings if b["kind"] == "ClusterRoleBinding"]
-    for b in bindings:
-        role = roles[(b["metadata"]["namespace"], b["roleRef"]["name"])]
-        assert b["roleRef"]["kind"] == "Role"
-        assert rbac.forbidden_grants(role["rules"]) == [], f"{stack}: {b['metadata']} -> {role['rules']}"
+    assert all(b["roleRef"]["kind"] == "Role" and (b["metadata"]["namespace"], b["roleRef"]["name"]) in roles for b in bindings)
+    # The rule itself, over what the stack records: every roleRef resolves and grants no bypass.
+    resources = [rules.Resource(r.urn, r.type, r.name, r.inputs) for r in synth_stack(stack).recording.resources]
+    assert list(rules.run(rules.by_name("rbac-no-queue-bypass"), resources)) == []
 
 
 def test_the_check_above_can_fail():
     assert rbac.forbidden_grants([{"apiGroups": [""], "resources": ["pods"], "verbs": ["create"]}]) == ["create pods"]
     written = rbac.forbidden_grants([{"apiGroups": ["kueue.x-k8s.io"], "resources": ["*"], "verbs": ["update"]}])
     assert "update kueue.x-k8s.io clusterqueues" in written and "update kueue.x-k8s.io localqueues" in written
+
+
+def test_the_probes_workload_create_passes_only_where_no_queue_admits():
+    roles, _, _ = rbac_objects("prod")
+    probe = roles[("kueue-system", "gke-ai-batch-webhook-probe")]["rules"]
+    assert rbac.forbidden_grants(probe, namespace_has_queue=False) == []
+    # The same Role in a team namespace would queue Workloads of its own making.
+    assert rbac.forbidden_grants(probe) == ["create kueue.x-k8s.io workloads"]
 
 
 def allows(rules: list[dict], group: str, resource: str, verb: str) -> bool:

@@ -253,20 +253,23 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "workload-privileged-tpu-only",
-        "Privileged containers only in Job/JobSet pods that select TPU nodes "
-        "(cloud.google.com/gke-tpu-accelerator) on a Standard cluster.",
+        "Node access (privileged containers, hostPID, hostIPC, hostPath volumes, capabilities beyond the Pod "
+        "Security baseline set) only in pods that select TPU nodes (cloud.google.com/gke-tpu-accelerator), and "
+        "privileged never on Autopilot. Every pod template counts: Jobs, JobSets, Pods, PodTemplates, Deployments, "
+        "StatefulSets, DaemonSets, ReplicaSets, ReplicationControllers and CronJobs, all container lists.",
         MANDATORY,
         workloads.workload_privileged_tpu_only,
         stack=True,
     ),
     Rule(
         "image-pinned",
-        "Every container image of a Job, JobSet, Pod or PodTemplate names one build: a tag other than latest, "
-        "or a digest (untagged means latest). With requireDigest (production stacks), every image is pinned by "
+        "Every container image (containers, initContainers, ephemeralContainers) of a Job, JobSet, Pod, "
+        "PodTemplate, Deployment, StatefulSet, DaemonSet, ReplicaSet, ReplicationController or CronJob names one "
+        "build: a tag other than latest, or a digest (untagged means latest). With requireDigest (production stacks), every image is pinned by "
         "sha256 digest.",
         MANDATORY,
         workloads.image_pinned,
-        types=workloads.IMAGE_TYPES,
+        types=workloads.POD_TYPES,
         config_schema={
             "requireDigest": {
                 "type": "boolean",
@@ -278,10 +281,14 @@ RULES: tuple[Rule, ...] = (
     # -- RBAC -----------------------------------------------------------------------------------
     Rule(
         "rbac-no-queue-bypass",
-        "No Role or ClusterRole the stack binds (other than cluster-admin) grants Pod creation, or any write on "
-        "Kueue's ClusterQueues, ResourceFlavors, WorkloadPriorityClasses, Cohorts, AdmissionChecks, "
-        "ProvisioningRequestConfigs or LocalQueues, or on RBAC objects. Built-in admin and edit count as "
-        "granting Pod creation.",
+        "No Role or ClusterRole the stack binds (other than cluster-admin) grants what bypasses Kueue or grants "
+        "more: creating Pods, ReplicationControllers or ProvisioningRequests, writing Deployments, ReplicaSets, "
+        "StatefulSets, DaemonSets or CronJobs, any write on kueue.x-k8s.io (Workloads and their status too; only "
+        "creating Workloads where the stack has no LocalQueue, as the webhook probe's dry run does, is allowed), "
+        "RBAC writes, escalate or bind, impersonation or service-account tokens. A roleRef the stack does not "
+        "create is a violation unless it is a built-in whose rights are known (admin and edit fail; view, "
+        "system:basic-user, system:auth-delegator, system:discovery, system:public-info-viewer and "
+        "system:monitoring pass); system:controller:* roles and aggregated ClusterRoles always fail.",
         MANDATORY,
         rbac.no_queue_bypass,
         stack=True,

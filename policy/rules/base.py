@@ -37,6 +37,15 @@ ROLE_BINDING = "kubernetes:rbac.authorization.k8s.io/*:RoleBinding"
 CLUSTER_ROLE_BINDING = "kubernetes:rbac.authorization.k8s.io/*:ClusterRoleBinding"
 JOBSET = "kubernetes:jobset.x-k8s.io/*:JobSet"
 WORKLOADS = (JOB, JOBSET)
+CRON_JOB = "kubernetes:batch/*:CronJob"
+# Controllers whose spec.template is a pod template.
+POD_CONTROLLERS = (
+    "kubernetes:apps/*:Deployment",
+    "kubernetes:apps/*:StatefulSet",
+    "kubernetes:apps/*:DaemonSet",
+    "kubernetes:apps/*:ReplicaSet",
+    "kubernetes:core/v1:ReplicationController",
+)
 
 
 class Resource(NamedTuple):

@@ -3,80 +3,193 @@ quota, and the program's own service accounts hold namespaced rights only.
 
 Roles are resolved within the stack: a binding's roleRef is looked up among the Roles and
 ClusterRoles the stack creates, and among the built-in ClusterRoles whose rights Kubernetes
-documents (https://kubernetes.io/docs/reference/access-authn-authz/rbac/#user-facing-roles)."""
+documents (https://kubernetes.io/docs/reference/access-authn-authz/rbac/#default-roles-and-role-bindings).
+A roleRef that resolves to neither is a violation: what it grants cannot be verified, and a
+binding may name a role before anyone creates it."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from .base import (
     CLUSTER_ROLE,
     CLUSTER_ROLE_BINDING,
     EMPTY,
+    K8S_SERVICE_ACCOUNT,
+    LOCAL_QUEUE,
     ROLE,
     ROLE_BINDING,
-    K8S_SERVICE_ACCOUNT,
+    UNKNOWN,
     Resource,
     as_dict,
     as_list,
+    is_list,
     k8s_name,
     k8s_namespace,
     of_type,
 )
 
-WRITE_VERBS = ("create", "update", "patch", "delete", "deletecollection", "*")
-# Cluster-scoped quota objects and the LocalQueue that points at one: whoever writes them sets
-# what every team may use. RBAC objects: whoever writes them grants themselves the rest.
-PROTECTED = {
-    "kueue.x-k8s.io": (
-        "clusterqueues",
-        "resourceflavors",
-        "workloadpriorityclasses",
-        "cohorts",
-        "admissionchecks",
-        "provisioningrequestconfigs",
-        "localqueues",
+WRITE_VERBS = ("create", "update", "patch", "delete", "deletecollection")
+KUEUE_GROUP = "kueue.x-k8s.io"
+# What "*" on Kueue's group names in messages: every kind Kueue v0.19 serves.
+KUEUE_RESOURCES = (
+    "clusterqueues",
+    "localqueues",
+    "workloads",
+    "resourceflavors",
+    "workloadpriorityclasses",
+    "cohorts",
+    "admissionchecks",
+    "provisioningrequestconfigs",
+    "topologies",
+    "multikueueclusters",
+    "multikueueconfigs",
+)
+
+
+class Grant(NamedTuple):
+    """Rights that let a subject run work outside Kueue's queues or grant itself more."""
+
+    group: str
+    resources: tuple[str, ...]
+    verbs: tuple[str, ...]
+
+
+# Anything that makes Pods, or Jobs no queue admitted: a bare Pod skips Kueue's Job
+# integration, and a Deployment, StatefulSet, DaemonSet, ReplicaSet or ReplicationController
+# creates Pods itself, as does updating or scaling one that exists (a new template or more
+# replicas); a CronJob's Jobs are created by the cronjob controller. A ProvisioningRequest
+# makes GKE provision nodes outside every ClusterQueue's quota
+# (https://cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest). Workload
+# creation is how the RBAC good-practices page lists privilege escalation
+# (https://kubernetes.io/docs/concepts/security/rbac-good-practices/#workload-creation).
+POD_MAKERS = ("create", "update", "patch")
+GRANTS = (
+    Grant("", ("pods",), ("create",)),
+    Grant("", ("replicationcontrollers",), POD_MAKERS),
+    Grant("apps", ("deployments", "replicasets", "statefulsets", "daemonsets"), POD_MAKERS),
+    Grant("batch", ("cronjobs",), POD_MAKERS),
+    Grant("autoscaling.x-k8s.io", ("provisioningrequests",), ("create",)),
+    # Whoever writes RBAC objects grants themselves the rest; escalate and bind let a subject
+    # write roles and bindings beyond its own rights
+    # (https://kubernetes.io/docs/concepts/security/rbac-good-practices/#escalate-verb).
+    Grant(
+        "rbac.authorization.k8s.io",
+        ("roles", "rolebindings", "clusterroles", "clusterrolebindings"),
+        (*WRITE_VERBS, "escalate", "bind"),
     ),
-    "rbac.authorization.k8s.io": ("roles", "rolebindings", "clusterroles", "clusterrolebindings"),
-}
-# cluster-admin is the administrators' own role. admin and edit let a subject create Pods
-# (and much else) in the namespace they are bound in.
+    # Impersonation acts as another user, group or service account, with its rights
+    # (https://kubernetes.io/docs/reference/access-authn-authz/authentication/#user-impersonation);
+    # a token request for a service account is the same, by other means.
+    Grant("", ("users", "groups", "serviceaccounts"), ("impersonate",)),
+    Grant("authentication.k8s.io", ("userextras", "uids"), ("impersonate",)),
+    Grant("", ("serviceaccounts/token",), ("create",)),
+)
+# Every Kueue object is quota or admission: ClusterQueues, Cohorts, ResourceFlavors and the
+# like set what every team may use, a LocalQueue names its ClusterQueue, and a Workload's
+# status holds its admission (https://kueue.sigs.k8s.io/docs/concepts/workload/), so a status
+# patch admits a Job no queue did. No write on the group is a team's.
+#
+# One exception: `create` on workloads (not workloads/status) where the stack has no
+# LocalQueue. The Workload CRD serves status as a subresource, so a create cannot carry an
+# admission, and a Workload's spec.queueName names a LocalQueue of its own namespace
+# (https://kueue.sigs.k8s.io/docs/concepts/local_queue/): without one it is never admitted. The
+# Kueue webhook probe's server-side dry run in kueue-system is authorized as such a create.
+PROBE_WORKLOAD_CREATE = ("workloads", "create")
+
+# cluster-admin is the administrators' own role.
 ADMIN_ROLE = "cluster-admin"
-BUILTIN_RULES = {
-    "admin": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["create"]}],
-    "edit": [{"apiGroups": [""], "resources": ["pods"], "verbs": ["create"]}],
-    "view": [],
+READ = ["get", "list", "watch"]
+# Built-in ClusterRoles a binding may name, with the rights that matter here. admin and edit
+# create Pods and workload controllers and impersonate the namespace's service accounts; admin
+# also writes Roles and RoleBindings
+# (https://kubernetes.io/docs/reference/access-authn-authz/rbac/#user-facing-roles). The system:
+# ones are the few that grant nothing but reviews and discovery (k8s.io/kubernetes
+# plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go, ClusterRoles()). Every other
+# built-in, system:controller:* above all (job-controller, replicaset-controller and
+# daemon-set-controller create Pods), is unresolvable here and so a violation.
+BUILTIN_RULES: dict[str, list[dict[str, Any]]] = {
+    "admin": [
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["create"]},
+        {"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["create"]},
+        {"apiGroups": [""], "resources": ["serviceaccounts"], "verbs": ["impersonate"]},
+        {"apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles", "rolebindings"], "verbs": ["create"]},
+    ],
+    "edit": [
+        {"apiGroups": [""], "resources": ["pods"], "verbs": ["create"]},
+        {"apiGroups": ["apps"], "resources": ["deployments"], "verbs": ["create"]},
+        {"apiGroups": [""], "resources": ["serviceaccounts"], "verbs": ["impersonate"]},
+    ],
+    "view": [{"apiGroups": ["*"], "resources": ["*"], "verbs": READ}],
+    "system:basic-user": [
+        {"apiGroups": ["authorization.k8s.io"], "resources": ["selfsubjectaccessreviews", "selfsubjectrulesreviews"], "verbs": ["create"]},
+        {"apiGroups": ["authentication.k8s.io"], "resources": ["selfsubjectreviews"], "verbs": ["create"]},
+    ],
+    "system:auth-delegator": [
+        {"apiGroups": ["authentication.k8s.io"], "resources": ["tokenreviews"], "verbs": ["create"]},
+        {"apiGroups": ["authorization.k8s.io"], "resources": ["subjectaccessreviews"], "verbs": ["create"]},
+    ],
+    "system:discovery": [{"nonResourceURLs": ["/api", "/apis", "/version", "/openapi/*"], "verbs": ["get"]}],
+    "system:public-info-viewer": [{"nonResourceURLs": ["/healthz", "/livez", "/readyz", "/version"], "verbs": ["get"]}],
+    "system:monitoring": [{"nonResourceURLs": ["/metrics", "/healthz", "/livez", "/readyz"], "verbs": ["get"]}],
 }
+CONTROLLER_PREFIX = "system:controller:"
 
 
-def _matches(values: Any, wanted: str) -> bool:
+def _granted(values: Any, wanted: str) -> bool:
     items = as_list(values)
     return wanted in items or "*" in items
 
 
-def _resource_matches(resources: Any, wanted: str) -> bool:
-    # A grant on a subresource (clusterqueues/status) writes the object's status, which is
-    # where Kueue keeps admission: it counts.
-    return any(r == "*" or r == wanted or (isinstance(r, str) and r.startswith(wanted + "/")) for r in as_list(resources))
+def _resources(resources: Any, wanted: str) -> list[str]:
+    """The rule's resources that cover `wanted`. A grant on a subresource (clusterqueues/status,
+    deployments/scale) writes the object's status or size, which is where Kueue keeps
+    admission and how a Deployment makes more Pods: it counts."""
+    return [
+        r for r in as_list(resources)
+        if r == "*" or r == wanted or (isinstance(r, str) and r.startswith(wanted + "/"))
+    ]
 
 
-def forbidden_grants(rules: Any) -> list[str]:
-    """What a role's rules grant that no team may hold: Pod creation, quota or RBAC writes."""
+def _unknown(value: Any) -> bool:
+    return value == UNKNOWN or (is_list(value) and UNKNOWN in value)
+
+
+def _what(verbs: Sequence[str], group: str, resource: str) -> str:
+    return f"{'/'.join(verbs)} {group + ' ' if group else ''}{resource}"
+
+
+def forbidden_grants(rules: Any, *, namespace_has_queue: bool = True) -> list[str]:
+    """What a role's rules grant that no team may hold: making Pods or unqueued Jobs, any Kueue
+    write, RBAC writes, escalation or impersonation. `namespace_has_queue` False: the rules
+    are bound in a namespace without a LocalQueue, where creating a Workload admits nothing."""
+    if _unknown(rules) or (rules is not None and not is_list(rules)):
+        return ["rights that cannot be verified (its rules are unknown before deploy)"]
     found = []
     for rule in as_list(rules):
         rule = as_dict(rule)
         groups, resources, verbs = rule.get("apiGroups"), rule.get("resources"), rule.get("verbs")
-        if _matches(groups, "") and _resource_matches(resources, "pods") and _matches(verbs, "create"):
-            found.append("create pods")
-        for group, names in PROTECTED.items():
-            if not _matches(groups, group):
+        if any(map(_unknown, (groups, resources, verbs))):
+            found.append("rights that cannot be verified (a rule is unknown before deploy)")
+            continue
+        for grant in GRANTS:
+            if not _granted(groups, grant.group):
                 continue
-            for name in names:
-                if _resource_matches(resources, name):
-                    written = [v for v in WRITE_VERBS if v in as_list(verbs)]
-                    if written:
-                        found.append(f"{'/'.join(written)} {group} {name}")
+            written = [v for v in grant.verbs if _granted(verbs, v)]
+            for name in grant.resources:
+                if written and _resources(resources, name):
+                    found.append(_what(written, grant.group, name))
+        if _granted(groups, KUEUE_GROUP):
+            written = [v for v in WRITE_VERBS if _granted(verbs, v)]
+            for r in as_list(resources):
+                names = KUEUE_RESOURCES if r == "*" else (r,)
+                for name in names:
+                    verbs_here = [
+                        v for v in written if namespace_has_queue or (name, v) != PROBE_WORKLOAD_CREATE
+                    ]
+                    if verbs_here:
+                        found.append(_what(verbs_here, KUEUE_GROUP, str(name)))
     return list(dict.fromkeys(found))
 
 
@@ -88,20 +201,42 @@ def _bindings(resources: Sequence[Resource]) -> Iterator[tuple[Resource, str | N
         yield b, None, as_dict(b.props.get("roleRef"))
 
 
+def _unresolved(kind: Any, name: Any) -> str:
+    if kind == "ClusterRole" and isinstance(name, str) and name.startswith(CONTROLLER_PREFIX):
+        return (
+            f"the rights of a Kubernetes controller ({name}; job-controller, replicaset-controller and their "
+            "like create Pods for any object they are given)"
+        )
+    return (
+        "rights that cannot be verified: the role is neither created by this stack nor a built-in role known "
+        "to grant nothing that bypasses Kueue (view, system:basic-user, system:auth-delegator, system:discovery, "
+        "system:public-info-viewer, system:monitoring)"
+    )
+
+
 def no_queue_bypass(resources: Sequence[Resource], config: Mapping[str, Any] = EMPTY) -> Iterator[tuple[str, str]]:
-    roles = {(k8s_namespace(r.props), k8s_name(r)): r.props.get("rules") for r in of_type(resources, ROLE)}
-    cluster_roles = {k8s_name(r): r.props.get("rules") for r in of_type(resources, CLUSTER_ROLE)}
+    roles = {(k8s_namespace(r.props), k8s_name(r)): r.props for r in of_type(resources, ROLE)}
+    cluster_roles = {k8s_name(r): r.props for r in of_type(resources, CLUSTER_ROLE)}
+    queued = {k8s_namespace(q.props) for q in of_type(resources, LOCAL_QUEUE)}
     for binding, namespace, ref in _bindings(resources):
         kind, name = ref.get("kind"), ref.get("name")
         if kind == "ClusterRole" and name == ADMIN_ROLE:
             continue
+        role: Mapping[str, Any] | None = None
         if kind == "Role" and namespace is not None:
-            rules = roles.get((namespace, name))
-        elif kind == "ClusterRole":
-            rules = cluster_roles.get(name, BUILTIN_RULES.get(name))
+            role = roles.get((namespace, name))
+        elif kind == "ClusterRole" and isinstance(name, str):
+            builtin = BUILTIN_RULES.get(name)
+            role = cluster_roles.get(name, None if builtin is None else {"rules": builtin})
+        if role is None:
+            granted = [_unresolved(kind, name)]
+        elif role.get("aggregationRule"):
+            # The controller fills an aggregated ClusterRole's rules from every ClusterRole whose
+            # labels match, including ones installed later
+            # (https://kubernetes.io/docs/reference/access-authn-authz/rbac/#aggregated-clusterroles).
+            granted = ["rights that cannot be verified (an aggregated ClusterRole)"]
         else:
-            continue
-        granted = forbidden_grants(rules)
+            granted = forbidden_grants(role.get("rules"), namespace_has_queue=namespace is None or namespace in queued)
         if granted:
             subjects = ", ".join(
                 f"{as_dict(s).get('kind', '?')} {as_dict(s).get('name', '?')}" for s in as_list(binding.props.get("subjects"))
@@ -109,7 +244,7 @@ def no_queue_bypass(resources: Sequence[Resource], config: Mapping[str, Any] = E
             where = f"in namespace {namespace}" if namespace else "cluster-wide"
             message = (
                 f"{k8s_name(binding)} binds {kind} {name} {where} to {subjects or 'no subject'}, which grants "
-                f"{'; '.join(granted)}: Pods created directly skip Kueue's queues, and quota, queue and RBAC "
+                f"{'; '.join(granted)}: Pods made outside Kueue skip its queues, and quota, queue, admission and RBAC "
                 "objects are for cluster admins (cluster-admin or IAM roles/container.admin) only"
             )
             yield binding.urn, message

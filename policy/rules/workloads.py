@@ -1,7 +1,8 @@
-"""Workload rules: Jobs and JobSets go through Kueue at a known priority, and only TPU pods
-of Standard clusters run privileged.
+"""Workload rules: Jobs and JobSets go through Kueue at a known priority, only TPU pods of
+Standard clusters reach into the node (privileged, host PID/IPC, hostPath, added
+capabilities), and every image names one build.
 
-Only Jobs and JobSets are workloads here. Bare Pods are not (the Kueue webhook probe in
+Only Jobs and JobSets are workloads for the queue rules. Bare Pods are not (the Kueue webhook probe in
 kueue-system is one), and a Job that consumes a ProvisioningRequest is GKE's path without
 Kueue: it is exempt from the queue rules by name, below."""
 
@@ -11,14 +12,18 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from components import catalogue, images
+from components.admission import podsecurity
 from components.admission.objects import PRIORITY_LABEL, QUEUE_LABEL
 
 from .base import (
     CLUSTER,
+    CRON_JOB,
     EMPTY,
     JOB,
+    JOBSET,
     LOCAL_QUEUE,
     POD,
+    POD_CONTROLLERS,
     POD_TEMPLATE,
     PRIORITY_CLASS,
     UNKNOWN,
@@ -40,16 +45,30 @@ from .facts import is_autopilot
 CONSUME_ANNOTATION = "cluster-autoscaler.kubernetes.io/consume-provisioning-request"
 
 
+# Every kind that carries a pod template: a rule on pods that skipped one would pass a
+# Deployment's pods that it refuses in a Job's.
+POD_TYPES = (*WORKLOADS, POD, POD_TEMPLATE, CRON_JOB, *POD_CONTROLLERS)
+CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
+
+
 def pod_templates(type_: str, props: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    """The pod templates of a Job (spec.template) or a JobSet (each replicated job's); a Pod
-    and a PodTemplate as one each."""
-    if is_type(type_, JOB):
+    """The pod templates of a Job, a Deployment and the other controllers (spec.template), a
+    CronJob (its Job's), a JobSet (each replicated job's); a Pod and a PodTemplate as one each."""
+    if is_type(type_, JOB, *POD_CONTROLLERS):
         return [as_dict(dig(props, "spec", "template"))]
+    if is_type(type_, CRON_JOB):
+        return [as_dict(dig(props, "spec", "jobTemplate", "spec", "template"))]
     if is_type(type_, POD):
         return [props]
     if is_type(type_, POD_TEMPLATE):
         return [as_dict(props.get("template"))]
-    return [as_dict(dig(rj, "template", "spec", "template")) for rj in as_list(dig(props, "spec", "replicatedJobs"))]
+    if is_type(type_, JOBSET):
+        return [as_dict(dig(rj, "template", "spec", "template")) for rj in as_list(dig(props, "spec", "replicatedJobs"))]
+    return []
+
+
+def containers(spec: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    return [c for key in CONTAINER_LISTS for c in as_list(spec.get(key)) if isinstance(c, Mapping)]
 
 
 def consumes_provisioning_request(type_: str, props: Mapping[str, Any]) -> bool:
@@ -124,33 +143,55 @@ def workload_known_priority(
                 )
 
 
+# The Pod Security baseline checks that reach the node's processes, files or kernel. Host
+# networking and host ports reach only its network; multi-host TPU slices use both, and they
+# stay with the namespace's Pod Security level (namespace-pod-security).
+NODE_ACCESS = {"Privileged Containers", "Capabilities", "HostPath Volumes"}
+NODE_NAMESPACES = ("spec.hostPID", "spec.hostIPC")
+
+
+def node_access(spec: Mapping[str, Any]) -> list[podsecurity.Violation]:
+    """What in a pod spec reaches into its node, as Pod Security admission judges it
+    (components/admission/podsecurity.py, after k8s.io/pod-security-admission/policy)."""
+    return [
+        v for v in podsecurity.violations(spec, "baseline")
+        if v.check in NODE_ACCESS or (v.check == "Host Namespaces" and v.field in NODE_NAMESPACES)
+    ]
+
+
 def workload_privileged_tpu_only(
     resources: Sequence[Resource], config: Mapping[str, Any] = EMPTY
 ) -> Iterator[tuple[str, str]]:
-    """Privileged containers are for TPU device access on Standard nodes (GKE before 1.28):
-    the pod must select TPU nodes, and Autopilot admits no privileged pods at all."""
+    """Node access (privileged containers, host PID or IPC, hostPath volumes, capabilities
+    beyond the baseline set) is for TPU device access on Standard nodes (GKE before 1.28): the
+    pod must select TPU nodes, and Autopilot admits no privileged pods at all. Every kind with
+    a pod template counts, so that a Deployment or CronJob cannot carry what a Job may not."""
     autopilot = any(is_autopilot(c.props) for c in of_type(resources, CLUSTER))
-    for wl in of_type(resources, *WORKLOADS):
+    for wl in of_type(resources, *POD_TYPES):
         for template in pod_templates(wl.type, wl.props):
             spec = as_dict(template.get("spec"))
-            privileged = [
-                str(c.get("name", "?"))
-                for c in (*as_list(spec.get("initContainers")), *as_list(spec.get("containers")))
-                if isinstance(c, Mapping) and dig(c, "securityContext", "privileged") is True
-            ]
-            if not privileged:
+            found = node_access(spec)
+            if not found:
                 continue
-            what = f"{describe(wl.type, wl.props)} runs privileged container(s) {', '.join(privileged)}"
+            what = describe(wl.type, wl.props)
             if not _selects_tpu(spec):
                 yield (
                     wl.urn,
                     (
-                        f"{what} without selecting TPU nodes ({catalogue.TPU_ACCELERATOR_LABEL}); privileged is "
-                        "allowed only for TPU device access"
+                        f"{what} reaches into its node ({'; '.join(map(str, found))}) without selecting TPU nodes "
+                        f"({catalogue.TPU_ACCELERATOR_LABEL}); privileged containers, host PID/IPC, hostPath volumes "
+                        "and added capabilities are allowed only for TPU device access"
                     ),
                 )
-            if autopilot:
-                yield wl.urn, f"{what} on an Autopilot cluster, which rejects privileged pods; drop privileged"
+            privileged = [
+                str(c.get("name", "?")) for c in containers(spec) if dig(c, "securityContext", "privileged") is True
+            ]
+            if autopilot and privileged:
+                yield (
+                    wl.urn,
+                    f"{what} runs privileged container(s) {', '.join(privileged)} on an Autopilot cluster, which "
+                    "rejects privileged pods; drop privileged",
+                )
 
 
 def _selects_tpu(spec: Mapping[str, Any]) -> bool:
@@ -163,9 +204,6 @@ def _selects_tpu(spec: Mapping[str, Any]) -> bool:
     )
 
 
-IMAGE_TYPES = (*WORKLOADS, POD, POD_TEMPLATE)
-
-
 def image_pinned(type_: str, props: Mapping[str, Any], config: Mapping[str, Any] = EMPTY) -> Iterator[str]:
     """Every container image names one build. Untagged means :latest to the runtime, and
     :latest moves: the pods of one multi-host slice can start different code. With
@@ -173,8 +211,8 @@ def image_pinned(type_: str, props: Mapping[str, Any], config: Mapping[str, Any]
     again, a digest names content."""
     for template in pod_templates(type_, props):
         spec = as_dict(template.get("spec"))
-        for c in (*as_list(spec.get("initContainers")), *as_list(spec.get("containers"))):
-            image = c.get("image") if isinstance(c, Mapping) else None
+        for c in containers(spec):
+            image = c.get("image")
             if not isinstance(image, str) or image == UNKNOWN:
                 continue
             what = f"{describe(type_, props)} container {c.get('name', '?')}"
