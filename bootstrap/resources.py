@@ -78,7 +78,7 @@ def principal_set(pool_name: pulumi.Output[str], attribute: str, value: str) -> 
     return pool_name.apply(lambda pool: f"principalSet://iam.googleapis.com/{pool}/attribute.{attribute}/{value}")
 
 
-def state_condition(bucket: str, stack: str) -> dict[str, str]:
+def state_condition(bucket: str, stack: str, *, meta: bool = True) -> dict[str, str]:
     """The stack's own objects in a self-managed backend, plus what listing and login read.
     Pulumi's DIY backend keeps a project-scoped stack in .pulumi/stacks/<project>/<stack>.json
     (.json.gz when compressed, each with a .bak copy) and its history, backups and locks in
@@ -95,11 +95,12 @@ def state_condition(bucket: str, stack: str) -> dict[str, str]:
     dirs = [f"{objects}/{kind}/{MAIN_PROJECT}/{stack}/" for kind in ("history", "backups", "locks")]
     clauses = [
         "resource.type == 'storage.googleapis.com/Bucket'",
-        f"resource.name == '{objects}/meta.yaml'",
+        *([f"resource.name == '{objects}/meta.yaml'"] if meta else []),
         *[f"resource.name == '{f}'" for f in files],
         *[f"resource.name.startsWith('{d}')" for d in dirs],
     ]
-    return {"title": f"state-of-{stack}", "description": f"Pulumi state of stack {stack} only", "expression": " || ".join(clauses)}
+    title, what = (f"state-of-{stack}", "") if meta else (f"own-state-of-{stack}", ", not the backend's meta.yaml")
+    return {"title": title, "description": f"Pulumi state of stack {stack} only{what}", "expression": " || ".join(clauses)}
 
 
 class WorkloadIdentity(pulumi.ComponentResource):
@@ -148,6 +149,18 @@ class StateStore(pulumi.ComponentResource):
             uniform_bucket_level_access=True,
             public_access_prevention="enforced",
             force_destroy=False,
+            opts=keep,
+        )
+        # Written here, so no deployer needs to: Pulumi's DIY backend creates .pulumi/meta.yaml
+        # on first login to an empty bucket, with version 1 (project-scoped stacks, the layout
+        # state_condition names), and only reads it afterwards (pulumi/pulumi
+        # pkg/backend/diy/meta.go, ensurePulumiMeta).
+        self.meta = gcp.storage.BucketObject(
+            "backend-meta",
+            bucket=self.bucket.name,
+            name=".pulumi/meta.yaml",
+            content="version: 1\n",
+            content_type="application/yaml",
             opts=keep,
         )
         self.key_ring = None
@@ -283,14 +296,18 @@ class StackAccess(pulumi.ComponentResource):
             },
             opts=child,
         )
-        gcp.storage.BucketIAMMember(
-            "deployer-state",
-            bucket=state.bucket.name,
-            role="roles/storage.objectAdmin",
-            member=deployer,
-            condition=state_condition(cfg.state_bucket.name, s),
-            opts=child,
-        )
+        # The backend's meta.yaml (its layout version) is every stack's: the bootstrap writes it
+        # once, and a deployer only reads it, so one environment's deployer cannot break the
+        # state lookup of another's.
+        for name, role, meta in (("deployer-state", "roles/storage.objectAdmin", False), ("deployer-state-read", "roles/storage.objectViewer", True)):
+            gcp.storage.BucketIAMMember(
+                name,
+                bucket=state.bucket.name,
+                role=role,
+                member=deployer,
+                condition=state_condition(cfg.state_bucket.name, s, meta=meta),
+                opts=child,
+            )
 
         if stack.secrets_encryption_key is not None:
             # GKE encrypts Secrets with the key as its service agent

@@ -145,7 +145,15 @@ def test_state_grants_name_their_stacks_objects():
     assert state
     for g in state:
         stack = "dev" if g.member.startswith("serviceAccount:gab-dev-") else "prod"
-        assert g.condition == state_condition("acme-gke-ai-batch-state", stack)["expression"]
+        # Writers get their own stack's objects, not the backend's meta.yaml, which is everyone's.
+        meta = g.role != "roles/storage.objectAdmin"
+        assert g.condition == state_condition("acme-gke-ai-batch-state", stack, meta=meta)["expression"]
+    writes = state_condition("b", "dev", meta=False)["expression"]
+    assert not _state_access(writes, "projects/_/buckets/b/objects/.pulumi/meta.yaml")
+    assert _state_access(writes, "projects/_/buckets/b/objects/.pulumi/stacks/gke-ai-batch/dev.json")
+    [meta_object] = [r for r in example().resources if r.type == "gcp:storage/bucketObject:BucketObject"]
+    # Its content, version: 1, is recorded as a secret (pulumi-gcp marks BucketObject.content sensitive).
+    assert meta_object.inputs["name"] == ".pulumi/meta.yaml" and meta_object.options.get("protect")
 
 
 def test_production_protects_every_stateful_resource(tmp_path):
