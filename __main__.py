@@ -25,6 +25,14 @@ except ConfigError as exc:
     raise ConfigError(project_problem + exc.problems, source) from None
 if project_problem:
     raise ConfigError(project_problem, source)
+if config.fleet is not None:
+    # Checked in full (components/config/fleet.py), not yet deployed: rendering a fleet as one
+    # cluster would show a platform that is not the one the stack describes.
+    raise ConfigError(
+        [("gke-ai-batch:fleet", "valid, but fleets are not deployed yet (one provider per cluster and the "
+          "MultiKueue objects land next); the stack's checks above all passed")],
+        source,
+    )
 # Module-level, so that synth reports on the very plan the program deployed.
 plan = build_plan(config, project)
 # What Kueue would never admit or kube-scheduler never place is refused before any resource.

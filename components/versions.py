@@ -138,3 +138,30 @@ class Versions:
 
 
 DEFAULT = Versions(CHANNELS)
+
+
+# Job spec.managedBy (KEP-4368): alpha and off in 1.30-1.31, beta and on from 1.32, GA in 1.35
+# (https://github.com/kubernetes/enhancements/issues/4368;
+# https://kubernetes.io/docs/concepts/workloads/controllers/job/#delegation-of-managing-a-job-object-to-external-controller).
+MANAGED_BY_MINOR = (1, 32)
+
+
+def managed_by_problem(gke_minor: str) -> str | None:
+    """Why a manager cluster at this GKE version (a minor such as '1.33', or an exact patch)
+    cannot run batch Jobs through MultiKueue, or None.
+
+    On the manager, Kueue sets a Job's spec.managedBy to kueue.x-k8s.io/multikueue and only
+    mirrors its status from the worker (IsJobManagedByKueue,
+    pkg/controller/jobs/job/job_multikueue_adapter.go:197-208); since 0.19 there is no other
+    mode (the MultiKueueBatchJobWithManagedBy gate is gone from pkg/features/kube_features.go).
+    An API server without the field drops it on create, and the built-in Job controller then
+    runs the Job's pods on the manager as well as on the worker. Workers need nothing: the copy
+    they receive has managedBy cleared (job_multikueue_adapter.go:103-104)."""
+    minor = minor_of(gke_minor)
+    if minor >= MANAGED_BY_MINOR:
+        return None
+    return (
+        f"GKE {gke_minor}: batch Jobs need Job spec.managedBy on the MultiKueue manager, beta and on by default "
+        f"from Kubernetes {minor_text(MANAGED_BY_MINOR)} (KEP-4368); below it the manager would run every Job's "
+        "pods itself as well as on a worker"
+    )

@@ -21,6 +21,7 @@ from .batch import (
 )
 from .catalogue import CatalogueOverride
 from .cluster import ClusterConfig, region_of
+from .fleet import FleetConfig, fleet_problems
 from .pools import NodePoolConfig
 from .workloads import JobSetWorkload, JobWorkload, ProvisioningRequestWorkload, Workload
 
@@ -88,6 +89,9 @@ class StackConfig(Model):
     teams: list[TeamConfig] = Field([], max_length=MAX_ENTRIES["teams"])
     priorities: list[PriorityConfig] = Field([], max_length=MAX_ENTRIES["priorities"])
     workloads: list[Workload] = Field([], max_length=MAX_ENTRIES["workloads"])
+    fleet: FleetConfig | None = None
+    """A MultiKueue fleet: `cluster` is then its manager (no nodePools) and the workers have the
+    pools; teams, queues and priorities are the fleet's. Checked, not yet deployed."""
     catalogue: CatalogueOverride = CatalogueOverride()
     """Zones, accelerators and GKE versions newer than the built-in catalogues
     (components/regions.py, components/versions.py); synth's report lists them."""
@@ -105,6 +109,10 @@ class StackConfig(Model):
         yield from self._check_production()
         yield from self._check_locations()
         yield from self._check_version()
+        if self.fleet is not None:
+            # Pools, flavors, queues and teams are checked per worker, each as a stack of its own.
+            yield from fleet_problems(self, self.fleet)
+            return
         yield from self._check_pools()
         yield from self._check_node_limits()
         yield from self._check_flavors()

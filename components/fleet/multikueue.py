@@ -9,15 +9,13 @@ https://github.com/kubernetes-sigs/kueue/tree/v0.19.2.
 from __future__ import annotations
 
 import base64
-from typing import Any, Iterable, Iterator, Literal, Mapping, Sequence
-
-from pydantic import Field, model_validator
+from typing import Any, Iterable, Mapping, Sequence
 
 from ..admission.objects import PROVISIONING_CONTROLLER
-from ..config.base import Duration, LabelValue, Model, RuleError, raise_all
 from ..config.base import _check_k8s_name as _k8s_name
 from ..plan.kueue import KUEUE_API, KUEUE_NAMESPACE, go_duration
-from ..versions import minor_of, minor_text
+from ..config.fleet import DISPATCHERS, WORKERS_MAX, MultiKueueSettings  # noqa: F401 (re-exported)
+from ..versions import MANAGED_BY_MINOR, managed_by_problem  # noqa: F401 (re-exported)
 
 # apis/kueue/v1beta2/multikueue_types.go:37
 MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
@@ -26,52 +24,7 @@ MULTIKUEUE_CONTROLLER = "kueue.x-k8s.io/multikueue"
 KUBECONFIG_KEY = "kubeconfig"
 # MultiKueueConfig.spec.clusters: +kubebuilder:validation:MinItems=1, MaxItems=20
 # (apis/kueue/v1beta2/multikueue_types.go:155-156; schema/upstream/.../MultiKueueConfig.json).
-MIN_WORKERS, MAX_WORKERS = 1, 20
-
-# apis/config/v1beta2/configuration_types.go:393-399
-DISPATCHERS = {
-    "AllAtOnce": "kueue.x-k8s.io/multikueue-dispatcher-all-at-once",
-    "Incremental": "kueue.x-k8s.io/multikueue-dispatcher-incremental",
-}
-
-
-class MultiKueueSettings(Model):
-    """The manager's `multiKueue` Configuration. Defaults are Kueue's own
-    (apis/config/v1beta2/defaults.go:47-50 and 134-143)."""
-
-    dispatcher: Literal["AllAtOnce", "Incremental"] = "AllAtOnce"
-    """AllAtOnce offers each workload to every worker and keeps the first that admits it;
-    Incremental offers it to `incrementalStepSize` workers at a time, in the fleet's order
-    (MultiKueueIncrementalDispatcherRespectConfigOrder, beta and on in 0.19), so the preferred
-    regions are tried first."""
-    incremental_step_size: int | None = Field(default=None, ge=1)
-    """Workers the Incremental dispatcher adds per round (Kueue's default: 3). Only with
-    dispatcher Incremental."""
-    gc_interval: Duration = "1m"
-    """How often the manager deletes worker copies whose workload is gone from the manager."""
-    origin: LabelValue = "multikueue"
-    """Label value marking the objects this manager creates on workers. Its garbage collector
-    deletes every remote workload with this origin that has no local counterpart
-    (runGC, multikueuecluster.go:675-733), so two managers that share a worker need different
-    origins or each deletes the other's workloads."""
-    worker_lost_timeout: Duration = "15m"
-    """How long a workload admitted on a worker that stops answering stays admitted before the
-    manager requeues it elsewhere."""
-
-    @model_validator(mode="after")
-    def _rules(self):
-        raise_all(self._problems())
-        return self
-
-    def _problems(self) -> Iterator[RuleError]:
-        # pkg/config/validation.go:221-225: Kueue refuses to start with an
-        # incrementalDispatcherConfig under any other dispatcher.
-        if self.incremental_step_size is not None and self.dispatcher != "Incremental":
-            yield RuleError(
-                "incrementalStepSize",
-                f"incrementalStepSize applies to the Incremental dispatcher only, not {self.dispatcher} "
-                "(Kueue refuses the Configuration)",
-            )
+MIN_WORKERS, MAX_WORKERS = 1, WORKERS_MAX
 
 
 def multikueue_configuration(settings: MultiKueueSettings) -> dict[str, Any]:
@@ -237,28 +190,3 @@ def cluster_queue_problems(cluster_queue: Mapping[str, Any], admission_checks: I
 
 # -- Job managedBy ------------------------------------------------------------------------------
 
-# Job spec.managedBy (KEP-4368): alpha and off in 1.30-1.31, beta and on from 1.32, GA in 1.35
-# (https://github.com/kubernetes/enhancements/issues/4368;
-# https://kubernetes.io/docs/concepts/workloads/controllers/job/#delegation-of-managing-a-job-object-to-external-controller).
-MANAGED_BY_MINOR = (1, 32)
-
-
-def managed_by_problem(gke_minor: str) -> str | None:
-    """Why a manager cluster at this GKE version (a minor such as '1.33', or an exact patch)
-    cannot run batch Jobs through MultiKueue, or None.
-
-    On the manager, Kueue sets a Job's spec.managedBy to kueue.x-k8s.io/multikueue and only
-    mirrors its status from the worker (IsJobManagedByKueue,
-    pkg/controller/jobs/job/job_multikueue_adapter.go:197-208); since 0.19 there is no other
-    mode (the MultiKueueBatchJobWithManagedBy gate is gone from pkg/features/kube_features.go).
-    An API server without the field drops it on create, and the built-in Job controller then
-    runs the Job's pods on the manager as well as on the worker. Workers need nothing: the copy
-    they receive has managedBy cleared (job_multikueue_adapter.go:103-104)."""
-    minor = minor_of(gke_minor)
-    if minor >= MANAGED_BY_MINOR:
-        return None
-    return (
-        f"GKE {gke_minor}: batch Jobs need Job spec.managedBy on the MultiKueue manager, beta and on by default "
-        f"from Kubernetes {minor_text(MANAGED_BY_MINOR)} (KEP-4368); below it the manager would run every Job's "
-        "pods itself as well as on a worker"
-    )

@@ -1,0 +1,246 @@
+"""A MultiKueue fleet in config: the manager cluster, its workers, and what each worker's
+cluster must satisfy, checked with the very rules a single-cluster stack gets.
+
+Not yet a stack key: the fleet's wiring (one Kubernetes provider per cluster, per-cluster
+naming scopes, the MultiKueue objects on the manager) lands with it, and a key that synth
+accepted before then would render a fleet that deploys nothing. Until then this module is the
+model and its checks, tested on their own (tests/test_fleet_config.py).
+
+How a fleet maps onto single-cluster configs, so that every existing rule applies unchanged:
+
+* The stack's `cluster` is the manager: small and CPU only, so the stack's own `nodePools` stay
+  empty (the manager queues work and runs none of it).
+* Each worker is a cluster, its node pools and (optionally) its flavors. `worker_stack` gives it
+  a StackConfig of its own with the fleet's Kueue settings, teams and priorities, and the
+  fleet's ClusterQueues cut down to the flavors that worker has (a worker offering no flavor of
+  a queue does not mirror that queue, nor the LocalQueues that point at it). Its problems are
+  reported under `fleet.workers[i]` for its own keys, once for the fleet's shared keys.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterator, Literal
+
+from pydantic import Field, field_validator, model_validator
+
+from ..versions import managed_by_problem
+from .base import Duration, GkeName, K8sName, LabelValue, Model, RuleError, raise_all
+from .batch import FlavorConfig
+from .cluster import ClusterConfig, region_of
+from .pools import NodePoolConfig
+
+# apis/config/v1beta2/configuration_types.go:393-399
+DISPATCHERS = {
+    "AllAtOnce": "kueue.x-k8s.io/multikueue-dispatcher-all-at-once",
+    "Incremental": "kueue.x-k8s.io/multikueue-dispatcher-incremental",
+}
+
+
+class MultiKueueSettings(Model):
+    """The manager's `multiKueue` Configuration. Defaults are Kueue's own
+    (apis/config/v1beta2/defaults.go:47-50 and 134-143)."""
+
+    dispatcher: Literal["AllAtOnce", "Incremental"] = "AllAtOnce"
+    """AllAtOnce offers each workload to every worker and keeps the first that admits it;
+    Incremental offers it to `incrementalStepSize` workers at a time, in the fleet's order
+    (MultiKueueIncrementalDispatcherRespectConfigOrder, beta and on in 0.19), so the preferred
+    regions are tried first."""
+    incremental_step_size: int | None = Field(default=None, ge=1)
+    """Workers the Incremental dispatcher adds per round (Kueue's default: 3). Only with
+    dispatcher Incremental."""
+    gc_interval: Duration = "1m"
+    """How often the manager deletes worker copies whose workload is gone from the manager."""
+    origin: LabelValue = "multikueue"
+    """Label value marking the objects this manager creates on workers. Its garbage collector
+    deletes every remote workload with this origin that has no local counterpart
+    (runGC, multikueuecluster.go:675-733), so two managers that share a worker need different
+    origins or each deletes the other's workloads."""
+    worker_lost_timeout: Duration = "15m"
+    """How long a workload admitted on a worker that stops answering stays admitted before the
+    manager requeues it elsewhere."""
+
+    @model_validator(mode="after")
+    def _rules(self):
+        raise_all(self._problems())
+        return self
+
+    def _problems(self) -> Iterator[RuleError]:
+        # pkg/config/validation.go:221-225: Kueue refuses to start with an
+        # incrementalDispatcherConfig under any other dispatcher.
+        if self.incremental_step_size is not None and self.dispatcher != "Incremental":
+            yield RuleError(
+                "incrementalStepSize",
+                f"incrementalStepSize applies to the Incremental dispatcher only, not {self.dispatcher} "
+                "(Kueue refuses the Configuration)",
+            )
+
+
+# MultiKueueConfig.spec.clusters: maxItems 20 (kueue.x-k8s.io_multikueueconfigs.yaml, v0.19.2).
+WORKERS_MAX = 20
+# The keys of a stack that belong to one worker; everything else is the fleet's, shared.
+WORKER_KEYS = {"cluster", "nodePools", "flavors"}
+
+
+class WorkerConfig(Model):
+    """One worker cluster of a fleet, in its own region or project."""
+
+    name: GkeName
+    """The worker's name in the fleet: its MultiKueueCluster, its kubeconfig Secret
+    (multikueue-<name>) and its Pulumi naming scope."""
+    project: str | None = None
+    """GCP project of the worker's cluster; defaults to gcp:project."""
+    cluster: ClusterConfig
+    node_pools: list[NodePoolConfig] = Field(min_length=1, max_length=500)
+    """The worker's accelerator pools (DWS queued provisioning and flex-start first of all)."""
+    flavors: list[FlavorConfig] | None = Field(None, max_length=500)
+    """Omit to derive one flavor per accelerator shape and capacity, as single-cluster stacks do."""
+
+
+class FleetConfig(Model):
+    name: K8sName = "multikueue"
+    """Name of the manager's AdmissionCheck and MultiKueueConfig."""
+    multi_kueue: MultiKueueSettings = MultiKueueSettings()
+    workers: list[WorkerConfig] = Field(min_length=2, max_length=WORKERS_MAX)
+    """Two or more (at most 20, MultiKueueConfig's limit) worker clusters."""
+
+    @field_validator("workers")
+    @classmethod
+    def _unique_names(cls, workers: list[WorkerConfig]) -> list[WorkerConfig]:
+        seen: dict[str, int] = {}
+        for i, w in enumerate(workers):
+            if w.name in seen:
+                raise RuleError((i, "name"), f"worker {w.name!r} is listed already (workers[{seen[w.name]}])")
+            seen[w.name] = i
+        return workers
+
+
+@dataclass(frozen=True)
+class WorkerStack:
+    """A worker's single-cluster config, and where its queues and teams come from in the
+    fleet's lists (so a problem found in the worker's config names the fleet's key)."""
+
+    config: Any  # StackConfig (stack.py imports this module, not the other way round)
+    queues: tuple[int, ...]  # worker clusterQueues[k] is the fleet's clusterQueues[queues[k]]
+    flavors: tuple[tuple[int, ...], ...]  # its flavors[m] is the fleet queue's flavors[flavors[k][m]]
+    teams: tuple[int, ...]
+
+    def fleet_path(self, path: tuple) -> tuple:
+        """The fleet's key path for a path of the worker's config."""
+        if len(path) >= 2 and path[0] == "clusterQueues" and isinstance(path[1], int):
+            k = path[1]
+            rest = path[2:]
+            if len(rest) >= 2 and rest[0] == "flavors" and isinstance(rest[1], int) and self.flavors[k]:
+                rest = ("flavors", self.flavors[k][rest[1]], *rest[2:])
+            return ("clusterQueues", self.queues[k], *rest)
+        if len(path) >= 2 and path[0] == "teams" and isinstance(path[1], int):
+            return ("teams", self.teams[path[1]], *path[2:])
+        return path
+
+
+def worker_stack(top, worker: WorkerConfig) -> WorkerStack:
+    """The single-cluster config a worker deploys: its cluster and pools, the fleet's Kueue,
+    teams and priorities, the fleet's queues restricted to the worker's flavors. No sample
+    workloads: those are submitted on the manager, and MultiKueue copies them here."""
+    stack_type = type(top)
+    probe = stack_type.model_construct(
+        **{**dict(top), "fleet": None, "cluster": worker.cluster, "node_pools": worker.node_pools,
+           "flavors": worker.flavors, "workloads": []}
+    )
+    offered = set(probe.flavor_names())
+    queues, queue_index, flavor_index = [], [], []
+    for i, cq in enumerate(top.cluster_queues):
+        if not cq.flavors:  # every flavor of the cluster: the worker's
+            queues.append(cq)
+            queue_index.append(i)
+            flavor_index.append(())
+            continue
+        kept = [j for j, f in enumerate(cq.flavors) if f.name in offered]
+        if not kept:
+            continue  # nothing of this queue runs here
+        queues.append(cq.model_copy(update={"flavors": [cq.flavors[j] for j in kept]}))
+        queue_index.append(i)
+        flavor_index.append(tuple(kept))
+    mirrored = {cq.name for cq in queues}
+    team_index = [i for i, t in enumerate(top.teams) if t.cluster_queue in mirrored]
+    config = stack_type.model_construct(
+        **{**dict(probe), "cluster_queues": queues, "teams": [top.teams[i] for i in team_index]}
+    )
+    return WorkerStack(config, tuple(queue_index), tuple(flavor_index), tuple(team_index))
+
+
+def fleet_problems(top, fleet: FleetConfig) -> Iterator[RuleError]:
+    """Every reason the fleet would not work, each at its key path (rooted at the stack)."""
+    if top.node_pools:
+        yield RuleError(
+            ("nodePools",),
+            "a fleet's manager runs no workload (MultiKueue dispatches every job to a worker): move these pools "
+            "to fleet.workers[].nodePools",
+        )
+    if top.workloads:
+        yield RuleError(
+            ("workloads",),
+            "a fleet's sample workloads are submitted on the manager once the fleet deploys (not yet: "
+            "components/config/fleet.py); leave workloads out of a fleet stack for now",
+        )
+    # Job spec.managedBy on the manager, which MultiKueue needs for batch Jobs (workers need
+    # nothing: the copy they get has it cleared).
+    if "batch/job" in top.kueue.integrations and top.cluster.min_master_version:
+        problem = managed_by_problem(top.cluster.min_master_version)
+        if problem:
+            yield RuleError(("cluster", "minMasterVersion"), problem)
+    yield from _placement_problems(top, fleet)
+    # The fleet's teams and priorities once, at their own indices; then each worker as a stack
+    # of its own, its problems under fleet.workers[i] or, for the fleet's queues, named once.
+    yield from top._check_teams()
+    yield from top._check_priorities()
+    reported: set[tuple] = set()
+    offered_anywhere: set[str] = set()
+    for i, worker in enumerate(fleet.workers):
+        ws = worker_stack(top, worker)
+        offered_anywhere |= set(ws.config.flavor_names())
+        for problem in ws.config._problems():
+            path = _tuple(problem.path)
+            if path and path[0] in WORKER_KEYS:
+                yield RuleError(("fleet", "workers", i, *path), f"worker {worker.name}: {problem.message}")
+            elif path and path[0] in ("teams", "priorities"):
+                continue  # the fleet's own, checked above
+            else:
+                fleet_path = ws.fleet_path(path)
+                if (fleet_path, problem.message) not in reported:
+                    reported.add((fleet_path, problem.message))
+                    yield RuleError(fleet_path, f"on worker {worker.name}: {problem.message}")
+    for i, cq in enumerate(top.cluster_queues):
+        for j, flavor in enumerate(cq.flavors):
+            if flavor.name not in offered_anywhere:
+                yield RuleError(
+                    ("clusterQueues", i, "flavors", j, "name"),
+                    f"no worker offers flavor {flavor.name!r}: MultiKueue could dispatch this queue's jobs nowhere",
+                )
+
+
+def _placement_problems(top, fleet: FleetConfig) -> Iterator[RuleError]:
+    """GKE names a cluster by project, location and name: two clusters of the fleet at one
+    place must differ by name; and a fleet is for regions (or projects) apart, so two workers
+    in one region of one project are one region's capacity counted twice."""
+    default = "(gcp:project)"
+    seen: dict[tuple[str, str, str], str] = {(default, top.cluster.location or "", top.cluster.name): "the manager"}
+    regions: dict[tuple[str, str], str] = {}
+    for i, w in enumerate(fleet.workers):
+        project = w.project or default
+        where = (project, w.cluster.location or "", w.cluster.name)
+        if where in seen:
+            yield RuleError(("fleet", "workers", i, "cluster", "name"), f"cluster {w.cluster.name!r} in {w.cluster.location} is {seen[where]}'s already")
+        seen.setdefault(where, f"workers[{i}]")
+        region = (project, region_of(w.cluster.location or ""))
+        if region in regions:
+            yield RuleError(
+                ("fleet", "workers", i, "cluster", "location"),
+                f"{regions[region]} is in {region[1]} of the same project already: a fleet spreads workers over regions "
+                "or projects, where capacity differs",
+            )
+        regions.setdefault(region, f"workers[{i}]")
+
+
+def _tuple(path) -> tuple:
+    return path if isinstance(path, tuple) else (path,)

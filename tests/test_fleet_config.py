@@ -1,0 +1,151 @@
+"""The fleet's config model (components/config/fleet.py): each worker is checked with the rules a
+single-cluster stack gets, its problems named under fleet.workers[i], and the fleet's own rules
+(the manager runs nothing, workers spread over regions, queues reach some worker)."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from components.config import ConfigError, load
+from components.config.fleet import FleetConfig, worker_stack
+
+
+def h100(name: str = "h100-dws") -> dict:
+    return {"name": name, "gpu": {"type": "nvidia-h100-80gb", "count": 8}, "machineType": "a3-highgpu-8g",
+            "capacity": "queued", "maxNodes": 4, "gvnic": True}
+
+
+def worker(name: str, region: str, zones: str, pools: list[dict]) -> dict:
+    return {"name": name, "cluster": {"name": f"ml-{name}", "location": region,
+                                      "nodeLocations": [f"{region}-{z}" for z in zones]}, "nodePools": pools}
+
+
+FLEET = {
+    "name": "dws",
+    "workers": [
+        worker("us-east4", "us-east4", "ab", [h100()]),
+        worker("europe-west4", "europe-west4", "bc", [h100()]),
+        worker("us-east5", "us-east5", "a", [{"name": "v6e-flex", "tpu": {"version": "v6e", "topology": "2x4"},
+                                               "capacity": "flexStart"}]),
+    ],
+}
+STACK = {
+    "cluster": {"name": "ml-manager", "location": "us-central1", "nodeLocations": ["us-central1-a"],
+                "minMasterVersion": "1.34"},
+    "clusterQueues": [
+        {"name": "gpu", "flavors": ["nvidia-h100-80gb-queued"]},
+        {"name": "tpu", "flavors": ["tpu-v6e-slice-2x4-flex"]},
+    ],
+    "teams": [
+        {"namespace": "llm", "localQueue": "gpu", "clusterQueue": "gpu"},
+        {"namespace": "research", "localQueue": "tpu", "clusterQueue": "tpu"},
+    ],
+    "priorities": [{"name": "high", "value": 1000}, {"name": "low", "value": 10}],
+}
+
+
+def problems(stack: dict | None = None, fleet: dict | None = None) -> dict[str, str]:
+    """The stack's problems as {key path: messages}, as synth would print them."""
+    values = {**copy.deepcopy(stack or STACK), "fleet": copy.deepcopy(fleet or FLEET)}
+    try:
+        load(values)
+    except ConfigError as exc:
+        out: dict[str, str] = {}
+        for path, message in exc.problems:
+            out[path] = out.get(path, "") + message
+        return out
+    return {}
+
+
+def test_a_fleet_of_dws_and_flex_workers_is_valid():
+    assert problems() == {}
+
+
+def test_each_worker_mirrors_the_queues_its_flavors_serve():
+    top = load({**copy.deepcopy(STACK), "fleet": copy.deepcopy(FLEET)})
+    gpu, _, tpu = (worker_stack(top, w).config for w in top.fleet.workers)
+    assert [q.name for q in gpu.cluster_queues] == ["gpu"] and [t.namespace for t in gpu.teams] == ["llm"]
+    assert [q.name for q in tpu.cluster_queues] == ["tpu"] and [t.namespace for t in tpu.teams] == ["research"]
+    assert gpu.workloads == [] and gpu.priorities == top.priorities and gpu.cluster.name == "ml-us-east4"
+
+
+def test_a_workers_own_mistakes_are_named_under_it():
+    fleet = copy.deepcopy(FLEET)
+    fleet["workers"][1]["nodePools"][0]["zones"] = ["us-east4-a"]  # another region's zone
+    found = problems(fleet=fleet)
+    [(path, message)] = found.items()
+    assert path.startswith("gke-ai-batch:fleet.workers[1].nodePools[0].zones") and "worker europe-west4:" in message
+
+
+def test_the_manager_runs_no_pools():
+    stack = copy.deepcopy(STACK)
+    stack["nodePools"] = [h100()]
+    stack["cluster"]["nodeLocations"] = ["us-central1-a"]
+    assert "a fleet's manager runs no workload" in problems(stack=stack)["gke-ai-batch:nodePools"]
+
+
+def test_workers_spread_over_regions_and_clusters_do_not_collide():
+    fleet = copy.deepcopy(FLEET)
+    fleet["workers"][1] = worker("us-east4-b", "us-east4", "c", [h100()])
+    assert "same project already" in problems(fleet=fleet)["gke-ai-batch:fleet.workers[1].cluster.location"]
+    fleet = copy.deepcopy(FLEET)
+    fleet["workers"][0]["cluster"].update(name="ml-manager", location="us-central1", nodeLocations=["us-central1-a"])
+    found = problems(fleet=fleet)
+    assert "is the manager's already" in found["gke-ai-batch:fleet.workers[0].cluster.name"]
+
+
+def test_a_queue_flavor_no_worker_offers_is_refused():
+    stack = copy.deepcopy(STACK)
+    stack["clusterQueues"][0]["flavors"].append("nvidia-l4-spot")
+    assert "no worker offers flavor 'nvidia-l4-spot'" in problems(stack=stack)["gke-ai-batch:clusterQueues[0].flavors[1].name"]
+
+
+def test_batch_jobs_need_job_managed_by_on_the_manager():
+    stack = copy.deepcopy(STACK)
+    stack["cluster"]["minMasterVersion"] = "1.31"
+    assert "1.32" in problems(stack=stack)["gke-ai-batch:cluster.minMasterVersion"]
+    fleet = copy.deepcopy(FLEET)
+    fleet["workers"][2]["cluster"]["minMasterVersion"] = "1.31"  # workers need nothing of it
+    assert "managedBy" not in problems(fleet=fleet).get("gke-ai-batch:fleet.workers[2].cluster.minMasterVersion", "")
+
+
+def test_a_problem_in_a_workers_cut_down_queues_names_the_fleets_key():
+    stack = copy.deepcopy(STACK)
+    stack["clusterQueues"][1]["flavors"] = ["nvidia-h100-80gb-queued", "tpu-v6e-slice-2x4-flex"]
+    top = load({**stack, "fleet": copy.deepcopy(FLEET)})
+    tpu = worker_stack(top, top.fleet.workers[2])
+    # The TPU worker mirrors only the second queue, with only its second flavor.
+    assert [q.name for q in tpu.config.cluster_queues] == ["tpu"]
+    assert tpu.fleet_path(("clusterQueues", 0, "flavors", 0, "quotas")) == ("clusterQueues", 1, "flavors", 1, "quotas")
+    assert tpu.fleet_path(("teams", 0, "namespace")) == ("teams", 1, "namespace")
+    assert tpu.fleet_path(("priorities", 0)) == ("priorities", 0)
+
+
+@pytest.mark.parametrize(
+    ("edit", "words"),
+    [
+        (lambda f: f["workers"].pop(), "at least 2"),
+        (lambda f: f["workers"].extend(copy.deepcopy(f["workers"][:1]) * 20), "at most 20"),
+        (lambda f: f["workers"].append(copy.deepcopy(f["workers"][0])), "is listed already (workers[0])"),
+    ],
+)
+def test_fleet_shape(edit, words):
+    fleet = copy.deepcopy(FLEET)
+    edit(fleet)
+    if words == "at least 2":
+        fleet["workers"].pop()
+    with pytest.raises(ValueError, match=words.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[").replace("]", r"\]")):
+        FleetConfig.model_validate(fleet)
+
+
+def test_synth_checks_a_fleet_and_refuses_to_render_it_yet(tmp_path):
+    from conftest import synth_config
+
+    values = {f"gke-ai-batch:{k}": v for k, v in {**copy.deepcopy(STACK), "fleet": copy.deepcopy(FLEET)}.items()}
+    result = synth_config(tmp_path, {"gcp:project": "acme-ml-fleet", **values})
+    assert result.exit_code == 2 and "fleets are not deployed yet" in str(result.error)
+    values["gke-ai-batch:fleet"]["workers"][0]["nodePools"][0]["zones"] = ["europe-west4-a"]
+    result = synth_config(tmp_path, {"gcp:project": "acme-ml-fleet", **values})
+    assert result.exit_code == 2 and "fleet.workers[0].nodePools[0].zones" in str(result.error)
