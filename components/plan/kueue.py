@@ -334,7 +334,7 @@ def go_duration(seconds: int) -> str:
     return f"{seconds}s"
 
 
-def kueue_manager_config(cfg: StackConfig) -> dict[str, Any]:
+def kueue_manager_config(cfg: StackConfig, multi_kueue: dict[str, Any] | None = None) -> dict[str, Any]:
     """The whole Configuration: the chart takes it as one string and does not merge it with its
     default, so the defaults that matter (probes, metrics, leader election) are restated."""
     k = cfg.kueue
@@ -372,13 +372,15 @@ def kueue_manager_config(cfg: StackConfig) -> dict[str, Any]:
         conf["waitForPodsReady"] = wfpr
     if k.fair_sharing is not None:
         conf["fairSharing"] = {"preemptionStrategies": list(k.fair_sharing.preemption_strategies)}
+    if multi_kueue is not None:  # a fleet's manager (components/plan/fleet.py)
+        conf["multiKueue"] = multi_kueue
     return conf
 
 
-def kueue_values(cfg: StackConfig) -> dict[str, Any]:
+def kueue_values(cfg: StackConfig, multi_kueue: dict[str, Any] | None = None) -> dict[str, Any]:
     values: dict[str, Any] = {
         "managerConfig": {
-            "controllerManagerConfigYaml": yaml.safe_dump(kueue_manager_config(cfg), sort_keys=False)
+            "controllerManagerConfigYaml": yaml.safe_dump(kueue_manager_config(cfg, multi_kueue), sort_keys=False)
         }
     }
     if cfg.kueue.wait_for_pods_ready is False:

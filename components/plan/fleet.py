@@ -1,0 +1,150 @@
+"""A fleet's plan: one single-cluster Plan per worker (its pools, flavors, mirrored queues and
+teams, plus the RBAC and token the manager connects with), and the manager's Plan, whose flavors
+and queues are the workers' added up and whose queues admit through MultiKueue alone.
+
+Pure, like the rest of the plan: the components register what it says, the report and the
+policy pack read the same numbers (a manager queue's quota is the sum of its workers')."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from typing import Any
+
+from .. import quantity
+from ..admission.requests import CPU, MEMORY
+from ..config.batch import FlavorConfig, QueueFlavor
+from ..config.fleet import worker_stack
+from ..config.stack import StackConfig
+from ..fleet.multikueue import MULTIKUEUE_CONTROLLER, cluster_queue_problems, multikueue_configuration, multikueue_manifests
+from ..fleet.worker import worker_rbac_manifests
+from . import Plan, build_plan
+from .flavors import FlavorPlan
+from .kueue import KUEUE_API, QueuePlan, kueue_values, quota_quantity
+
+
+@dataclass(frozen=True)
+class WorkerPlan:
+    name: str
+    plan: Plan
+    rbac: list[dict[str, Any]]  # ServiceAccount, ClusterRole, binding, token Secret: the manager's access
+
+
+@dataclass(frozen=True)
+class FleetPlan:
+    manager: Plan
+    workers: list[WorkerPlan]
+    multikueue: list[dict[str, Any]]  # AdmissionCheck, MultiKueueConfig, MultiKueueClusters, kubeconfig Secrets (shape)
+
+    def problems(self) -> list[tuple[str, str]]:
+        """What Kueue would refuse or deactivate on the manager, and flavors the workers define
+        apart under one name (the manager's queue would count chips that are not alike)."""
+        out: list[tuple[str, str]] = []
+        checks = [m for m in self.multikueue if m["kind"] == "AdmissionCheck"]
+        for q in self.manager.queues:
+            out += [(f"gke-ai-batch:clusterQueues[{q.name}]", p) for p in cluster_queue_problems(q.manifest, checks)]
+        seen: dict[str, tuple[str, FlavorPlan]] = {}
+        for w in self.workers:
+            for f in w.plan.flavors:
+                first = seen.setdefault(f.name, (w.name, f))
+                if (f.node_labels, f.tolerations, f.kind) != (first[1].node_labels, first[1].tolerations, first[1].kind):
+                    out.append((
+                        "gke-ai-batch:fleet.workers",
+                        f"flavor {f.name!r} means other nodes on worker {w.name} than on worker {first[0]}: the "
+                        "manager would add up quotas of unlike capacity; name them apart",
+                    ))
+        return out
+
+
+def job_frameworks(cfg: StackConfig) -> set[str]:
+    """The job kinds the workers run for the manager: Kueue's integrations the worker RBAC
+    covers (batch Jobs and JobSets)."""
+    return {f for f in cfg.kueue.integrations if f in ("batch/job", "jobset.x-k8s.io/jobset")}
+
+
+def build_fleet_plan(cfg: StackConfig, project: str = "my-project") -> FleetPlan:
+    fleet = cfg.fleet
+    assert fleet is not None, "build_fleet_plan needs a stack with a fleet"
+    workers = [
+        WorkerPlan(w.name, build_plan(worker_stack(cfg, w).config, w.project or project), worker_rbac_manifests(job_frameworks(cfg)))
+        for w in fleet.workers
+    ]
+    manager = _manager_plan(cfg, project, workers)
+    return FleetPlan(manager, workers, multikueue_manifests(fleet.name, [w.name for w in fleet.workers]))
+
+
+def _manager_plan(cfg: StackConfig, project: str, workers: list[WorkerPlan]) -> Plan:
+    """The manager queues every job and runs none: its flavors are the workers' (same names,
+    labels and tolerations, no pools), each queue's quota is what its workers' mirrored queues
+    hold together, and its queues admit through the MultiKueue check only (Kueue deactivates a
+    queue that also has a ProvisioningRequest check: cluster_queue_problems)."""
+    fleet = cfg.fleet
+    flavors = _merged_flavors(workers)
+    quotas = _summed_quotas(workers)
+    queues = []
+    for cq in cfg.cluster_queues:
+        names = [f.name for f in cq.flavors] or list(flavors)
+        entries = [QueueFlavor.model_construct(name=n, quotas={r: _text(r, a) for r, a in quotas.get((cq.name, n), {}).items()})
+                   for n in names if n in flavors]
+        queues.append(cq.model_copy(update={"flavors": entries}))
+    manager_cfg = StackConfig.model_construct(
+        **{**dict(cfg), "fleet": None, "node_pools": [], "workloads": [], "cluster_queues": queues,
+           "flavors": [FlavorConfig.model_construct(name=f.name, pools=[], node_labels=f.node_labels,
+                                                    tolerations=None, queued_provisioning=False) for f in flavors.values()]}
+    )
+    plan = build_plan(manager_cfg, project)
+    check = fleet.name
+    multikueue_queues = [_through_multikueue(q, check) for q in plan.queues]
+    values = kueue_values(manager_cfg, multi_kueue=multikueue_configuration(fleet.multi_kueue))
+    return dataclasses.replace(
+        plan, flavors=list(flavors.values()), queues=multikueue_queues, provisioning=[], kueue_values=values
+    )
+
+
+def _merged_flavors(workers: list[WorkerPlan]) -> dict[str, FlavorPlan]:
+    """Each flavor once, in the workers' order, with what all workers hold of it and no pools
+    (the manager has none)."""
+    merged: dict[str, FlavorPlan] = {}
+    for w in workers:
+        for f in w.plan.flavors:
+            if f.name not in merged:
+                merged[f.name] = dataclasses.replace(f, entries=(), pools=(), queued=False, capacity={}, slices=0, vms=0)
+            m = merged[f.name]
+            capacity = dict(m.capacity)
+            for resource, amount in f.capacity.items():
+                capacity[resource] = capacity.get(resource, 0) + amount
+            merged[f.name] = dataclasses.replace(m, capacity=capacity, slices=m.slices + f.slices, vms=m.vms + f.vms)
+    return merged
+
+
+def _summed_quotas(workers: list[WorkerPlan]) -> dict[tuple[str, str], dict[str, float]]:
+    """(queue, flavor) -> resource -> the workers' nominal quotas added up, in base units
+    (cpu in millicores, memory in bytes, chips as counts)."""
+    out: dict[tuple[str, str], dict[str, float]] = {}
+    for w in workers:
+        for q in w.plan.queues:
+            for flavor, resources in q.quotas.items():
+                into = out.setdefault((q.name, flavor), {})
+                for resource, nominal in resources.items():
+                    amount = quantity.value(nominal) or 0
+                    if resource == CPU:
+                        amount *= 1000
+                    into[resource] = into.get(resource, 0) + amount
+    return out
+
+
+def _text(resource: str, amount: float) -> Any:
+    if resource in (CPU, MEMORY):
+        return quota_quantity(resource, int(amount))
+    return int(amount) if float(amount).is_integer() else amount
+
+
+def _through_multikueue(queue: QueuePlan, check: str) -> QueuePlan:
+    spec = dict(queue.manifest["spec"])
+    # One check for every flavor: where a job runs is the worker's choice, not the manager's.
+    spec["admissionChecksStrategy"] = {"admissionChecks": [{"name": check}]}
+    manifest = {**queue.manifest, "spec": spec}
+    return dataclasses.replace(queue, manifest=manifest, admission_checks=(check,))
+
+
+__all__ = ["FleetPlan", "WorkerPlan", "build_fleet_plan", "MULTIKUEUE_CONTROLLER", "KUEUE_API"]

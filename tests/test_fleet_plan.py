@@ -1,0 +1,86 @@
+"""The fleet's plan (components/plan/fleet.py): per-worker plans mirror the fleet's queues on
+their own capacity; the manager's flavors and quotas are the workers' added up, its queues admit
+through MultiKueue alone, and every object validates against the upstream schemas."""
+
+from __future__ import annotations
+
+import copy
+
+import yaml
+
+from components.config import load
+from components.plan.fleet import build_fleet_plan
+from test_fleet_config import FLEET, STACK, h100, worker
+from support import manifests as M
+
+
+def plan(stack: dict | None = None, fleet: dict | None = None):
+    return build_fleet_plan(load({**copy.deepcopy(stack or STACK), "fleet": copy.deepcopy(fleet or FLEET)}), "acme-ml")
+
+
+def test_workers_mirror_the_queues_their_capacity_serves():
+    p = plan()
+    assert [w.name for w in p.workers] == ["us-east4", "europe-west4", "us-east5"]
+    east4, _, east5 = p.workers
+    assert [q.name for q in east4.plan.queues] == ["gpu"] and [q.name for q in east5.plan.queues] == ["tpu"]
+    # Each DWS worker keeps its own ProvisioningRequest check: capacity is requested where the job lands.
+    assert east4.plan.queues[0].admission_checks and east4.plan.provisioning
+    assert [m["kind"] for m in east4.rbac] == ["ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Secret"]
+
+
+def test_the_managers_quota_is_the_sum_of_its_workers():
+    p = plan()
+    gpu = {q.name: q for q in p.manager.queues}["gpu"]
+    per_worker = [w.plan.queues[0].quotas["nvidia-h100-80gb-queued"]["nvidia.com/gpu"] for w in p.workers[:2]]
+    assert per_worker == [32, 32]  # 4 nodes x 8 H100 each
+    assert gpu.quotas["nvidia-h100-80gb-queued"]["nvidia.com/gpu"] == 64
+    assert not p.manager.pools and not p.manager.provisioning
+    [flavor] = [f for f in p.manager.flavors if f.name == "nvidia-h100-80gb-queued"]
+    assert flavor.capacity["nvidia.com/gpu"] == 64 and flavor.pools == ()
+
+
+def test_manager_queues_admit_through_multikueue_alone():
+    p = plan()
+    for q in p.manager.queues:
+        assert q.manifest["spec"]["admissionChecksStrategy"] == {"admissionChecks": [{"name": "dws"}]}
+    assert p.problems() == []
+    conf = yaml.safe_load(p.manager.kueue_values["managerConfig"]["controllerManagerConfigYaml"])
+    assert conf["multiKueue"]["dispatcherName"] == "kueue.x-k8s.io/multikueue-dispatcher-all-at-once"
+    kinds = [m["kind"] for m in p.multikueue]
+    assert kinds.count("MultiKueueCluster") == 3 and "MultiKueueConfig" in kinds and "AdmissionCheck" in kinds
+
+
+def test_a_manager_queue_with_a_provisioning_check_too_is_refused():
+    p = plan()
+    q = p.manager.queues[0]
+    q.manifest["spec"]["admissionChecksStrategy"]["admissionChecks"].append({"name": "dws-prov"})
+    checks = [*p.multikueue, {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "AdmissionCheck", "metadata": {"name": "dws-prov"},
+                              "spec": {"controllerName": "kueue.x-k8s.io/provisioning-request"}}]
+    p2 = type(p)(p.manager, p.workers, checks)
+    assert any("ProvisioningRequest" in m or "provisioning" in m.lower() for _, m in p2.problems())
+
+
+def cluster_objects(p) -> list[dict]:
+    """The Kueue and namespace objects one cluster's plan declares."""
+    docs = [f.manifest() for f in p.flavors] + [q.manifest for q in p.queues] + list(p.provisioning)
+    docs += list(p.namespaces) + list(p.network_policies) + [t.manifest for t in p.teams]
+    docs += [m for pr in p.priorities for m in (pr.priority_class, pr.workload_priority_class)]
+    return docs
+
+
+def test_every_object_of_every_cluster_is_valid_and_refers_to_its_own_cluster():
+    # Each cluster on its own: a manager queue's check and a worker's LocalQueue's ClusterQueue
+    # must exist on that cluster, not somewhere in the fleet.
+    p = plan()
+    assert M.problems(cluster_objects(p.manager) + p.multikueue) == []
+    for w in p.workers:
+        assert M.problems(cluster_objects(w.plan) + w.rbac) == [], w.name
+
+
+def test_flavors_of_one_name_must_mean_the_same_nodes():
+    fleet = copy.deepcopy(FLEET)
+    # Declared on one worker with fewer labels than the derived flavor of that name elsewhere.
+    fleet["workers"][1]["flavors"] = [{"name": "nvidia-h100-80gb-queued", "pools": ["h100-dws"],
+                                       "nodeLabels": {"cloud.google.com/gke-accelerator": "nvidia-h100-80gb"}}]
+    messages = [m for _, m in plan(fleet=fleet).problems()]
+    assert any("means other nodes on worker europe-west4" in m for m in messages), messages
