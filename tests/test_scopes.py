@@ -243,3 +243,12 @@ def test_every_object_must_belong_to_a_cluster():
     mixed = _recording(_registration("k8s", "pulumi:providers:kubernetes"), a)
     with pytest.raises(ValueError, match="no cluster file for '' is not a cluster scope"):
         synth.output_files(synth.Result("s", recording=mixed))
+
+
+def test_the_report_reads_each_clusters_pools_by_their_gke_names():
+    from synth import report
+
+    single = synth_stack("prod")
+    assert single.plan.config.production, "prod's pools are protected: the report says so"
+    result = synth.Result("prod", recording=two_clusters("prod"), plan=single.plan, admission=single.admission)
+    assert report.render(result, single.violations) == report.render(single, single.violations)
