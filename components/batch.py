@@ -13,15 +13,18 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from . import k8s as k8s_objects
+from .naming import scoped
 from .plan import Plan
 from .plan.kueue import JOBSET_CHART, JOBSET_NAMESPACE, KUEUE_CHART, KUEUE_NAMESPACE
 
 RELEASE_TIMEOUT_SECONDS = 600
 
 
-def _release(name: str, chart: str, version: str, namespace: str, values: dict, opts: pulumi.ResourceOptions):
+def _release(
+    name: str, chart: str, version: str, namespace: str, values: dict, opts: pulumi.ResourceOptions, scope: str
+):
     return k8s.helm.v3.Release(
-        name,
+        scoped(scope, name),
         name=name,
         chart=chart,
         version=version,
@@ -37,7 +40,15 @@ def _release(name: str, chart: str, version: str, namespace: str, values: dict, 
 
 
 class JobSetInstall(pulumi.ComponentResource):
-    def __init__(self, resource_name: str, plan: Plan, provider: k8s.Provider, opts: pulumi.ResourceOptions | None = None):
+    def __init__(
+        self,
+        resource_name: str,
+        plan: Plan,
+        provider: k8s.Provider,
+        opts: pulumi.ResourceOptions | None = None,
+        *,
+        scope: str = "",
+    ):
         super().__init__("gke-ai-batch:batch:JobSet", resource_name, None, opts)
         self.release = _release(
             "jobset",
@@ -46,6 +57,7 @@ class JobSetInstall(pulumi.ComponentResource):
             JOBSET_NAMESPACE,
             {},
             pulumi.ResourceOptions(parent=self, provider=provider),
+            scope,
         )
         self.register_outputs({"version": self.release.version, "namespace": JOBSET_NAMESPACE})
 
@@ -64,6 +76,8 @@ class KueueInstall(pulumi.ComponentResource):
         after: list[pulumi.Resource],
         image_access: list[pulumi.Resource] | None = None,
         opts: pulumi.ResourceOptions | None = None,
+        *,
+        scope: str = "",
     ):
         """`image_access`: what the probe Pod must wait for to pull its image (the node
         service account's Artifact Registry grant, when the probe image is on one)."""
@@ -75,13 +89,14 @@ class KueueInstall(pulumi.ComponentResource):
             KUEUE_NAMESPACE,
             plan.kueue_values,
             pulumi.ResourceOptions(parent=self, provider=provider, depends_on=after),
+            scope,
         )
         self.ready: list[pulumi.Resource] = [self.release]
         previous: list[pulumi.Resource] = [self.release, *after, *(image_access or [])]
         for manifest in plan.webhook_probe:
             previous = [
                 k8s_objects.apply(
-                    manifest, pulumi.ResourceOptions(parent=self, provider=provider, depends_on=previous)
+                    manifest, pulumi.ResourceOptions(parent=self, provider=provider, depends_on=previous), scope=scope
                 )
             ]
         if plan.webhook_probe:

@@ -7,6 +7,7 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
+from .naming import KUBERNETES_PROVIDER, scoped
 from .plan import Plan
 from .plan.cluster import NODE_SA_ROLE, REGISTRY_READER_ROLE, node_service_account_id, registry_repository
 
@@ -48,7 +49,10 @@ class GkeCluster(pulumi.ComponentResource):
     """Standard (default pool removed, a system pool, a dedicated least-privilege node
     service account, Workload Identity, shielded nodes with secure boot) or Autopilot."""
 
-    def __init__(self, resource_name: str, plan: Plan, opts: pulumi.ResourceOptions | None = None):
+    def __init__(
+        self, resource_name: str, plan: Plan, opts: pulumi.ResourceOptions | None = None, *, scope: str = ""
+    ):
+        """`scope`: the naming scope of this cluster's resources (components.naming.scoped)."""
         super().__init__("gke-ai-batch:cluster:GkeCluster", resource_name, None, opts)
         cfg = plan.config
         protect = cfg.production
@@ -61,7 +65,7 @@ class GkeCluster(pulumi.ComponentResource):
             node_email: pulumi.Output[str] = pulumi.Output.from_input(cfg.cluster.node_service_account)
         else:
             self.service_account = gcp.serviceaccount.Account(
-                "nodes",
+                scoped(scope, "nodes"),
                 account_id=node_service_account_id(cfg.cluster.name, cfg.cluster.location),
                 display_name=f"GKE nodes of {cfg.cluster.name}",
                 project=plan.project,
@@ -70,7 +74,7 @@ class GkeCluster(pulumi.ComponentResource):
             node_email = self.service_account.email
         member = node_email.apply(lambda e: f"serviceAccount:{e}")
         self.node_role = gcp.projects.IAMMember(
-            "nodes-role",
+            scoped(scope, "nodes-role"),
             project=plan.project,
             role=NODE_SA_ROLE,
             member=member,
@@ -81,7 +85,7 @@ class GkeCluster(pulumi.ComponentResource):
         # same account (auto-provisioning defaults below), so both modes need it.
         self.registry_readers: dict[str, gcp.artifactregistry.RepositoryIamMember] = {
             grant.resource_name: gcp.artifactregistry.RepositoryIamMember(
-                grant.resource_name,
+                scoped(scope, grant.resource_name),
                 project=grant.project,
                 location=grant.location,
                 repository=grant.repository,
@@ -111,7 +115,7 @@ class GkeCluster(pulumi.ComponentResource):
             # The default pool lives for minutes; give it the dedicated account all the same.
             args["node_config"] = {"service_account": node_email}
         self.cluster = gcp.container.Cluster(
-            "cluster",
+            scoped(scope, "cluster"),
             project=plan.project,
             **args,
             # A fixed cluster name cannot be created beside the old one: replace by deleting
@@ -125,7 +129,7 @@ class GkeCluster(pulumi.ComponentResource):
             sys_args = dict(plan.system_pool)
             sys_args["node_config"] = {**sys_args["node_config"], "service_account": node_email}
             self.system_pool = gcp.container.NodePool(
-                "system",
+                scoped(scope, "system"),
                 cluster=self.cluster.name,
                 location=self.cluster.location,
                 project=plan.project,
@@ -156,7 +160,7 @@ class GkeCluster(pulumi.ComponentResource):
         # Kubernetes resources wait for a node to run on (Standard) as well as for the API.
         ready = [self.system_pool] if self.system_pool is not None else [self.cluster]
         self.provider = k8s.Provider(
-            "k8s",
+            scoped(scope, KUBERNETES_PROVIDER),
             kubeconfig=self.kubeconfig,
             opts=pulumi.ResourceOptions(parent=self, depends_on=ready),
         )

@@ -14,6 +14,8 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pulumi_kubernetes import _utilities as k8s_utilities
 
+from .naming import scoped
+
 _TYPED = {
     ("v1", "Namespace"): lambda: k8s.core.v1.Namespace,
     # A Namespace that exists already (default): server-side apply of its labels only.
@@ -53,11 +55,14 @@ def resource_name(manifest: dict[str, Any]) -> str:
     return f"{meta['namespace']}/{meta['name']}" if meta.get("namespace") else meta["name"]
 
 
-def apply(manifest: dict[str, Any], opts: pulumi.ResourceOptions, patch: bool = False) -> pulumi.CustomResource:
+def apply(
+    manifest: dict[str, Any], opts: pulumi.ResourceOptions, patch: bool = False, *, scope: str = ""
+) -> pulumi.CustomResource:
     """`patch`: the object exists already; apply the manifest's fields to it (its <Kind>Patch
     class) instead of creating it. The recorded inputs stay the manifest (kind Namespace, not
-    NamespacePatch): a patch is the partial object it applies."""
-    name = resource_name(manifest)
+    NamespacePatch): a patch is the partial object it applies. `scope`: the cluster's naming
+    scope (components.naming.scoped); the object's own name does not change."""
+    name = scoped(scope, resource_name(manifest))
     kind = manifest["kind"] + ("Patch" if patch else "")
     typed = _TYPED.get((manifest["apiVersion"], kind))
     if patch and typed is None:

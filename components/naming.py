@@ -6,6 +6,8 @@ show up in review as the replacement it is.
 
 from __future__ import annotations
 
+import re
+
 from . import catalogue
 
 # A label of ours on every accelerator node, so that flavors of the same shape but different
@@ -80,3 +82,49 @@ def pool_taints(pool) -> list[dict[str, str]]:
 
 def workload_policy_name(cluster: str, entry: str) -> str:
     return f"{cluster}-{entry}"
+
+
+# -- logical names of one cluster's resources ---------------------------------------------------
+# Pulumi builds a URN from the parent's type chain and the resource's own logical name, never the
+# parent's name, so two clusters' components registering the same child names ("cluster", "k8s",
+# a Namespace "ml", ...) collide, and the engine refuses the second ("Duplicate resource URN";
+# pulumi/pulumi pkg/diag/errors.go GetDuplicateResourceURNError). Pulumi's guidance for
+# components is to make children's names unique by deriving them from something unique to the
+# instance (https://www.pulumi.com/docs/iac/concepts/resources/components/, "naming";
+# https://www.pulumi.com/docs/iac/concepts/resources/names/): here the cluster's scope. Only
+# logical names change: GKE and Kubernetes names stay the planned ones, on every cluster alike.
+SCOPE_SEPARATOR = "/"
+# A scope is a GKE name (RFC 1035 label, at most 40 characters; the GKE API's Cluster.name rule,
+# as components.config.base.GkeName): it also names synth's manifests/<scope>.yaml, so nothing
+# in it may act on a path.
+_SCOPE_RX = re.compile(r"[a-z]([-a-z0-9]{0,38}[a-z0-9])?", re.ASCII)
+KUBERNETES_PROVIDER = "k8s"
+"""The logical name (before scoping) of each cluster's Kubernetes provider."""
+
+
+def check_scope(scope: str) -> str:
+    if not isinstance(scope, str) or not _SCOPE_RX.fullmatch(scope):
+        raise ValueError(
+            f"{scope!r} is not a cluster scope: lowercase letters, digits and '-', starting with a letter, "
+            "ending with a letter or digit, at most 40 characters"
+        )
+    return scope
+
+
+def scoped(scope: str, name: str) -> str:
+    """The logical name of `name` in cluster `scope`: `name` itself for "" (a single-cluster
+    stack, whose URNs must not change), else "<scope>/<name>"."""
+    if scope == "":
+        return name
+    return f"{check_scope(scope)}{SCOPE_SEPARATOR}{name}"
+
+
+def scope_of(name: str, base: str) -> str | None:
+    """The scope in which `base` has the logical name `name` (the inverse of scoped); None if
+    `name` is not `base` in any scope."""
+    if name == base:
+        return ""
+    scope, sep, rest = name.partition(SCOPE_SEPARATOR)
+    if sep and rest == base and _SCOPE_RX.fullmatch(scope):
+        return scope
+    return None

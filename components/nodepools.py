@@ -8,6 +8,7 @@ import pulumi_gcp as gcp
 
 from .cluster import GkeCluster
 from .config.cluster import region_of
+from .naming import scoped
 from .plan import Plan, PoolPlan
 from .plan.pools import workload_policy_args
 
@@ -20,13 +21,15 @@ class NodePoolGroup(pulumi.ComponentResource):
         pools: list[PoolPlan],
         cluster: GkeCluster,
         opts: pulumi.ResourceOptions | None = None,
+        *,
+        scope: str = "",
     ):
         super().__init__("gke-ai-batch:nodepools:NodePoolGroup", resource_name, None, opts)
         cfg = plan.config
         self.workload_policy = None
         if pools and pools[0].workload_policy is not None:
             self.workload_policy = gcp.compute.ResourcePolicy(
-                pools[0].workload_policy,
+                scoped(scope, pools[0].workload_policy),
                 project=plan.project,
                 **workload_policy_args(pools[0], region_of(cfg.cluster.location)),
                 # Fixed names: a replacement must delete the old one first.
@@ -41,7 +44,7 @@ class NodePoolGroup(pulumi.ComponentResource):
                 args["placement_policy"] = {**args["placement_policy"], "policy_name": self.workload_policy.name}
             self.node_pools.append(
                 gcp.container.NodePool(
-                    pool.name,
+                    scoped(scope, pool.name),
                     cluster=cluster.name,
                     location=cluster.cluster.location,
                     project=plan.project,

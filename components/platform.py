@@ -14,26 +14,38 @@ import pulumi
 
 from .batch import JobSetInstall, KueueInstall
 from .cluster import GkeCluster
+from .naming import scoped
 from .nodepools import NodePoolGroup
 from .plan import Plan
 from .queues import KueueQueues, Priorities, Team
 from .workloads import SampleWorkload
 
 
-def deploy(plan: Plan) -> dict[str, Any]:
-    """Register every resource of the plan; return the stack outputs."""
+def deploy(plan: Plan, scope: str = "") -> dict[str, Any]:
+    """Register every resource of the plan; return the stack outputs.
+
+    `scope`: "" for a stack of one cluster; for one cluster of several, every logical name this
+    registers is "<scope>/<name>" (components.naming.scoped) so that the clusters' URNs differ,
+    and the outputs are returned as they are, for the caller to nest per cluster."""
     cfg = plan.config
-    cluster = GkeCluster(cfg.cluster.name, plan)
+    cluster = GkeCluster(scoped(scope, cfg.cluster.name), plan, scope=scope)
     groups = [
-        NodePoolGroup(entry.name, plan, [p for p in plan.pools if p.entry == entry.name], cluster)
+        NodePoolGroup(
+            scoped(scope, entry.name), plan, [p for p in plan.pools if p.entry == entry.name], cluster, scope=scope
+        )
         for entry in cfg.node_pools
     ]
     provider = cluster.provider
-    jobset = JobSetInstall("jobset", plan, provider)
+    jobset = JobSetInstall(scoped(scope, "jobset"), plan, provider, scope=scope)
     kueue = KueueInstall(
-        "kueue", plan, provider, after=[jobset.release], image_access=cluster.readers_for(cfg.kueue.probe_image)
+        scoped(scope, "kueue"),
+        plan,
+        provider,
+        after=[jobset.release],
+        image_access=cluster.readers_for(cfg.kueue.probe_image),
+        scope=scope,
     )
-    queues = KueueQueues("queues", plan, provider, kueue.ready)
+    queues = KueueQueues(scoped(scope, "queues"), plan, provider, kueue.ready, scope=scope)
 
     namespaces = {m["metadata"]["name"]: m for m in plan.namespaces}
     patches = {m["metadata"]["name"]: m for m in plan.namespace_patches}
@@ -43,7 +55,7 @@ def deploy(plan: Plan) -> dict[str, Any]:
         if team.namespace not in teams:
             members = [t for t in plan.teams if t.namespace == team.namespace]
             teams[team.namespace] = Team(
-                team.namespace,
+                scoped(scope, team.namespace),
                 namespaces.get(team.namespace),
                 patches.get(team.namespace),
                 policies.get(team.namespace),
@@ -52,8 +64,9 @@ def deploy(plan: Plan) -> dict[str, Any]:
                 queues,
                 kueue.ready,
                 rbac=plan.team_rbac.get(team.namespace, []),
+                scope=scope,
             )
-    priorities = Priorities("priorities", plan.priorities, provider, kueue.ready)
+    priorities = Priorities(scoped(scope, "priorities"), plan.priorities, provider, kueue.ready, scope=scope)
 
     for wl in plan.workloads:
         team = teams[wl.namespace]
@@ -66,7 +79,7 @@ def deploy(plan: Plan) -> dict[str, Any]:
             needs.extend(priorities.classes[wl.priority])
         # Its pods pull only once the nodes may read the image's repository.
         needs.extend(cluster.readers_for(wl.image))
-        SampleWorkload(wl.name, wl, provider, needs)
+        SampleWorkload(scoped(scope, wl.name), wl, provider, needs, scope=scope)
 
     return {
         "clusterName": cluster.name,

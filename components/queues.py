@@ -25,19 +25,24 @@ class KueueQueues(pulumi.ComponentResource):
         provider: k8s.Provider,
         kueue_ready: list[pulumi.Resource],
         opts: pulumi.ResourceOptions | None = None,
+        *,
+        scope: str = "",
     ):
         super().__init__("gke-ai-batch:queues:Queues", resource_name, None, opts)
         self.flavors: dict[str, pulumi.Resource] = {
-            f.name: k8s_objects.apply(f.manifest(), _opts(self, provider, kueue_ready)) for f in plan.flavors
+            f.name: k8s_objects.apply(f.manifest(), _opts(self, provider, kueue_ready), scope=scope)
+            for f in plan.flavors
         }
         checks: list[pulumi.Resource] = []
         for manifest in plan.provisioning:
             # The AdmissionCheck names its ProvisioningRequestConfig: create that first.
-            checks.append(k8s_objects.apply(manifest, _opts(self, provider, [*kueue_ready, *checks])))
+            checks.append(k8s_objects.apply(manifest, _opts(self, provider, [*kueue_ready, *checks]), scope=scope))
         self.cluster_queues: dict[str, pulumi.Resource] = {}
         for queue in plan.queues:
             needs = [self.flavors[f] for f in queue.flavors] + (checks if queue.admission_checks else [])
-            self.cluster_queues[queue.name] = k8s_objects.apply(queue.manifest, _opts(self, provider, [*kueue_ready, *needs]))
+            self.cluster_queues[queue.name] = k8s_objects.apply(
+                queue.manifest, _opts(self, provider, [*kueue_ready, *needs]), scope=scope
+            )
         self.register_outputs(
             {"flavors": sorted(self.flavors), "clusterQueues": sorted(self.cluster_queues)}
         )
@@ -60,31 +65,38 @@ class Team(pulumi.ComponentResource):
         kueue_ready: list[pulumi.Resource],
         opts: pulumi.ResourceOptions | None = None,
         rbac: list[dict] | None = None,
+        *,
+        scope: str = "",
     ):
         super().__init__("gke-ai-batch:queues:Team", resource_name, None, opts)
         self.namespace: pulumi.Resource | None = None
         if namespace_manifest is not None:
-            self.namespace = k8s_objects.apply(namespace_manifest, pulumi.ResourceOptions(parent=self, provider=provider))
+            self.namespace = k8s_objects.apply(
+                namespace_manifest, pulumi.ResourceOptions(parent=self, provider=provider), scope=scope
+            )
         elif namespace_patch is not None:
             # Its pods' level must be in place before any workload's pods are created.
             self.namespace = k8s_objects.apply(
-                namespace_patch, pulumi.ResourceOptions(parent=self, provider=provider), patch=True
+                namespace_patch, pulumi.ResourceOptions(parent=self, provider=provider), patch=True, scope=scope
             )
         ns = [self.namespace] if self.namespace is not None else []
         self.network_policy: pulumi.Resource | None = None
         if network_policy is not None:
-            self.network_policy = k8s_objects.apply(network_policy, _opts(self, provider, ns))
+            self.network_policy = k8s_objects.apply(network_policy, _opts(self, provider, ns), scope=scope)
         self.local_queues: dict[str, pulumi.Resource] = {
             t.local_queue: k8s_objects.apply(
-                t.manifest, _opts(self, provider, [*kueue_ready, *ns, queues.cluster_queues[t.cluster_queue]])
+                t.manifest,
+                _opts(self, provider, [*kueue_ready, *ns, queues.cluster_queues[t.cluster_queue]]),
+                scope=scope,
             )
             for t in teams
         }
         # Role first, then the RoleBinding that names it; both inside the namespace.
         self.rbac: list[pulumi.Resource] = []
         for manifest in rbac or []:
-            self.rbac.append(k8s_objects.apply(manifest, _opts(self, provider, [*ns, *self.rbac])))
-        self.register_outputs({"namespace": resource_name, "localQueues": sorted(self.local_queues)})
+            self.rbac.append(k8s_objects.apply(manifest, _opts(self, provider, [*ns, *self.rbac]), scope=scope))
+        # The namespace's own name: resource_name carries the cluster's scope.
+        self.register_outputs({"namespace": teams[0].namespace, "localQueues": sorted(self.local_queues)})
 
 
 class Priorities(pulumi.ComponentResource):
@@ -98,11 +110,15 @@ class Priorities(pulumi.ComponentResource):
         provider: k8s.Provider,
         kueue_ready: list[pulumi.Resource],
         opts: pulumi.ResourceOptions | None = None,
+        *,
+        scope: str = "",
     ):
         super().__init__("gke-ai-batch:priorities:Priorities", resource_name, None, opts)
         self.classes: dict[str, list[pulumi.Resource]] = {}
         for p in priorities:
-            pc = k8s_objects.apply(p.priority_class, pulumi.ResourceOptions(parent=self, provider=provider))
-            wpc = k8s_objects.apply(p.workload_priority_class, _opts(self, provider, kueue_ready))
+            pc = k8s_objects.apply(
+                p.priority_class, pulumi.ResourceOptions(parent=self, provider=provider), scope=scope
+            )
+            wpc = k8s_objects.apply(p.workload_priority_class, _opts(self, provider, kueue_ready), scope=scope)
             self.classes[p.name] = [pc, wpc]
         self.register_outputs({"priorities": {p.name: p.value for p in priorities}})

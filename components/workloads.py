@@ -19,6 +19,8 @@ class SampleWorkload(pulumi.ComponentResource):
         provider: k8s.Provider,
         depends_on: list[pulumi.Resource],
         opts: pulumi.ResourceOptions | None = None,
+        *,
+        scope: str = "",
     ):
         super().__init__("gke-ai-batch:workloads:Workload", resource_name, None, opts)
         previous: list[pulumi.Resource] = []
@@ -27,6 +29,7 @@ class SampleWorkload(pulumi.ComponentResource):
             obj = k8s_objects.apply(
                 manifest,
                 pulumi.ResourceOptions(parent=self, provider=provider, depends_on=[*depends_on, *previous]),
+                scope=scope,
             )
             self.objects.append(obj)
             previous = [obj]

@@ -30,6 +30,7 @@ _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # Kinds synth lists in manifests.yaml: objects the program declares itself, not the
 # provider or the Helm releases (whose objects come from the charts).
 _NOT_MANIFESTS = ("kubernetes:helm.sh/",)
+_KUBERNETES_PROVIDER_TYPE = "pulumi:providers:kubernetes"
 
 
 @dataclass
@@ -52,6 +53,15 @@ class Result:
     def refuse(self, diagnostics: list[Diagnostic]) -> "Result":
         self.diagnostics, self.exit_code = diagnostics, EXIT_INVALID_CONFIG
         return self
+
+    @property
+    def manifests_by_cluster(self) -> dict[str, str]:
+        """Each cluster's Kubernetes objects, as manifests.yaml lists them, by the cluster's
+        naming scope (components.naming.scoped; "" for the one cluster of a single-cluster
+        stack). A cluster the program declares no object on has "". {} if nothing rendered."""
+        if self.recording is None:
+            return {}
+        return {scope: _manifests_yaml(docs) for scope, docs in manifests_by_cluster(self.recording).items()}
 
     @property
     def summary(self) -> str:
@@ -137,23 +147,58 @@ def _synthesize(root: Path, stack_file: StackFile, stacks_dir: Path) -> Result:
     return result
 
 
+def _manifest_registrations(recording: engine.Recording) -> list[engine.Registration]:
+    return [r for r in recording.resources if r.type.startswith("kubernetes:") and not r.type.startswith(_NOT_MANIFESTS)]
+
+
 def manifests(recording: engine.Recording) -> list[dict[str, Any]]:
-    return [
-        r.inputs
-        for r in recording.resources
-        if r.type.startswith("kubernetes:") and not r.type.startswith(_NOT_MANIFESTS)
-    ]
+    return [r.inputs for r in _manifest_registrations(recording)]
+
+
+def _manifests_yaml(docs: list[dict[str, Any]]) -> str:
+    return yaml.safe_dump_all(docs, sort_keys=True, default_flow_style=False) if docs else ""
+
+
+def manifests_by_cluster(recording: engine.Recording) -> dict[str, list[dict[str, Any]]]:
+    """Each cluster's Kubernetes objects in recording order, by the naming scope of the
+    Kubernetes provider that applies them (each cluster has one: components.cluster)."""
+    from components.naming import KUBERNETES_PROVIDER, scope_of
+
+    scopes: dict[str, str] = {}
+    for r in recording.resources:
+        if r.type == _KUBERNETES_PROVIDER_TYPE:
+            scope = scope_of(r.name, KUBERNETES_PROVIDER)
+            if scope is None:
+                raise ValueError(f"Kubernetes provider {r.urn} is no cluster's (components.naming.scoped)")
+            scopes[r.urn] = scope
+    by_cluster: dict[str, list[dict[str, Any]]] = {scope: [] for scope in scopes.values()}
+    for r in _manifest_registrations(recording):
+        # Without an explicit provider an object goes wherever the ambient kubeconfig points.
+        provider = r.options.get("provider")
+        if provider not in scopes:
+            raise ValueError(f"{r.urn} is applied by no cluster's Kubernetes provider ({provider or 'the default'})")
+        by_cluster[scopes[provider]].append(r.inputs)
+    return by_cluster
 
 
 def output_files(result: Result) -> dict[str, str]:
     """Every file synth writes for a rendered stack, by name."""
+    from . import output
+
     resources = [r.to_json() for r in result.recording.resources]
-    docs = manifests(result.recording)
+    by_cluster = manifests_by_cluster(result.recording)
+    # One cluster: manifests.yaml says it all (and single-cluster outputs stay as they were).
+    clusters = (
+        {output.cluster_file(scope): _manifests_yaml(docs) for scope, docs in by_cluster.items()}
+        if len(by_cluster) > 1
+        else {}
+    )
     return {
         "resources.json": json.dumps(resources, indent=2, sort_keys=True) + "\n",
-        "manifests.yaml": yaml.safe_dump_all(docs, sort_keys=True, default_flow_style=False) if docs else "",
+        "manifests.yaml": _manifests_yaml(manifests(result.recording)),
         "outputs.json": json.dumps(result.recording.outputs, indent=2, sort_keys=True) + "\n",
         **result.extra_files,
+        **clusters,
     }
 
 

@@ -5,7 +5,10 @@ only once all are written, so a failed or killed run leaves the previous output 
 as it was. A lock file beside it (`.<out>.lock`) keeps two runs on one folder from mixing.
 The folder is replaced as a whole, so synth only ever replaces a folder it made itself
 (marked by MARKER), an empty one, or nothing: `--out .`, `--out stacks` or `--out ~` are
-refused before anything is written."""
+refused before anything is written.
+
+A stack of several clusters also gets manifests/<cluster>.yaml, one per cluster: the only
+subfolder synth writes, and the only file names in it that of a cluster's scope (a GKE name)."""
 
 from __future__ import annotations
 
@@ -13,11 +16,14 @@ import contextlib
 import errno
 import fcntl
 import os
+import re
 import shutil
 import stat
 import tempfile
 import time
 from pathlib import Path
+
+from components.naming import check_scope
 
 from .diagnostics import Diagnostic
 
@@ -28,6 +34,11 @@ LOCK_WAIT_SECONDS = 120
 _UNMARKED_OUTPUT = {"resources.json", "manifests.yaml", "outputs.json", "policy.json", "report.md"}
 # Derived from synth's files and written beside them: the PR comment (.github/scripts/stacks.py).
 _DERIVED = {"comment.md"}
+# One file per cluster, of a stack of several: manifests/<scope>.yaml (cluster_file).
+MANIFESTS_DIR = "manifests"
+_CLUSTER_FILE_SUFFIX = ".yaml"
+# Any other file synth (or bootstrap.synth) writes: one plain name, no path.
+_PLAIN_NAME_RX = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*", re.ASCII)
 
 
 class OutputError(Exception):
@@ -35,6 +46,48 @@ class OutputError(Exception):
         self.diagnostic = Diagnostic(message, "output", file=str(path))
         self.busy = busy
         super().__init__(message)
+
+
+def cluster_file(scope: str) -> str:
+    """The output file of one cluster's manifests. The scope is checked (a GKE name: no '/',
+    '..', NUL or leading '.') before it becomes part of a path."""
+    try:
+        check_scope(scope)
+    except ValueError as exc:
+        raise ValueError(f"no cluster file for {exc}") from None
+    return f"{MANIFESTS_DIR}/{scope}{_CLUSTER_FILE_SUFFIX}"
+
+
+def _relative(name: str) -> Path:
+    """`name` as a path inside the output folder: a plain file name, or a cluster's file."""
+    folder, sep, file = name.partition("/")
+    if sep and folder == MANIFESTS_DIR and file.endswith(_CLUSTER_FILE_SUFFIX):
+        if cluster_file(file[: -len(_CLUSTER_FILE_SUFFIX)]) == name:
+            return Path(folder, file)
+    elif not sep and name != MANIFESTS_DIR and _PLAIN_NAME_RX.fullmatch(name):
+        return Path(name)
+    raise ValueError(f"synth writes no file named {name!r}")
+
+
+def _foreign_cluster_files(folder: Path) -> list[str]:
+    """What in `folder` (an output's manifests/) synth would not have written there."""
+    if os.path.islink(folder) or not os.path.isdir(folder):
+        return [MANIFESTS_DIR]
+    try:
+        entries = sorted(os.listdir(folder))
+    except OSError:
+        return [MANIFESTS_DIR]
+    foreign = []
+    for entry in entries:
+        name = f"{MANIFESTS_DIR}/{entry}"
+        if os.path.islink(folder / entry) or not os.path.isfile(folder / entry):
+            foreign.append(name)
+            continue
+        try:
+            _relative(name)
+        except ValueError:
+            foreign.append(name)
+    return foreign
 
 
 def check_target(out: Path, root: Path) -> Path:
@@ -64,7 +117,9 @@ def check_target(out: Path, root: Path) -> Path:
         config = sorted(e for e in entries if e.startswith("Pulumi.") and e.endswith((".yaml", ".yml")))
         why = f"it holds Pulumi config ({', '.join(config[:3])})" if config else f"it holds {len(entries)} entries synth did not write"
         raise OutputError(f"is not a folder synth wrote ({why}); synth replaces its output folder as a whole: choose an empty or new folder", out)
-    added = sorted(set(entries) - _UNMARKED_OUTPUT - _DERIVED - {MARKER})
+    added = sorted(set(entries) - _UNMARKED_OUTPUT - _DERIVED - {MARKER, MANIFESTS_DIR})
+    if MARKER in entries and MANIFESTS_DIR in entries:
+        added += _foreign_cluster_files(target / MANIFESTS_DIR)
     if added:
         # A folder synth wrote, to which something was added since (notes, or other stacks'
         # outputs after `--out build`): replacing it would delete that.
@@ -108,13 +163,18 @@ def locked(target: Path, wait: float | None = None):
 
 def write(target: Path, files: dict[str, str]) -> None:
     """Replace `target` with a folder holding exactly `files`, or leave it as it was."""
+    paths = {_relative(name): text for name, text in files.items()}
+    paths[Path(MARKER)] = "This folder is synth's output: the next run replaces it as a whole.\n"
     parent = target.parent
     try:
         tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.tmp-", dir=parent))
     except OSError as exc:
         raise OutputError(f"cannot be written: {exc.strerror}", target) from None
     try:
-        for name, text in {**files, MARKER: "This folder is synth's output: the next run replaces it as a whole.\n"}.items():
+        for name, text in paths.items():
+            if name.parent != Path("."):
+                (tmp / name.parent).mkdir(mode=0o755, exist_ok=True)
+                os.chmod(tmp / name.parent, 0o755)
             with open(tmp / name, "w", encoding="utf-8") as f:
                 f.write(text)
                 f.flush()

@@ -230,7 +230,10 @@ def _protected(result) -> dict[str, bool]:
     recording = result.recording
     if recording is None:
         return {}
-    return {r.name: bool(r.options.get("protect")) for r in recording.resources if r.type == NODE_POOL_TYPE}
+    # By the pool's GKE name: its logical name carries the cluster's scope in a fleet.
+    return {
+        r.inputs.get("name", r.name): bool(r.options.get("protect")) for r in recording.resources if r.type == NODE_POOL_TYPE
+    }
 
 
 def _pools(plan, protected: dict[str, bool]) -> list[str]:
