@@ -61,8 +61,8 @@ def service_accounts(recording: Any) -> dict[str, str]:
     out = {}
     for r in recording.resources:
         if r.type == "gcp:serviceaccount/account:Account":
-            stack = r.parent.rsplit("::", 1)[-1] if r.parent else "?"
-            out[f"{r.inputs['accountId']}@{r.inputs['project']}.iam.gserviceaccount.com"] = f"{stack}/{r.name}"
+            # Resources of a stack are named <stack>/<name> (bootstrap/resources.py StackAccess).
+            out[f"{r.inputs['accountId']}@{r.inputs['project']}.iam.gserviceaccount.com"] = r.name
     return out
 
 

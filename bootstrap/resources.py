@@ -208,14 +208,22 @@ class StackAccess(pulumi.ComponentResource):
         child = pulumi.ResourceOptions(parent=self)
         keep = pulumi.ResourceOptions(parent=self, protect=cfg.protect(stack))
         s = stack.name
-        self.preview = gcp.serviceaccount.Account(
+
+        def make(cls, name: str, **kwargs):
+            # Named within the stack: URNs carry the parent's type, not its name, so two stacks'
+            # "preview" accounts would otherwise have one URN (Pulumi refuses the second). The
+            # alias keeps a bootstrap that had a single stack from replacing its resources.
+            opts = pulumi.ResourceOptions.merge(kwargs.pop("opts"), pulumi.ResourceOptions(aliases=[pulumi.Alias(name=name)]))
+            return cls(f"{s}/{name}", opts=opts, **kwargs)
+
+        self.preview = make(gcp.serviceaccount.Account,
             "preview",
             project=project,
             account_id=f"gab-{s}-preview",
             display_name=f"gke-ai-batch {s}: pulumi preview (read-only)",
             opts=keep,
         )
-        self.deployer = gcp.serviceaccount.Account(
+        self.deployer = make(gcp.serviceaccount.Account,
             "deployer",
             project=project,
             account_id=f"gab-{s}-deploy",
@@ -227,14 +235,14 @@ class StackAccess(pulumi.ComponentResource):
 
         # Who may impersonate whom (https://cloud.google.com/iam/docs/workload-identity-federation-with-deployment-pipelines:
         # roles/iam.workloadIdentityUser on the service account for a principalSet of the pool).
-        gcp.serviceaccount.IAMMember(
+        make(gcp.serviceaccount.IAMMember,
             "preview-wif",
             service_account_id=self.preview.name,
             role="roles/iam.workloadIdentityUser",
             member=principal_set(wif.pool.name, "repository_id", cfg.github.repository_id),
             opts=child,
         )
-        gcp.serviceaccount.IAMMember(
+        make(gcp.serviceaccount.IAMMember,
             "deployer-wif",
             service_account_id=self.deployer.name,
             role="roles/iam.workloadIdentityUser",
@@ -244,8 +252,8 @@ class StackAccess(pulumi.ComponentResource):
 
         # Preview: read the stack's project, its cluster's objects, its state, its secrets.
         for role in ("roles/viewer", "roles/container.viewer"):
-            gcp.projects.IAMMember(f"preview-{role.split('/')[1]}", project=stack.project, role=role, member=preview, opts=child)
-        gcp.storage.BucketIAMMember(
+            make(gcp.projects.IAMMember, f"preview-{role.split('/')[1]}", project=stack.project, role=role, member=preview, opts=child)
+        make(gcp.storage.BucketIAMMember,
             "preview-state",
             bucket=state.bucket.name,
             role="roles/storage.objectViewer",
@@ -255,8 +263,8 @@ class StackAccess(pulumi.ComponentResource):
         )
 
         # Deployer: what the main program creates, and no more.
-        gcp.projects.IAMMember("deployer-container", project=stack.project, role="roles/container.admin", member=deployer, opts=child)
-        policies_role = gcp.projects.IAMCustomRole(
+        make(gcp.projects.IAMMember, "deployer-container", project=stack.project, role="roles/container.admin", member=deployer, opts=child)
+        policies_role = make(gcp.projects.IAMCustomRole,
             "resource-policies",
             project=stack.project,
             # Per stack: two stacks may share a project, and a custom role id is the project's.
@@ -266,7 +274,7 @@ class StackAccess(pulumi.ComponentResource):
             permissions=RESOURCE_POLICY_PERMISSIONS,
             opts=keep,
         )
-        gcp.projects.IAMMember("deployer-resource-policies", project=stack.project, role=pulumi.Output.all(policies_role.project, policies_role.role_id).apply(lambda a: f"projects/{a[0]}/roles/{a[1]}"), member=deployer, opts=child)
+        make(gcp.projects.IAMMember, "deployer-resource-policies", project=stack.project, role=pulumi.Output.all(policies_role.project, policies_role.role_id).apply(lambda a: f"projects/{a[0]}/roles/{a[1]}"), member=deployer, opts=child)
         # The node service account is created here, not by the main program: the deployer then
         # needs neither iam.serviceAccounts.create on the project nor setIamPolicy on accounts,
         # only actAs on this one account (clusters and node pools run as it; GKE checks
@@ -275,16 +283,16 @@ class StackAccess(pulumi.ComponentResource):
         # among the services with resource attributes:
         # https://cloud.google.com/iam/docs/conditions-resource-attributes), so the grant is on
         # the account itself. The main stack names it as cluster.nodeServiceAccount.
-        nodes = gcp.serviceaccount.Account(
+        nodes = make(gcp.serviceaccount.Account,
             "nodes",
             project=stack.project,
             account_id=stack.node_service_account,
             display_name=f"GKE nodes of stack {s} (gke-ai-batch)",
             opts=keep,
         )
-        gcp.serviceaccount.IAMMember("deployer-node-sa-user", service_account_id=nodes.name, role="roles/iam.serviceAccountUser", member=deployer, opts=child)
+        make(gcp.serviceaccount.IAMMember, "deployer-node-sa-user", service_account_id=nodes.name, role="roles/iam.serviceAccountUser", member=deployer, opts=child)
         roles = ", ".join(f"'{r}'" for r in GRANTABLE_ROLES)
-        gcp.projects.IAMMember(
+        make(gcp.projects.IAMMember,
             "deployer-iam",
             project=stack.project,
             role="roles/resourcemanager.projectIamAdmin",
@@ -300,7 +308,7 @@ class StackAccess(pulumi.ComponentResource):
         # once, and a deployer only reads it, so one environment's deployer cannot break the
         # state lookup of another's.
         for name, role, meta in (("deployer-state", "roles/storage.objectAdmin", False), ("deployer-state-read", "roles/storage.objectViewer", True)):
-            gcp.storage.BucketIAMMember(
+            make(gcp.storage.BucketIAMMember,
                 name,
                 bucket=state.bucket.name,
                 role=role,
@@ -315,8 +323,8 @@ class StackAccess(pulumi.ComponentResource):
             # needs encrypt/decrypt on it before the cluster is created (GKE docs
             # how-to/encrypting-secrets, "Grant permission to use the key"). ServiceIdentity
             # makes sure the agent exists and names it without a project-number lookup.
-            agent = gcp.projects.ServiceIdentity("gke-agent", project=stack.project, service="container.googleapis.com", opts=child)
-            gcp.kms.CryptoKeyIAMMember(
+            agent = make(gcp.projects.ServiceIdentity, "gke-agent", project=stack.project, service="container.googleapis.com", opts=child)
+            make(gcp.kms.CryptoKeyIAMMember,
                 "gke-agent-secrets-key",
                 crypto_key_id=stack.secrets_encryption_key,
                 role="roles/cloudkms.cryptoKeyEncrypterDecrypter",
@@ -326,8 +334,8 @@ class StackAccess(pulumi.ComponentResource):
 
         key = state.key_id(s)
         if key is not None:
-            gcp.kms.CryptoKeyIAMMember("preview-secrets", crypto_key_id=key, role="roles/cloudkms.cryptoKeyDecrypter", member=preview, opts=child)
-            gcp.kms.CryptoKeyIAMMember("deployer-secrets", crypto_key_id=key, role="roles/cloudkms.cryptoKeyEncrypterDecrypter", member=deployer, opts=child)
+            make(gcp.kms.CryptoKeyIAMMember, "preview-secrets", crypto_key_id=key, role="roles/cloudkms.cryptoKeyDecrypter", member=preview, opts=child)
+            make(gcp.kms.CryptoKeyIAMMember, "deployer-secrets", crypto_key_id=key, role="roles/cloudkms.cryptoKeyEncrypterDecrypter", member=deployer, opts=child)
         self.register_outputs({})
 
 

@@ -131,11 +131,16 @@ def _value_to_plain(value: struct_pb2.Value) -> Any:
     return None
 
 
+class DuplicateUrnError(Exception):
+    """Two resources of the program share a URN; Pulumi would refuse the second."""
+
+
 class RecordingMonitor(mocks.MockMonitor):
     def __init__(self, outputs_for: Callable[[str, str, dict[str, Any]], dict[str, Any]]):
         super().__init__(_NoMocks())
         self.recording = Recording()
         self._outputs_for = outputs_for
+        self._urns: set[str] = set()
 
     def make_urn(self, parent: str, type_: str, name: str) -> str:
         # As the engine builds URNs: the parent's whole qualified type chain, without the root
@@ -150,6 +155,12 @@ class RecordingMonitor(mocks.MockMonitor):
 
     def RegisterResource(self, request):
         urn = self.make_urn(request.parent, request.type, request.name)
+        if urn in self._urns:
+            # The engine refuses a second registration of a URN ("Duplicate resource URN",
+            # pulumi/pulumi pkg/diag/errors.go GetDuplicateResourceURNError): a program that
+            # did it would fail at `pulumi up`, so its recording must not succeed either.
+            raise DuplicateUrnError(f"Duplicate resource URN '{urn}'; try giving it a unique name")
+        self._urns.add(urn)
         inputs = _struct_to_plain(request.object)
         options: dict[str, Any] = {}
         if request.protect:

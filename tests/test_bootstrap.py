@@ -45,7 +45,7 @@ def example():
 
 
 def members_of(recording, stack: str, account: str) -> str:
-    [sa] = [r for r in recording.resources if r.type == "gcp:serviceaccount/account:Account" and r.name == account and r.parent.endswith(f"::{stack}")]
+    [sa] = [r for r in recording.resources if r.type == "gcp:serviceaccount/account:Account" and r.name == f"{stack}/{account}"]
     return f"serviceAccount:{sa.inputs['accountId']}@{sa.inputs['project']}.iam.gserviceaccount.com"
 
 
@@ -245,7 +245,7 @@ def test_deployer_creates_no_accounts_and_administers_none():
     rec = example()
     roles = {g.role for g in grants(rec)}
     assert not roles & {"roles/iam.serviceAccountCreator", "roles/iam.serviceAccountAdmin", "roles/iam.serviceAccountTokenCreator"}
-    nodes = {r.inputs["accountId"]: r for r in rec.resources if r.type == "gcp:serviceaccount/account:Account" and r.name == "nodes"}
+    nodes = {r.inputs["accountId"]: r for r in rec.resources if r.type == "gcp:serviceaccount/account:Account" and r.name.endswith("/nodes")}
     assert {a: (r.inputs["project"], bool(r.options.get("protect"))) for a, r in nodes.items()} == {
         "ml-dev-nodes": ("acme-ml-dev", True),
         "ml-prod-nodes": ("acme-ml-prod", True),

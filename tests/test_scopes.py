@@ -101,12 +101,11 @@ def test_each_clusters_objects_go_through_its_own_provider(stack):
     assert synth_stack(stack).manifests_by_cluster == {"": single}
 
 
-def test_without_scopes_the_second_cluster_takes_the_first_ones_urns(tmp_path):
+def test_without_scopes_the_second_cluster_is_refused_as_pulumi_would(tmp_path):
     # What the engine refuses ("Duplicate resource URN"; pulumi/pulumi pkg/diag/errors.go
-    # GetDuplicateResourceURNError). The mock engine records both.
-    urns = [r.urn for r in run_program(tmp_path, "dev", ("", "")).resources]
-    single = [r.urn for r in synth_stack("dev").recording.resources]
-    assert sorted(urns) == sorted(single[:1] + single[1:] * 2)
+    # GetDuplicateResourceURNError), the recording engine refuses too.
+    with pytest.raises(engine.DuplicateUrnError, match="Duplicate resource URN 'urn:pulumi:dev::gke-ai-batch::"):
+        run_program(tmp_path, "dev", ("", ""))
 
 
 def test_scoped_names_and_their_inverse():
