@@ -10,6 +10,7 @@ from components import cli
 from components.config import ConfigError, gcp_project_problem, load_from_pulumi
 from components.plan import build_plan
 from components.plan.admission import Admission
+from components.plan.fleet import build_fleet_plan
 from components.platform import deploy
 
 # Only -h/--help is this file's own: under an engine the arguments are the engine's or synth's.
@@ -26,18 +27,31 @@ except ConfigError as exc:
 if project_problem:
     raise ConfigError(project_problem, source)
 if config.fleet is not None:
-    # Checked in full (components/config/fleet.py), not yet deployed: rendering a fleet as one
-    # cluster would show a platform that is not the one the stack describes.
+    # A fleet: a plan per worker and the manager's; each cluster's objects answer to the same
+    # admission model a single-cluster stack's do, and the fleet's own rules on top.
+    fleet_plan = build_fleet_plan(config, project)
+    plan = fleet_plan.manager
+    # The manager's model answers for its queues in the report; it runs no pods, so only the
+    # workers' models can refuse (a worker's queue its nodes cannot serve).
+    admission = Admission(plan)
+    problems = fleet_plan.problems() + [p for w in fleet_plan.workers for p in Admission(w.plan).problems()]
+    if problems:
+        raise ConfigError(problems, source)
+    # The wiring exists (components/fleet/deploy.py, tests/test_fleet_deploy.py); the report,
+    # the policy pack's view of the manager's access and synth's rendering of the kubeconfig
+    # Secrets do not yet, and a fleet rendered without them would be judged wrongly.
     raise ConfigError(
-        [("gke-ai-batch:fleet", "valid, but fleets are not deployed yet (one provider per cluster and the "
-          "MultiKueue objects land next); the stack's checks above all passed")],
+        [("gke-ai-batch:fleet", "valid, but fleets are not deployed yet (the report and the policy pack's "
+          "fleet rules land next); the stack's checks above all passed")],
         source,
     )
-# Module-level, so that synth reports on the very plan the program deployed.
-plan = build_plan(config, project)
-# What Kueue would never admit or kube-scheduler never place is refused before any resource.
-admission = Admission(plan)
-if admission.problems():
-    raise ConfigError(admission.problems(), source)
-for name, value in deploy(plan).items():
+else:
+    # Module-level, so that synth reports on the very plan the program deployed.
+    plan = build_plan(config, project)
+    # What Kueue would never admit or kube-scheduler never place is refused before any resource.
+    admission = Admission(plan)
+    if admission.problems():
+        raise ConfigError(admission.problems(), source)
+    outputs = deploy(plan)
+for name, value in outputs.items():
     pulumi.export(name, value)

@@ -21,6 +21,7 @@ _TYPED = {
     # A Namespace that exists already (default): server-side apply of its labels only.
     ("v1", "NamespacePatch"): lambda: k8s.core.v1.NamespacePatch,
     ("v1", "ServiceAccount"): lambda: k8s.core.v1.ServiceAccount,
+    ("v1", "Secret"): lambda: k8s.core.v1.Secret,
     ("v1", "ConfigMap"): lambda: k8s.core.v1.ConfigMap,
     ("v1", "Pod"): lambda: k8s.core.v1.Pod,
     ("v1", "Service"): lambda: k8s.core.v1.Service,

@@ -8,10 +8,13 @@ takes a resource class's own annotations for output properties and resolves thei
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import pulumi
 
+from . import k8s as k8s_objects
 from .batch import JobSetInstall, KueueInstall
 from .cluster import GkeCluster
 from .naming import scoped
@@ -21,12 +24,39 @@ from .queues import KueueQueues, Priorities, Team
 from .workloads import SampleWorkload
 
 
+@dataclass
+class ClusterDeployment:
+    """What a fleet needs of one cluster it deployed: the cluster (endpoint, CA), what Kueue
+    objects wait for, and the objects registered after Kueue (`after_kueue`), by name."""
+
+    cluster: GkeCluster
+    kueue_ready: list[pulumi.Resource]
+    after_kueue: dict[str, pulumi.Resource]
+    outputs: dict[str, Any]
+
+
 def deploy(plan: Plan, scope: str = "") -> dict[str, Any]:
     """Register every resource of the plan; return the stack outputs.
 
     `scope`: "" for a stack of one cluster; for one cluster of several, every logical name this
     registers is "<scope>/<name>" (components.naming.scoped) so that the clusters' URNs differ,
     and the outputs are returned as they are, for the caller to nest per cluster."""
+    return deploy_cluster(plan, scope).outputs
+
+
+def deploy_cluster(
+    plan: Plan,
+    scope: str = "",
+    *,
+    after_kueue: Sequence[dict[str, Any]] = (),
+    admission_objects: Sequence[dict[str, Any]] = (),
+    admission_needs: Sequence[pulumi.Resource] = (),
+) -> ClusterDeployment:
+    """deploy(), plus what one cluster of a fleet adds: `after_kueue`, objects registered in
+    order once Kueue is installed (a worker's ServiceAccount, RBAC and token for the manager);
+    `admission_objects`, registered in order before the ClusterQueues and after
+    `admission_needs` (the manager's kubeconfig Secrets and MultiKueue objects, which wait for
+    the workers)."""
     cfg = plan.config
     cluster = GkeCluster(scoped(scope, cfg.cluster.name), plan, scope=scope)
     groups = [
@@ -45,7 +75,21 @@ def deploy(plan: Plan, scope: str = "") -> dict[str, Any]:
         image_access=cluster.readers_for(cfg.kueue.probe_image),
         scope=scope,
     )
-    queues = KueueQueues(scoped(scope, "queues"), plan, provider, kueue.ready, scope=scope)
+    extra: dict[str, pulumi.Resource] = {}
+    previous: list[pulumi.Resource] = list(kueue.ready)
+    for manifest in after_kueue:
+        made = k8s_objects.apply(manifest, pulumi.ResourceOptions(provider=provider, depends_on=previous), scope=scope)
+        extra[k8s_objects.resource_name(manifest)] = made
+        previous = [*kueue.ready, made]
+    queues = KueueQueues(
+        scoped(scope, "queues"),
+        plan,
+        provider,
+        kueue.ready,
+        scope=scope,
+        checks=admission_objects,
+        check_needs=admission_needs,
+    )
 
     namespaces = {m["metadata"]["name"]: m for m in plan.namespaces}
     patches = {m["metadata"]["name"]: m for m in plan.namespace_patches}
@@ -81,7 +125,7 @@ def deploy(plan: Plan, scope: str = "") -> dict[str, Any]:
         needs.extend(cluster.readers_for(wl.image))
         SampleWorkload(scoped(scope, wl.name), wl, provider, needs, scope=scope)
 
-    return {
+    outputs = {
         "clusterName": cluster.name,
         "endpoint": cluster.endpoint,
         "apiServer": cluster.api_server,
@@ -93,3 +137,4 @@ def deploy(plan: Plan, scope: str = "") -> dict[str, Any]:
         "clusterQueues": [q.name for q in plan.queues],
         "capacity": {"slices": plan.slices, "vms": plan.vms, "tpuChips": plan.tpu_chips, "gpus": plan.gpus},
     }
+    return ClusterDeployment(cluster, kueue.ready, extra, outputs)

@@ -4,6 +4,8 @@ install (and its webhook probe); namespaces come before what lives in them."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pulumi
 import pulumi_kubernetes as k8s
 
@@ -27,16 +29,26 @@ class KueueQueues(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
         *,
         scope: str = "",
+        checks: Sequence[dict] = (),
+        check_needs: Sequence[pulumi.Resource] = (),
     ):
+        """`checks`: admission objects beyond the plan's ProvisioningRequest check (a fleet
+        manager's kubeconfig Secrets and MultiKueue objects), each after the ones before it and
+        after `check_needs`."""
         super().__init__("gke-ai-batch:queues:Queues", resource_name, None, opts)
         self.flavors: dict[str, pulumi.Resource] = {
             f.name: k8s_objects.apply(f.manifest(), _opts(self, provider, kueue_ready), scope=scope)
             for f in plan.flavors
         }
-        checks: list[pulumi.Resource] = []
-        for manifest in plan.provisioning:
-            # The AdmissionCheck names its ProvisioningRequestConfig: create that first.
-            checks.append(k8s_objects.apply(manifest, _opts(self, provider, [*kueue_ready, *checks]), scope=scope))
+        made: list[pulumi.Resource] = []
+        for manifest in [*plan.provisioning, *checks]:
+            # An AdmissionCheck names its parameters object (ProvisioningRequestConfig,
+            # MultiKueueConfig, which names its MultiKueueClusters, which name their Secrets):
+            # each is created after what it names.
+            made.append(
+                k8s_objects.apply(manifest, _opts(self, provider, [*kueue_ready, *check_needs, *made]), scope=scope)
+            )
+        checks = made
         self.cluster_queues: dict[str, pulumi.Resource] = {}
         for queue in plan.queues:
             needs = [self.flavors[f] for f in queue.flavors] + (checks if queue.admission_checks else [])

@@ -22,7 +22,10 @@ from .diagnostics import (  # noqa: F401 - the exit codes are part of synth's AP
 from .stackfile import StackFile, StackFileError, display_path
 
 MOCK_ENDPOINT = "203.0.113.10"  # TEST-NET-3: no real control plane
-MOCK_CA = "bW9jay1jYQ=="  # base64("mock-ca")
+# base64 of a PEM block around "mock-ca": shaped like GKE's clusterCaCertificate, which a
+# fleet's kubeconfig check (components/fleet/kubeconfig.py) reads as a certificate.
+MOCK_CA = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCmJXOWpheTFqWVE9PQotLS0tLUVORCBDRVJUSUZJQ0FURS0tLS0tCg=="
+MOCK_TOKEN_DATA = "bW9jay10b2tlbg=="  # base64("mock-token")
 # The DNS endpoint's shape (gke-<hash>.<region>.gke.goog); .invalid never resolves (RFC 6761).
 MOCK_DNS_ENDPOINT = "gke-mock.invalid.gke.goog"
 # libyaml's safe loader when PyYAML has it: stack files of big platforms parse several times faster.
@@ -88,6 +91,9 @@ def outputs_for(project: str):
             }
         if type_ == "gcp:serviceaccount/account:Account":
             return {"email": f"{inputs['accountId']}@{project}.iam.gserviceaccount.com"}
+        if type_ == "kubernetes:core/v1:Secret" and inputs.get("type") == "kubernetes.io/service-account-token":
+            # What the token controller fills in (a fleet worker's token for the manager).
+            return {"data": {"token": MOCK_TOKEN_DATA, "ca.crt": MOCK_CA}}
         return {}
 
     return outputs

@@ -139,13 +139,3 @@ def test_fleet_shape(edit, words):
     with pytest.raises(ValueError, match=words.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[").replace("]", r"\]")):
         FleetConfig.model_validate(fleet)
 
-
-def test_synth_checks_a_fleet_and_refuses_to_render_it_yet(tmp_path):
-    from conftest import synth_config
-
-    values = {f"gke-ai-batch:{k}": v for k, v in {**copy.deepcopy(STACK), "fleet": copy.deepcopy(FLEET)}.items()}
-    result = synth_config(tmp_path, {"gcp:project": "acme-ml-fleet", **values})
-    assert result.exit_code == 2 and "fleets are not deployed yet" in str(result.error)
-    values["gke-ai-batch:fleet"]["workers"][0]["nodePools"][0]["zones"] = ["europe-west4-a"]
-    result = synth_config(tmp_path, {"gcp:project": "acme-ml-fleet", **values})
-    assert result.exit_code == 2 and "fleet.workers[0].nodePools[0].zones" in str(result.error)

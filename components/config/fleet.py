@@ -78,6 +78,8 @@ class MultiKueueSettings(Model):
 
 # MultiKueueConfig.spec.clusters: maxItems 20 (kueue.x-k8s.io_multikueueconfigs.yaml, v0.19.2).
 WORKERS_MAX = 20
+# The manager's naming scope (components/fleet/deploy.py): a worker's scope is its name.
+MANAGER_SCOPE = "manager"
 # The keys of a stack that belong to one worker; everything else is the fleet's, shared.
 WORKER_KEYS = {"cluster", "nodePools", "flavors"}
 
@@ -109,6 +111,8 @@ class FleetConfig(Model):
     def _unique_names(cls, workers: list[WorkerConfig]) -> list[WorkerConfig]:
         seen: dict[str, int] = {}
         for i, w in enumerate(workers):
+            if w.name == MANAGER_SCOPE:
+                raise RuleError((i, "name"), f"{MANAGER_SCOPE!r} names the manager's resources; call the worker otherwise")
             if w.name in seen:
                 raise RuleError((i, "name"), f"worker {w.name!r} is listed already (workers[{seen[w.name]}])")
             seen[w.name] = i

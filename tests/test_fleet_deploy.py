@@ -1,0 +1,97 @@
+"""A fleet registered under the recording engine synth uses (components/fleet/deploy.py), before
+`python -m synth` renders fleets: one cluster per worker and the manager, each under its own
+naming scope, the MultiKueue chain in order and waiting for the workers, and the workers'
+kubeconfigs secret from end to end."""
+
+from __future__ import annotations
+
+import copy
+import functools
+import json
+
+import synth
+from components.config.fleet import MANAGER_SCOPE
+from conftest import ROOT, synth_config
+from synth import engine
+from test_fleet_config import FLEET, STACK
+from support import manifests as M
+
+PROGRAM = """
+import pulumi
+from components.config import load_from_pulumi
+from components.fleet.deploy import deploy_fleet
+from components.plan.fleet import build_fleet_plan
+
+plan = build_fleet_plan(load_from_pulumi(source="fleet"), pulumi.Config("gcp").get("project"))
+for name, value in deploy_fleet(plan).items():
+    pulumi.export(name, value)
+"""
+CONFIG = {"gcp:project": "acme-ml-fleet", **{f"gke-ai-batch:{k}": v for k, v in {**STACK, "fleet": FLEET}.items()}}
+
+
+@functools.lru_cache(maxsize=None)
+def recording() -> engine.Recording:
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as tmp:
+        program = Path(tmp) / "program.py"
+        program.write_text(PROGRAM)
+        values = {k: json.dumps(v) if not isinstance(v, str) else v for k, v in copy.deepcopy(CONFIG).items()}
+        return engine.run(
+            program, project=synth.project_name(ROOT), stack="fleet", config=values, secret_keys=set(),
+            outputs_for=synth.outputs_for("acme-ml-fleet"),
+        )
+
+
+def by_name(name: str, kind: str = "") -> engine.Registration:
+    [r] = [r for r in recording().resources if r.name == name and r.type.endswith(kind)]
+    return r
+
+
+def test_every_cluster_has_its_own_scope_and_objects():
+    rec = recording()
+    assert len({r.urn for r in rec.resources}) == len(rec.resources)
+    clusters = synth.manifests_by_cluster(rec)
+    assert sorted(clusters) == sorted([MANAGER_SCOPE, "us-east4", "europe-west4", "us-east5"])
+    kinds = {scope: sorted({m["kind"] for m in docs}) for scope, docs in clusters.items()}
+    assert {"MultiKueueCluster", "MultiKueueConfig", "AdmissionCheck"} <= set(kinds[MANAGER_SCOPE])
+    assert "ProvisioningRequestConfig" not in kinds[MANAGER_SCOPE]  # the manager provisions nothing
+    for worker in ("us-east4", "europe-west4", "us-east5"):
+        assert {"ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Secret"} <= set(kinds[worker])
+        assert "MultiKueueCluster" not in kinds[worker]
+    # Each cluster's objects are valid and refer to what that cluster has (Secrets aside: their
+    # data is recorded as a secret, not as the mapping the API server gets).
+    for scope, docs in clusters.items():
+        assert M.problems([d for d in docs if d["kind"] != "Secret"]) == [], scope
+
+
+def test_the_multikueue_chain_waits_for_the_workers():
+    secret = by_name(f"{MANAGER_SCOPE}/kueue-system/multikueue-us-east4")
+    token = by_name("us-east4/kueue-system/multikueue-sa", ":Secret")
+    worker_kueue = [r for r in recording().resources if r.name == "us-east4/kueue" and r.type.startswith("kubernetes:helm")]
+    assert token.urn in secret.dependencies and worker_kueue and worker_kueue[0].urn in secret.dependencies
+    cluster = by_name(f"{MANAGER_SCOPE}/us-east4", ":MultiKueueCluster")
+    config = by_name(f"{MANAGER_SCOPE}/dws", ":MultiKueueConfig")
+    check = by_name(f"{MANAGER_SCOPE}/dws", ":AdmissionCheck")
+    # Each after what it names, and the queues after the check.
+    assert secret.urn in cluster.dependencies and cluster.urn in config.dependencies and config.urn in check.dependencies
+    queue = by_name(f"{MANAGER_SCOPE}/gpu", ":ClusterQueue")
+    assert check.urn in queue.dependencies
+    assert queue.inputs["spec"]["admissionChecksStrategy"] == {"admissionChecks": [{"name": "dws"}]}
+
+
+def test_no_kubeconfig_or_token_in_clear():
+    text = json.dumps([r.to_json() for r in recording().resources]) + json.dumps(recording().outputs)
+    for clear in ("mock-token", "bW9jay10b2tlbg", "users:", "certificate-authority-data"):
+        assert clear not in text, clear
+    assert by_name(f"{MANAGER_SCOPE}/kueue-system/multikueue-europe-west4").inputs["data"] == "[secret]"
+
+
+def test_synth_checks_a_fleet_and_refuses_to_render_it_yet(tmp_path):
+    values = copy.deepcopy(CONFIG)
+    result = synth_config(tmp_path, values)
+    assert result.exit_code == 2 and "fleets are not deployed yet" in str(result.error)
+    values["gke-ai-batch:fleet"]["workers"][0]["nodePools"][0]["zones"] = ["europe-west4-a"]
+    result = synth_config(tmp_path, values)
+    assert result.exit_code == 2 and "fleet.workers[0].nodePools[0].zones" in str(result.error)
