@@ -47,6 +47,7 @@ if config.fleet is not None:
     )
 else:
     # Module-level, so that synth reports on the very plan the program deployed.
+    fleet_plan = None
     plan = build_plan(config, project)
     # What Kueue would never admit or kube-scheduler never place is refused before any resource.
     admission = Admission(plan)
