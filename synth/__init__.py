@@ -42,6 +42,7 @@ class Result:
     recording: engine.Recording | None = None
     plan: Any = None
     admission: Any = None  # components.plan.admission.Admission: the model's verdicts
+    fleet: Any = None  # components.plan.fleet.FleetPlan of a fleet stack (plan is its manager's); None otherwise
     diagnostics: list[Diagnostic] = field(default_factory=list)
     """Why the stack was refused (exit code 2), each placed in the stack file."""
     exit_code: int = EXIT_OK
@@ -142,6 +143,7 @@ def _synthesize(root: Path, stack_file: StackFile, stacks_dir: Path) -> Result:
         return result.refuse(placed(exc.problems, getattr(exc, "rule", "config")))
     result.plan = result.recording.program["plan"]
     result.admission = result.recording.program["admission"]
+    result.fleet = result.recording.program.get("fleet_plan")
 
     from . import policy, report
 

@@ -12,8 +12,9 @@ from components.admission import podsecurity
 from components.catalogue import GPU_RESOURCE, TPU_RESOURCE
 from components.plan.podsecurity import pod_specs
 from components import quantity
+from components.naming import scope_of
 
-from . import admission, preemption, replacement
+from . import admission, fleet as fleet_view, preemption, replacement
 from .diagram import diagram
 from .md import DASH, code, codes, plural, table
 
@@ -25,21 +26,26 @@ def render(result, violations: list[dict[str, Any]]) -> str:
     plan = result.plan
     if plan is None:
         return f"## `{result.stack}`\n\nNothing synthesized: {result.error or 'no plan'}\n"
+    # A fleet: `plan` is the manager's, which runs nothing; capacity, pools, the largest
+    # workload and replacements are the workers' (synth/report/fleet.py).
+    fleet = result.fleet
     protected = _protected(result)
-    lines = _title(result.stack, plan)
+    lines = _title(result.stack, plan) if fleet is None else fleet_view.title(result.stack, fleet)
     sections = [
         ("Policy", _policy(violations)),
-        ("Capacity per flavor", _flavors(plan)),
-        ("Node pools", _pools(plan, protected)),
+        ("Capacity per flavor", _flavors(plan)) if fleet is None else ("Fleet", fleet_view.section(fleet, result.recording)),
+        ("Node pools", _pools(plan, protected) if fleet is None else fleet_view.pools(result)),
         ("Cluster queues", _queues(plan)),
         ("Teams", _teams(plan)),
         ("Namespaces: Pod Security and network isolation", _isolation(plan)),
         ("Priorities: who can preempt whom", _priorities(plan)),
         ("Sample workloads", _workloads(plan)),
         ("Admission: can each sample run, and where", admission.workloads(result.admission)),
-        ("Largest workload per cluster queue", admission.queues(result.admission)),
-        ("Flow", _flow(plan)),
-        ("Changes that force replacement", replacement.section(plan, protected)),
+        ("Largest workload per cluster queue",
+         admission.queues(result.admission) if fleet is None else fleet_view.largest(fleet)),
+        ("Flow", _flow(plan, fleet)),
+        ("Changes that force replacement",
+         replacement.section(plan, protected) if fleet is None else fleet_view.replacements(result)),
     ]
     overrides = _overrides(plan)
     if overrides:
@@ -226,13 +232,17 @@ def _floor(pool) -> int:
 # -- node pools ---------------------------------------------------------------------------
 
 
-def _protected(result) -> dict[str, bool]:
+def _protected(result, scope: str | None = None) -> dict[str, bool]:
+    """Each node pool's protection by its GKE name; of cluster `scope` only when given (the
+    clusters of a fleet each have a pool named `system`)."""
     recording = result.recording
     if recording is None:
         return {}
     # By the pool's GKE name: its logical name carries the cluster's scope in a fleet.
     return {
-        r.inputs.get("name", r.name): bool(r.options.get("protect")) for r in recording.resources if r.type == NODE_POOL_TYPE
+        r.inputs.get("name", r.name): bool(r.options.get("protect"))
+        for r in recording.resources
+        if r.type == NODE_POOL_TYPE and (scope is None or scope_of(r.name, r.inputs.get("name", r.name)) == scope)
     }
 
 
@@ -357,7 +367,11 @@ def _flavor_quota(q, spec, flavor: str) -> str:
 
 def _checks(spec) -> str:
     strategy = (spec.get("admissionChecksStrategy") or {}).get("admissionChecks", [])
-    return "; ".join(f"{code(c['name'])} on {codes(c.get('onFlavors', []))}" for c in strategy)
+    # No onFlavors: the check applies to every flavor of the queue (admissioncheck.NewAdmissionChecks,
+    # pkg/util/admissioncheck/admissioncheck.go:169-184 in Kueue v0.19.2).
+    return "; ".join(
+        f"{code(c['name'])} on {codes(c['onFlavors']) if c.get('onFlavors') else 'every flavor'}" for c in strategy
+    )
 
 
 def _namespaces(selector) -> str:
@@ -497,7 +511,7 @@ def _demand(workload) -> tuple[int, dict[str, float]]:
 # -- flow ---------------------------------------------------------------------------------
 
 
-def _flow(plan) -> list[str]:
+def _flow(plan, fleet=None) -> list[str]:
     def edge_label(queue, flavor_name: str) -> str | None:
         flavor = next(f for f in plan.flavors if f.name == flavor_name)
         resource = _resource_of(flavor, plan)
@@ -506,6 +520,13 @@ def _flow(plan) -> list[str]:
             return None
         return f"{amount} TPU chips" if resource == TPU_RESOURCE else f"{amount} GPUs"
 
+    if fleet is not None:
+        return [
+            *diagram(plan, edge_label, fleet_view.flow_sources(fleet)),
+            "",
+            "Workers → ResourceFlavors → the manager's ClusterQueues (boxed by cohort) → LocalQueues → namespaces; "
+            "edges into a queue carry its nominal accelerator quota on the manager, the workers' added up.",
+        ]
     return [
         *diagram(plan, edge_label),
         "",

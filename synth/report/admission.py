@@ -77,18 +77,22 @@ def queues(admission) -> list[str]:
     world = admission.world
     if not world.queues:
         return ["No ClusterQueues."]
-    rows = []
-    for cq in world.queues.values():
-        by_flavor: dict[str, list[str]] = {}
-        for lim in queue_limits(world, cq):
-            text = f"{show(lim.resource, lim.most)} {lim.resource}"
-            if lim.most != lim.nominal:
-                text += f" ({show(lim.resource, lim.nominal)} own)"
-            by_flavor.setdefault(lim.flavor, []).append(text)
-        rows.append([code(cq.name), "<br>".join(f"{code(f)}: {', '.join(parts)}" for f, parts in by_flavor.items())])
-    return [
-        *table(["cluster queue", "largest workload it can admit, per flavor"], rows),
-        "",
-        "Nominal quota plus what other queues of the cohort can lend, within `borrowingLimit`: a workload that "
-        "asks for more on every flavor is never admitted.",
-    ]
+    rows = [[code(cq.name), largest(world, cq)] for cq in world.queues.values()]
+    return [*table(["cluster queue", "largest workload it can admit, per flavor"], rows), "", LARGEST]
+
+
+LARGEST = (
+    "Nominal quota plus what other queues of the cohort can lend, within `borrowingLimit`: a workload that "
+    "asks for more on every flavor is never admitted."
+)
+
+
+def largest(world, cq) -> str:
+    """The largest workload ClusterQueue `cq` can admit, per flavor, as a table cell."""
+    by_flavor: dict[str, list[str]] = {}
+    for lim in queue_limits(world, cq):
+        text = f"{show(lim.resource, lim.most)} {lim.resource}"
+        if lim.most != lim.nominal:
+            text += f" ({show(lim.resource, lim.nominal)} own)"
+        by_flavor.setdefault(lim.flavor, []).append(text)
+    return "<br>".join(f"{code(f)}: {', '.join(parts)}" for f, parts in by_flavor.items())

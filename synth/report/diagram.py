@@ -12,8 +12,10 @@ def _label(text: str) -> str:
     return '"' + text.replace('"', "#quot;") + '"'
 
 
-def diagram(plan, accelerator_quota) -> list[str]:
-    """accelerator_quota(queue, flavor) -> short edge label or None."""
+def diagram(plan, accelerator_quota, sources: list[tuple[str, list[str]]] | None = None) -> list[str]:
+    """accelerator_quota(queue, flavor) -> short edge label or None. `sources`: where the
+    flavors' nodes are when not in the plan's own pools (a fleet manager's: its workers), as
+    (label, flavor names) in order."""
     cfg = plan.config
     out = ["```mermaid", "flowchart LR"]
     edges: list[str] = []
@@ -25,7 +27,9 @@ def diagram(plan, accelerator_quota) -> list[str]:
                 entry_ids[entry] = f"P{len(entry_ids)}"
                 out.append(f"  {entry_ids[entry]}[{_label(_pool_label(plan, entry))}]")
     source = None
-    if any(not f.entries for f in plan.flavors):
+    for i, (text, _) in enumerate(sources or []):
+        out.append(f"  W{i}[{_label(text)}]")
+    if sources is None and any(not f.entries for f in plan.flavors):
         source = "GKE"
         text = "Autopilot nodes" if not cfg.cluster.standard else "auto-provisioned nodes"
         out.append(f"  {source}[{_label(text)}]")
@@ -37,6 +41,9 @@ def diagram(plan, accelerator_quota) -> list[str]:
             edges.append(f"  {entry_ids[entry]} --> {flavor_ids[f.name]}")
         if not f.entries and source:
             edges.append(f"  {source} --> {flavor_ids[f.name]}")
+
+    for i, (_, names) in enumerate(sources or []):
+        edges += [f"  W{i} --> {flavor_ids[n]}" for n in names if n in flavor_ids]
 
     queue_ids = {q.name: f"Q{i}" for i, q in enumerate(plan.queues)}
     cohorts: dict[str, list] = {}

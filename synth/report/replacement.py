@@ -21,7 +21,9 @@ from .md import code, codes, table
 REPLACES = "**replaces**"
 
 
-def section(plan, protected: dict[str, bool]) -> list[str]:
+def section(plan, protected: dict[str, bool], prefix: str = "") -> list[str]:
+    """`prefix`: where the plan's keys sit in the stack file (a fleet worker's are under
+    `fleet.workers[i].`)."""
     cfg = plan.config
     entries = list(cfg.node_pools)
     pools_of = {e.name: [p.name for p in plan.pools if p.entry == e.name] for e in entries}
@@ -119,6 +121,9 @@ def section(plan, protected: dict[str, bool]) -> list[str]:
             ]
         )
 
+    if prefix:
+        for r in rows:
+            r[0] = r[0].replace("`nodePools", f"`{prefix}nodePools").replace("`cluster.", f"`{prefix}cluster.")
     lines = table(["stack key", "here", "if changed"], rows)
     if not entries:
         lines.append("")
