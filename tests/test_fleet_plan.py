@@ -25,7 +25,13 @@ def test_workers_mirror_the_queues_their_capacity_serves():
     assert [q.name for q in east4.plan.queues] == ["gpu"] and [q.name for q in east5.plan.queues] == ["tpu"]
     # Each DWS worker keeps its own ProvisioningRequest check: capacity is requested where the job lands.
     assert east4.plan.queues[0].admission_checks and east4.plan.provisioning
-    assert [m["kind"] for m in east4.rbac] == ["ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Secret"]
+    assert [m["kind"] for m in east4.rbac] == ["ServiceAccount", "ClusterRole", "ClusterRoleBinding", "ClusterRole", "Secret"]
+    # The manager writes in the namespaces each worker mirrors, bound with the namespace's own RBAC
+    # (registered once the namespace exists), and nowhere else.
+    for w in p.workers:
+        bindings = {ns: [m for m in docs if m["kind"] == "RoleBinding" and m["roleRef"]["name"] == "multikueue-sa-write"]
+                    for ns, docs in w.plan.team_rbac.items()}
+        assert {ns for ns, b in bindings.items() if b} == {t.namespace for t in w.plan.teams}, w.name
 
 
 def test_the_managers_quota_is_the_sum_of_its_workers():
@@ -65,6 +71,7 @@ def cluster_objects(p) -> list[dict]:
     docs = [f.manifest() for f in p.flavors] + [q.manifest for q in p.queues] + list(p.provisioning)
     docs += list(p.namespaces) + list(p.network_policies) + [t.manifest for t in p.teams]
     docs += [m for pr in p.priorities for m in (pr.priority_class, pr.workload_priority_class)]
+    docs += [m for ms in p.team_rbac.values() for m in ms]
     return docs
 
 

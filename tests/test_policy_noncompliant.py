@@ -66,11 +66,19 @@ def noncompliant_prod():
     edited(res, "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue", "training", training_queue)
 
     def research_queue(i):
-        # Leave the research queue only its spot and queued flavors (queue-interruptible-only).
+        # Leave the research queue only its spot and queued flavors (queue-interruptible-only),
+        # and have it admit through MultiKueue besides its ProvisioningRequest check
+        # (fleet-multikueue-only: Kueue deactivates such a queue).
         for group in i["spec"]["resourceGroups"]:
             group["flavors"] = [f for f in group["flavors"] if not f["name"].endswith("-reserved")]
+        i["spec"]["admissionChecksStrategy"]["admissionChecks"].append({"name": "fleet"})
 
     edited(res, "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue", "research", research_queue)
+    (check,) = [r for r in res if r.type.endswith(":AdmissionCheck") and r.name == "dws-prov"]
+    multikueue = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "AdmissionCheck", "metadata": {"name": "fleet"},
+                  "spec": {"controllerName": "kueue.x-k8s.io/multikueue",
+                           "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "MultiKueueConfig", "name": "fleet"}}}
+    added(res, check, check.type, "fleet", multikueue)
 
     # A team namespace whose level is gone (namespace-pod-security), and one whose NetworkPolicy
     # is gone (namespace-network-policy).

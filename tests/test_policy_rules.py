@@ -1069,7 +1069,9 @@ def test_pack_needs_only_its_own_requirements():
     proc = subprocess.run([sys.executable, "-c", probe, str(ROOT)], capture_output=True, text=True, check=True)
     loaded = set(ast.literal_eval(proc.stdout))
     assert loaded.isdisjoint({"pydantic", "pulumi_gcp", "pulumi_kubernetes", "synth"})
-    pure = {"components.catalogue", "components.images", "components.naming", "components.netblocks", "components.quantity"}
+    pure = {"components.catalogue", "components.images", "components.naming", "components.netblocks", "components.quantity",
+            # A fleet's names and Kueue's MultiKueue queue rules (rbac, fleet-multikueue-only).
+            "components.fleet", "components.fleet.queues", "components.fleet.worker"}
     model = {m for m in loaded if m == "components.admission" or m.startswith("components.admission.")}
     assert model, "the pack judges capacity with the admission model (components.admission)"
     assert {m for m in loaded if m.startswith("components.")} == pure | model

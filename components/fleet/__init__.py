@@ -7,12 +7,15 @@ What exists (pure functions; no config model, no Pulumi yet):
 * multikueue.py, the manager: `MultiKueueSettings` and `multikueue_configuration` (the
   Configuration's `multiKueue` block, every field written out); `multikueue_manifests`, the
   AdmissionCheck -> MultiKueueConfig -> MultiKueueCluster -> Secret chain with the names
-  agreeing; `cluster_queue_problems`, why Kueue would keep a manager ClusterQueue inactive
-  (notably a MultiKueue check next to a ProvisioningRequest check); `managed_by_problem`, the
+  agreeing; `cluster_queue_problems` (queues.py, standard library only for the policy pack), why
+  Kueue would keep a manager ClusterQueue inactive (notably a MultiKueue check next to a
+  ProvisioningRequest check); `managed_by_problem`, the
   Kubernetes floor for Job spec.managedBy. MultiKueue itself needs no feature gate: beta and on
   since Kueue 0.9 (pkg/features/kube_features.go:679-682).
-* worker.py, each worker: ServiceAccount multikueue-sa in kueue-system, a ClusterRole narrowed
-  to the job kinds the stack runs, its binding, and a long-lived token Secret.
+* worker.py, each worker: ServiceAccount multikueue-sa in kueue-system, a read-only ClusterRole
+  bound cluster-wide, a ClusterRole of writes bound in each team namespace the worker mirrors
+  (both narrowed to what Kueue's remote client calls for the job kinds the stack runs), and a
+  long-lived token Secret.
 * kubeconfig.py: the manager's kubeconfig for a worker, and `kubeconfig_problems`, Kueue's
   kubeconfig checks mirrored (no exec plugin, token file, CA file or insecure TLS).
 

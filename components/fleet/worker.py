@@ -1,47 +1,75 @@
 """What a worker cluster holds for its manager: a ServiceAccount in kueue-system, the RBAC
 MultiKueue needs, and a long-lived token for the manager's kubeconfig.
 
-The rules are those of upstream's create-multikueue-kubeconfig.sh (Kueue v0.19.2,
-site/static/examples/multikueue/create-multikueue-kubeconfig.sh, included by
-site/content/en/docs/tasks/manage/setup_multikueue.md), narrowed to the job kinds the stack
-runs: the script grants every kind Kueue can dispatch (pods, StatefulSets, LeaderWorkerSets,
-Kubeflow, Ray, AppWrappers), and a token that can create pods in any namespace of a worker is
-worth more to an attacker than one that can create only the Jobs the fleet runs.
+Least privilege, from what Kueue v0.19.2's MultiKueue remote client calls on a worker (paths
+relative to https://github.com/kubernetes-sigs/kueue/tree/v0.19.2; mc = pkg/controller/
+admissionchecks/multikueue/multikueuecluster.go, wl = .../multikueue/workload.go, utils =
+pkg/controller/jobframework/utils.go, job = pkg/controller/jobs/job/job_multikueue_adapter.go,
+jobset = pkg/controller/jobs/jobset/jobset_multikueue_adapter.go):
+
+* Cluster-wide, reads only (ClusterRole READ_ROLE, ClusterRoleBinding). The remote client
+  watches Workloads and every adapter's job kind in all namespaces, selected by the
+  kueue.x-k8s.io/multikueue-origin label (establishWatch, mc:421-423, for Workloads mc:342 and
+  each adapter's GetEmptyList mc:357); its garbage collector lists Workloads in all namespaces
+  by the same label (runGC, mc:693). It also GETs every Workload it manages on every worker of
+  the MultiKueueConfig (readGroup, wl:351-357) and the job behind it on every connected worker
+  before removing it (RemoveRemoteObjects wl:163 -> DeleteRemoteObjectIfOwned ->
+  ValidateRemoteObjectOwnership, utils:302): a namespace a worker does not mirror must answer
+  NotFound, which Kueue skips, not Forbidden, which fails the whole reconcile (wl:354-356,
+  utils:303-306), so `get` is cluster-wide too. Jobs are only watched and got, never listed.
+* Namespaced writes (ClusterRole WRITE_ROLE, one RoleBinding per team namespace the worker
+  mirrors): create the Workload copy (wl:819, wl:945), update it (finalizer removal wl:173, spec
+  and priority sync wl:524), delete it (wl:178, GC mc:729), patch its status (eviction from the
+  manager, PatchAdmissionStatus wl:592 -> c.Status().Patch, pkg/workload/patching/patching.go);
+  create the job (job:106, jobset:74), delete it (job:194, jobset:81) and, for batch Jobs only,
+  patch it (an elastic Job's parallelism, job:278; ElasticJobsViaWorkloadSlices is beta and on
+  by default, pkg/features/kube_features.go:712-715, and a team's Job opts in by annotation).
+
+Left out, against upstream's create-multikueue-kubeconfig.sh
+(site/static/examples/multikueue/create-multikueue-kubeconfig.sh): `*/status` get (the status
+comes with the object), Workload `patch` (never called), workloads/status `update` (only under
+MultiKueueOrchestratedPreemption, wl:638-645, alpha and off, kube_features.go:840-842), and
+ClusterQueue/LocalQueue reads (only under MultiKueueManagerQuotaAutomation, mc:239-245 and
+pkg/controller/admissionchecks/multikueue/controllers.go:171, alpha and off,
+kube_features.go:881-883); the job kinds the stack does not run (pods, StatefulSets,
+LeaderWorkerSets, Kubeflow, Ray, AppWrappers) are left out as well. Enabling one of those gates
+needs these rules widened first.
+
+Standard library only: the policy pack imports the names below in its own virtualenv to tell
+this identity from any other.
 """
 
 from __future__ import annotations
 
 from typing import Any, Iterable
 
-from ..plan.kueue import KUEUE_NAMESPACE
-
+# components.plan.kueue.KUEUE_NAMESPACE (a test holds them equal); not imported, because that
+# module needs the program's dependencies and the policy pack imports this one.
+NAMESPACE = "kueue-system"
 SERVICE_ACCOUNT = "multikueue-sa"  # the script's MULTIKUEUE_SA, so operators recognise it
-CLUSTER_ROLE = f"{SERVICE_ACCOUNT}-role"
-CLUSTER_ROLE_BINDING = f"{SERVICE_ACCOUNT}-crb"
+READ_ROLE = f"{SERVICE_ACCOUNT}-read"
+READ_BINDING = READ_ROLE
+WRITE_ROLE = f"{SERVICE_ACCOUNT}-write"
+WRITE_BINDING = WRITE_ROLE
 TOKEN_SECRET = SERVICE_ACCOUNT
-
-# What the manager does to a dispatched job on a worker (the script, lines 38-53 and 96-111):
-# create it, watch it, delete it; it reads status, never writes it there.
-_JOB_VERBS = ["create", "delete", "get", "list", "watch"]
+RBAC_API = "rbac.authorization.k8s.io/v1"
+_ROLE_REF = {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole"}
+_SUBJECT = {"kind": "ServiceAccount", "name": SERVICE_ACCOUNT, "namespace": NAMESPACE}
 
 # Kueue integration framework (Configuration integrations.frameworks) -> (API group, resource).
 JOB_RESOURCES: dict[str, tuple[str, str]] = {
     "batch/job": ("batch", "jobs"),
     "jobset.x-k8s.io/jobset": ("jobset.x-k8s.io", "jobsets"),
 }
-
-# Always needed, whatever the job kinds (the script, lines 112-140): the manager creates the
-# workload on the worker first, patches its status, and reads the worker's queues.
-_KUEUE_RULES: list[dict[str, Any]] = [
-    {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads"],
-     "verbs": ["create", "delete", "get", "list", "watch", "update", "patch"]},
-    {"apiGroups": ["kueue.x-k8s.io"], "resources": ["clusterqueues", "localqueues"], "verbs": ["get", "list", "watch"]},
-    {"apiGroups": ["kueue.x-k8s.io"], "resources": ["workloads/status"], "verbs": ["get", "patch", "update"]},
-]
+_JOB_WRITES = {"batch/job": ["create", "delete", "patch"], "jobset.x-k8s.io/jobset": ["create", "delete"]}
+KUEUE_GROUP = "kueue.x-k8s.io"
+# (resource, verb) on kueue.x-k8s.io the manager writes in a mirrored namespace.
+KUEUE_WRITES: tuple[tuple[str, str], ...] = (
+    ("workloads", "create"), ("workloads", "update"), ("workloads", "delete"), ("workloads/status", "patch"),
+)
 
 
-def worker_rules(kinds: Iterable[str]) -> list[dict[str, Any]]:
-    """The ClusterRole's rules for these integration frameworks (e.g. {'batch/job'})."""
+def _checked(kinds: Iterable[str]) -> list[str]:
     kinds = set(kinds)
     unknown = sorted(kinds - set(JOB_RESOURCES))
     if unknown:
@@ -51,34 +79,56 @@ def worker_rules(kinds: Iterable[str]) -> list[dict[str, Any]]:
         )
     if not kinds:
         raise ValueError("a worker that runs no job kind has nothing to do; name at least one framework")
-    rules = []
-    for framework in sorted(kinds):
-        group, resource = JOB_RESOURCES[framework]
-        rules.append({"apiGroups": [group], "resources": [resource], "verbs": list(_JOB_VERBS)})
-        rules.append({"apiGroups": [group], "resources": [f"{resource}/status"], "verbs": ["get"]})
-    return rules + [dict(r, verbs=list(r["verbs"])) for r in _KUEUE_RULES]
+    return sorted(kinds)
 
 
-def worker_rbac_manifests(kinds: Iterable[str]) -> list[dict[str, Any]]:
-    """ServiceAccount, ClusterRole, ClusterRoleBinding and the token Secret, in creation order:
-    the token controller fills a token only for an existing ServiceAccount (pulumi-kubernetes
-    panicked on one created first, pulumi-kubernetes#4396)."""
-    ns = KUEUE_NAMESPACE
+def read_rules(kinds: Iterable[str]) -> list[dict[str, Any]]:
+    """The cluster-wide ClusterRole's rules: watch and get the jobs, get, list and watch Workloads."""
+    rules = [{"apiGroups": [JOB_RESOURCES[k][0]], "resources": [JOB_RESOURCES[k][1]], "verbs": ["get", "watch"]}
+             for k in _checked(kinds)]
+    return rules + [{"apiGroups": [KUEUE_GROUP], "resources": ["workloads"], "verbs": ["get", "list", "watch"]}]
+
+
+def write_rules(kinds: Iterable[str]) -> list[dict[str, Any]]:
+    """The namespaced writes: the jobs' and the Workloads' (see the module's docstring)."""
+    rules = [{"apiGroups": [JOB_RESOURCES[k][0]], "resources": [JOB_RESOURCES[k][1]], "verbs": list(_JOB_WRITES[k])}
+             for k in _checked(kinds)]
+    by_resource: dict[str, list[str]] = {}
+    for resource, verb in KUEUE_WRITES:
+        by_resource.setdefault(resource, []).append(verb)
+    return rules + [{"apiGroups": [KUEUE_GROUP], "resources": [r], "verbs": v} for r, v in by_resource.items()]
+
+
+def worker_rbac_manifests(kinds: Iterable[str], namespaces: Iterable[str]) -> list[dict[str, Any]]:
+    """ServiceAccount, the read ClusterRole and its ClusterRoleBinding, the write ClusterRole,
+    one RoleBinding of it per namespace in `namespaces` (the team namespaces the worker mirrors:
+    the manager can write nowhere else), and the token Secret, in creation order: the token
+    controller fills a token only for an existing ServiceAccount (pulumi-kubernetes panicked on
+    one created first, pulumi-kubernetes#4396)."""
+    namespaces = sorted(set(namespaces))
+    if not namespaces:
+        raise ValueError("a worker that mirrors no team namespace has nowhere to run the manager's jobs")
     return [
-        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": SERVICE_ACCOUNT, "namespace": ns}},
+        {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": SERVICE_ACCOUNT, "namespace": NAMESPACE}},
+        {"apiVersion": RBAC_API, "kind": "ClusterRole", "metadata": {"name": READ_ROLE}, "rules": read_rules(kinds)},
         {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
-            "kind": "ClusterRole",
-            "metadata": {"name": CLUSTER_ROLE},
-            "rules": worker_rules(kinds),
-        },
-        {
-            "apiVersion": "rbac.authorization.k8s.io/v1",
+            "apiVersion": RBAC_API,
             "kind": "ClusterRoleBinding",
-            "metadata": {"name": CLUSTER_ROLE_BINDING},
-            "roleRef": {"apiGroup": "rbac.authorization.k8s.io", "kind": "ClusterRole", "name": CLUSTER_ROLE},
-            "subjects": [{"kind": "ServiceAccount", "name": SERVICE_ACCOUNT, "namespace": ns}],
+            "metadata": {"name": READ_BINDING},
+            "roleRef": {**_ROLE_REF, "name": READ_ROLE},
+            "subjects": [dict(_SUBJECT)],
         },
+        {"apiVersion": RBAC_API, "kind": "ClusterRole", "metadata": {"name": WRITE_ROLE}, "rules": write_rules(kinds)},
+        *(
+            {
+                "apiVersion": RBAC_API,
+                "kind": "RoleBinding",
+                "metadata": {"name": WRITE_BINDING, "namespace": ns},
+                "roleRef": {**_ROLE_REF, "name": WRITE_ROLE},
+                "subjects": [dict(_SUBJECT)],
+            }
+            for ns in namespaces
+        ),
         token_secret(),
     ]
 
@@ -98,7 +148,7 @@ def token_secret() -> dict[str, Any]:
         "kind": "Secret",
         "metadata": {
             "name": TOKEN_SECRET,
-            "namespace": KUEUE_NAMESPACE,
+            "namespace": NAMESPACE,
             "annotations": {"kubernetes.io/service-account.name": SERVICE_ACCOUNT},
         },
         "type": "kubernetes.io/service-account-token",

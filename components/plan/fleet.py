@@ -27,7 +27,7 @@ from .kueue import KUEUE_API, QueuePlan, kueue_values, quota_quantity
 class WorkerPlan:
     name: str
     plan: Plan
-    rbac: list[dict[str, Any]]  # ServiceAccount, ClusterRole, binding, token Secret: the manager's access
+    rbac: list[dict[str, Any]]  # ServiceAccount, ClusterRoles, the read binding, token Secret: the manager's access
 
 
 @dataclass(frozen=True)
@@ -65,12 +65,24 @@ def job_frameworks(cfg: StackConfig) -> set[str]:
 def build_fleet_plan(cfg: StackConfig, project: str = "my-project") -> FleetPlan:
     fleet = cfg.fleet
     assert fleet is not None, "build_fleet_plan needs a stack with a fleet"
-    workers = [
-        WorkerPlan(w.name, build_plan(worker_stack(cfg, w).config, w.project or project), worker_rbac_manifests(job_frameworks(cfg)))
-        for w in fleet.workers
-    ]
+    workers = [_with_manager_access(w.name, build_plan(worker_stack(cfg, w).config, w.project or project), cfg)
+               for w in fleet.workers]
     manager = _manager_plan(cfg, project, workers)
     return FleetPlan(manager, workers, multikueue_manifests(fleet.name, [w.name for w in fleet.workers]))
+
+
+def _with_manager_access(name: str, plan: Plan, cfg: StackConfig) -> WorkerPlan:
+    """The manager writes only in the team namespaces the worker mirrors. Those RoleBindings go
+    with the namespace's own RBAC (Plan.team_rbac), which is registered once the namespace
+    exists: registered with the rest, before it, the API server would refuse them (namespace
+    not found). Everything else is the worker's `rbac`, registered once Kueue is in."""
+    manifests = worker_rbac_manifests(job_frameworks(cfg), [t.namespace for t in plan.teams])
+    team_rbac = {ns: list(docs) for ns, docs in plan.team_rbac.items()}
+    for m in manifests:
+        if m["kind"] == "RoleBinding":
+            team_rbac.setdefault(m["metadata"]["namespace"], []).append(m)
+    rbac = [m for m in manifests if m["kind"] != "RoleBinding"]
+    return WorkerPlan(name, dataclasses.replace(plan, team_rbac=team_rbac), rbac)
 
 
 def _manager_plan(cfg: StackConfig, project: str, workers: list[WorkerPlan]) -> Plan:

@@ -195,6 +195,15 @@ RULES: tuple[Rule, ...] = (
         kueue.quota_within_capacity,
         stack=True,
     ),
+    Rule(
+        "fleet-multikueue-only",
+        "A ClusterQueue that admits through a MultiKueue AdmissionCheck (controllerName kueue.x-k8s.io/multikueue) "
+        "uses no other check: Kueue deactivates it next to a second MultiKueue check, a ProvisioningRequest check, "
+        "or with the MultiKueue check limited to some flavors, and a fleet's checks belong on its workers' queues.",
+        MANDATORY,
+        kueue.multikueue_only,
+        stack=True,
+    ),
     # -- team namespaces ------------------------------------------------------------------------
     Rule(
         "namespace-pod-security",

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any, NamedTuple
 
+from components import naming as _naming
 from components import quantity as _quantity
 
 # How synth records a value that is only known after deploy, and what the CrossGuard adapter
@@ -25,6 +26,7 @@ HELM_RELEASES = ("kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v4:Chart")
 RESOURCE_FLAVOR = "kubernetes:kueue.x-k8s.io/*:ResourceFlavor"
 CLUSTER_QUEUE = "kubernetes:kueue.x-k8s.io/*:ClusterQueue"
 LOCAL_QUEUE = "kubernetes:kueue.x-k8s.io/*:LocalQueue"
+ADMISSION_CHECK = "kubernetes:kueue.x-k8s.io/*:AdmissionCheck"
 WORKLOAD_PRIORITY_CLASS = "kubernetes:kueue.x-k8s.io/*:WorkloadPriorityClass"
 PRIORITY_CLASS = "kubernetes:scheduling.k8s.io/*:PriorityClass"
 JOB = "kubernetes:batch/v1:Job"
@@ -150,6 +152,18 @@ def k8s_name(r: Resource) -> str:
 def k8s_namespace(props: Mapping[str, Any]) -> str:
     ns = dig(props, "metadata", "namespace")
     return ns if isinstance(ns, str) and ns else "default"
+
+
+def cluster_of(r: Resource) -> str:
+    """The naming scope of the cluster a Kubernetes object is applied to: "" in a stack of one
+    cluster, the worker's name or "manager" in a fleet. Every object is registered under
+    components.naming.scoped(scope, <namespace>/<name>), so a name and namespace on one cluster
+    say nothing about another's."""
+    meta = as_dict(r.props.get("metadata"))
+    name, ns = meta.get("name"), meta.get("namespace")
+    if not isinstance(name, str):
+        return ""
+    return _naming.scope_of(r.name, f"{ns}/{name}" if isinstance(ns, str) and ns else name) or ""
 
 
 def k8s_labels(props: Mapping[str, Any]) -> Mapping[str, Any]:

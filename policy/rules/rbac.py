@@ -9,8 +9,10 @@ binding may name a role before anyone creates it."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
+
+from components.fleet import worker as multikueue_worker
 
 from .base import (
     CLUSTER_ROLE,
@@ -24,6 +26,7 @@ from .base import (
     Resource,
     as_dict,
     as_list,
+    cluster_of,
     is_list,
     k8s_name,
     k8s_namespace,
@@ -98,6 +101,16 @@ GRANTS = (
 # Kueue webhook probe's server-side dry run in kueue-system is authorized as such a create.
 PROBE_WORKLOAD_CREATE = ("workloads", "create")
 
+# The other exception: a MultiKueue worker's access for its manager (components/fleet/worker.py),
+# ServiceAccount kueue-system/multikueue-sa bound to the fleet's two ClusterRoles. It IS the
+# queue: the manager's Kueue admitted the job and creates its Workload and job on the worker,
+# where the worker's Kueue queues them again. Its cluster-wide binding may only read; its
+# namespaced writes (Workloads, their status, the jobs) only where a LocalQueue is, the team
+# namespaces the worker mirrors. Anything more still fires.
+MULTIKUEUE_SUBJECT = {"kind": "ServiceAccount", "name": multikueue_worker.SERVICE_ACCOUNT,
+                      "namespace": multikueue_worker.NAMESPACE}
+MULTIKUEUE_ROLES = (multikueue_worker.READ_ROLE, multikueue_worker.WRITE_ROLE)
+
 # cluster-admin is the administrators' own role.
 ADMIN_ROLE = "cluster-admin"
 READ = ["get", "list", "watch"]
@@ -160,10 +173,14 @@ def _what(verbs: Sequence[str], group: str, resource: str) -> str:
     return f"{'/'.join(verbs)} {group + ' ' if group else ''}{resource}"
 
 
-def forbidden_grants(rules: Any, *, namespace_has_queue: bool = True) -> list[str]:
+def forbidden_grants(
+    rules: Any, *, namespace_has_queue: bool = True, allowed: Collection[tuple[str, str]] = ()
+) -> list[str]:
     """What a role's rules grant that no team may hold: making Pods or unqueued Jobs, any Kueue
     write, RBAC writes, escalation or impersonation. `namespace_has_queue` False: the rules
-    are bound in a namespace without a LocalQueue, where creating a Workload admits nothing."""
+    are bound in a namespace without a LocalQueue, where creating a Workload admits nothing.
+    `allowed`: (resource, verb) pairs on kueue.x-k8s.io this binding may hold."""
+    allowed = set(allowed) | (set() if namespace_has_queue else {PROBE_WORKLOAD_CREATE})
     if _unknown(rules) or (rules is not None and not is_list(rules)):
         return ["rights that cannot be verified (its rules are unknown before deploy)"]
     found = []
@@ -185,9 +202,7 @@ def forbidden_grants(rules: Any, *, namespace_has_queue: bool = True) -> list[st
             for r in as_list(resources):
                 names = KUEUE_RESOURCES if r == "*" else (r,)
                 for name in names:
-                    verbs_here = [
-                        v for v in written if namespace_has_queue or (name, v) != PROBE_WORKLOAD_CREATE
-                    ]
+                    verbs_here = [v for v in written if (name, v) not in allowed]
                     if verbs_here:
                         found.append(_what(verbs_here, KUEUE_GROUP, str(name)))
     return list(dict.fromkeys(found))
@@ -214,20 +229,62 @@ def _unresolved(kind: Any, name: Any) -> str:
     )
 
 
+def is_multikueue_manager(binding: Resource) -> bool:
+    """A binding of a MultiKueue worker's own roles to exactly the manager's ServiceAccount."""
+    ref = as_dict(binding.props.get("roleRef"))
+    subjects = [dict(as_dict(x)) for x in as_list(binding.props.get("subjects"))]
+    for s in subjects:
+        s.pop("apiGroup", None)
+    return ref.get("kind") == "ClusterRole" and ref.get("name") in MULTIKUEUE_ROLES and subjects == [MULTIKUEUE_SUBJECT]
+
+
+def beyond_reads(rules: Any) -> list[str]:
+    """Every right the rules grant other than get, list and watch."""
+    if _unknown(rules) or (rules is not None and not is_list(rules)):
+        return ["rights that cannot be verified (its rules are unknown before deploy)"]
+    found = []
+    for rule in as_list(rules):
+        rule = as_dict(rule)
+        verbs, resources = rule.get("verbs"), rule.get("resources") or rule.get("nonResourceURLs")
+        if any(map(_unknown, (verbs, resources, rule.get("apiGroups")))):
+            found.append("rights that cannot be verified (a rule is unknown before deploy)")
+            continue
+        written = [str(v) for v in as_list(verbs) if v not in READ]
+        if written:
+            groups = ",".join(str(g) or "core" for g in as_list(rule.get("apiGroups")))
+            found.append(f"{'/'.join(written)} {groups + ' ' if groups else ''}{','.join(map(str, as_list(resources)))}")
+    return found
+
+
+def _multikueue_grants(rules: Any, namespace: str | None, queued: bool) -> list[str]:
+    if namespace is None:
+        return [f"{g} (cluster-wide, the MultiKueue manager may only read)" for g in beyond_reads(rules)]
+    granted = forbidden_grants(rules, allowed=multikueue_worker.KUEUE_WRITES)
+    if not queued and beyond_reads(rules):
+        granted.append(
+            f"the MultiKueue manager's writes in {namespace}, which has no LocalQueue (only the team namespaces a "
+            "worker mirrors take the manager's jobs)"
+        )
+    return granted
+
+
 def no_queue_bypass(resources: Sequence[Resource], config: Mapping[str, Any] = EMPTY) -> Iterator[tuple[str, str]]:
-    roles = {(k8s_namespace(r.props), k8s_name(r)): r.props for r in of_type(resources, ROLE)}
-    cluster_roles = {k8s_name(r): r.props for r in of_type(resources, CLUSTER_ROLE)}
-    queued = {k8s_namespace(q.props) for q in of_type(resources, LOCAL_QUEUE)}
+    # Roles, LocalQueues and bindings are per cluster: in a fleet, a worker's binding resolves
+    # against that worker's roles and namespaces only.
+    roles = {(cluster_of(r), k8s_namespace(r.props), k8s_name(r)): r.props for r in of_type(resources, ROLE)}
+    cluster_roles = {(cluster_of(r), k8s_name(r)): r.props for r in of_type(resources, CLUSTER_ROLE)}
+    queued = {(cluster_of(q), k8s_namespace(q.props)) for q in of_type(resources, LOCAL_QUEUE)}
     for binding, namespace, ref in _bindings(resources):
         kind, name = ref.get("kind"), ref.get("name")
         if kind == "ClusterRole" and name == ADMIN_ROLE:
             continue
+        cluster = cluster_of(binding)
         role: Mapping[str, Any] | None = None
         if kind == "Role" and namespace is not None:
-            role = roles.get((namespace, name))
+            role = roles.get((cluster, namespace, name))
         elif kind == "ClusterRole" and isinstance(name, str):
             builtin = BUILTIN_RULES.get(name)
-            role = cluster_roles.get(name, None if builtin is None else {"rules": builtin})
+            role = cluster_roles.get((cluster, name), None if builtin is None else {"rules": builtin})
         if role is None:
             granted = [_unresolved(kind, name)]
         elif role.get("aggregationRule"):
@@ -235,8 +292,11 @@ def no_queue_bypass(resources: Sequence[Resource], config: Mapping[str, Any] = E
             # labels match, including ones installed later
             # (https://kubernetes.io/docs/reference/access-authn-authz/rbac/#aggregated-clusterroles).
             granted = ["rights that cannot be verified (an aggregated ClusterRole)"]
+        elif is_multikueue_manager(binding):
+            granted = _multikueue_grants(role.get("rules"), namespace, (cluster, namespace) in queued)
         else:
-            granted = forbidden_grants(role.get("rules"), namespace_has_queue=namespace is None or namespace in queued)
+            has_queue = namespace is None or (cluster, namespace) in queued
+            granted = forbidden_grants(role.get("rules"), namespace_has_queue=has_queue)
         if granted:
             subjects = ", ".join(
                 f"{as_dict(s).get('kind', '?')} {as_dict(s).get('name', '?')}" for s in as_list(binding.props.get("subjects"))
@@ -255,12 +315,20 @@ def probe_namespaced_rbac(
 ) -> Iterator[tuple[str, str]]:
     """The service accounts the stack creates (the Kueue webhook probe's) need rights in their
     own namespace only; a ClusterRoleBinding would let a compromised probe image act in every
-    namespace."""
-    ours = {(k8s_namespace(sa.props), k8s_name(sa)) for sa in of_type(resources, K8S_SERVICE_ACCOUNT)}
+    namespace. One exception, a MultiKueue worker's binding of its read-only ClusterRole to the
+    manager's ServiceAccount: Kueue's remote client watches, lists and gets in every namespace
+    (components/fleet/worker.py), and reading is all that binding may do."""
+    ours = {(cluster_of(sa), k8s_namespace(sa.props), k8s_name(sa)) for sa in of_type(resources, K8S_SERVICE_ACCOUNT)}
+    cluster_roles = {(cluster_of(r), k8s_name(r)): r.props for r in of_type(resources, CLUSTER_ROLE)}
     for binding in of_type(resources, CLUSTER_ROLE_BINDING):
+        cluster = cluster_of(binding)
+        if is_multikueue_manager(binding):
+            role = cluster_roles.get((cluster, as_dict(binding.props.get("roleRef")).get("name")))
+            if role is not None and not role.get("aggregationRule") and not beyond_reads(role.get("rules")):
+                continue
         for s in as_list(binding.props.get("subjects")):
             s = as_dict(s)
-            if s.get("kind") == "ServiceAccount" and (s.get("namespace"), s.get("name")) in ours:
+            if s.get("kind") == "ServiceAccount" and (cluster, s.get("namespace"), s.get("name")) in ours:
                 message = (
                     f"ClusterRoleBinding {k8s_name(binding)} gives ServiceAccount {s.get('namespace')}/"
                     f"{s.get('name')}, which this stack creates, cluster-wide rights; bind a Role in its "
