@@ -129,7 +129,8 @@ def test_each_worker_line_names_the_managers_access_and_a_secret_kubeconfig():
     lines = [line for line in section(text(), "Fleet").splitlines() if line.startswith("- `")]
     assert [line.split("`")[1] for line in lines] == ["us-east4", "europe-west4", "us-east5"]
     for line in lines:
-        assert "ServiceAccount `kueue-system/multikueue-sa`" in line and "ClusterRole `multikueue-sa-role`" in line
+        assert "ServiceAccount `kueue-system/multikueue-sa`: reads cluster-wide through ClusterRoleBinding `multikueue-sa-read`" in line
+        assert "writes through ClusterRole `multikueue-sa-write` bound only in `" in line
         assert "on the manager, a Pulumi secret" in line
     # A kubeconfig recorded in clear (or missing) is called out, not vouched for.
     recording = fleet_result().recording

@@ -218,12 +218,23 @@ def _access(fleet, recording) -> list[str]:
     secrets = _manager_secrets(recording)
     lines = []
     for w in fleet.workers:
-        kinds = {m["kind"]: m for m in w.rbac}
-        account, role, binding = kinds.get("ServiceAccount"), kinds.get("ClusterRole"), kinds.get("ClusterRoleBinding")
-        resources = sorted({r for rule in (role or {}).get("rules", []) for r in rule.get("resources", [])})
-        who = (f"ServiceAccount {code(_ns_name(account))}, bound by ClusterRoleBinding "
-               f"{code(binding['metadata']['name'])} to ClusterRole {code(role['metadata']['name'])} "
-               f"({', '.join(resources)})") if account and role and binding else "**no ServiceAccount or binding**"
+        account = next((m for m in w.rbac if m["kind"] == "ServiceAccount"), None)
+        roles = {m["metadata"]["name"]: m for m in w.rbac if m["kind"] == "ClusterRole"}
+        read = next((m for m in w.rbac if m["kind"] == "ClusterRoleBinding"), None)
+        # The writes are bound per mirrored team namespace, with the team's own objects.
+        writes = sorted(
+            m["metadata"]["namespace"] for ms in w.plan.team_rbac.values() for m in ms
+            if m["kind"] == "RoleBinding" and m["roleRef"]["kind"] == "ClusterRole" and m["roleRef"]["name"] in roles
+        )
+        if account and read and read["roleRef"]["name"] in roles:
+            role = roles[read["roleRef"]["name"]]
+            resources = sorted({r for rule in role.get("rules", []) for r in rule.get("resources", [])})
+            write_role = next((n for n in roles if n != role["metadata"]["name"]), None)
+            who = (f"ServiceAccount {code(_ns_name(account))}: reads cluster-wide through ClusterRoleBinding "
+                   f"{code(read['metadata']['name'])} ({', '.join(resources)}); writes through ClusterRole "
+                   f"{code(write_role or '?')} bound only in " + (", ".join(code(n) for n in writes) or "**no namespace**"))
+        else:
+            who = "**no ServiceAccount or binding**"
         name = kubeconfig_secret_name(w.name)
         secret = secrets.get(name)
         if secret is None:
