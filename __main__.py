@@ -37,13 +37,13 @@ if config.fleet is not None:
     problems = fleet_plan.problems() + [p for w in fleet_plan.workers for p in Admission(w.plan).problems()]
     if problems:
         raise ConfigError(problems, source)
-    # The wiring, the report's Fleet section and the policy pack's fleet rules exist; sample
-    # workloads on the manager, dispatch limited to the workers that mirror a queue and a
-    # schema-valid rendering of the kubeconfig Secrets do not yet, and a fleet deployed without
-    # them would dispatch copies where they cannot run.
+    # The wiring, per-queue dispatch, the report's Fleet section and the policy pack's fleet
+    # rules exist; sample workloads on the manager (and which workers could admit each) and a
+    # schema-valid rendering of the kubeconfig Secrets in manifests.yaml do not yet: a fleet
+    # rendered now would show a platform no job has been checked against.
     raise ConfigError(
-        [("gke-ai-batch:fleet", "valid, but fleets are not deployed yet (sample workloads and per-queue "
-          "dispatch land next); the stack's checks above all passed")],
+        [("gke-ai-batch:fleet", "valid, but fleets are not deployed yet (sample workloads on the manager "
+          "land next); the stack's checks above all passed")],
         source,
     )
 else:

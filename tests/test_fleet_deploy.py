@@ -72,13 +72,13 @@ def test_the_multikueue_chain_waits_for_the_workers():
     worker_kueue = [r for r in recording().resources if r.name == "us-east4/kueue" and r.type.startswith("kubernetes:helm")]
     assert token.urn in secret.dependencies and worker_kueue and worker_kueue[0].urn in secret.dependencies
     cluster = by_name(f"{MANAGER_SCOPE}/us-east4", ":MultiKueueCluster")
-    config = by_name(f"{MANAGER_SCOPE}/dws", ":MultiKueueConfig")
-    check = by_name(f"{MANAGER_SCOPE}/dws", ":AdmissionCheck")
+    config = by_name(f"{MANAGER_SCOPE}/dws-gpu", ":MultiKueueConfig")
+    check = by_name(f"{MANAGER_SCOPE}/dws-gpu", ":AdmissionCheck")
     # Each after what it names, and the queues after the check.
     assert secret.urn in cluster.dependencies and cluster.urn in config.dependencies and config.urn in check.dependencies
     queue = by_name(f"{MANAGER_SCOPE}/gpu", ":ClusterQueue")
     assert check.urn in queue.dependencies
-    assert queue.inputs["spec"]["admissionChecksStrategy"] == {"admissionChecks": [{"name": "dws"}]}
+    assert queue.inputs["spec"]["admissionChecksStrategy"] == {"admissionChecks": [{"name": "dws-gpu"}]}
 
 
 def test_no_kubeconfig_or_token_in_clear():

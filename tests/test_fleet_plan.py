@@ -47,8 +47,14 @@ def test_the_managers_quota_is_the_sum_of_its_workers():
 
 def test_manager_queues_admit_through_multikueue_alone():
     p = plan()
-    for q in p.manager.queues:
-        assert q.manifest["spec"]["admissionChecksStrategy"] == {"admissionChecks": [{"name": "dws"}]}
+    # Each queue dispatches only to the workers that mirror it: gpu to the two H100 workers,
+    # tpu to the v6e one (a copy on a worker without the queue could never be admitted).
+    assert {q.name: q.manifest["spec"]["admissionChecksStrategy"] for q in p.manager.queues} == {
+        "gpu": {"admissionChecks": [{"name": "dws-gpu"}]},
+        "tpu": {"admissionChecks": [{"name": "dws-tpu"}]},
+    }
+    configs = {m["metadata"]["name"]: m["spec"]["clusters"] for m in p.multikueue if m["kind"] == "MultiKueueConfig"}
+    assert configs == {"dws-gpu": ["us-east4", "europe-west4"], "dws-tpu": ["us-east5"]}
     assert p.problems() == []
     conf = yaml.safe_load(p.manager.kueue_values["managerConfig"]["controllerManagerConfigYaml"])
     assert conf["multiKueue"]["dispatcherName"] == "kueue.x-k8s.io/multikueue-dispatcher-all-at-once"
@@ -91,3 +97,14 @@ def test_flavors_of_one_name_must_mean_the_same_nodes():
                                        "nodeLabels": {"cloud.google.com/gke-accelerator": "nvidia-h100-80gb"}}]
     messages = [m for _, m in plan(fleet=fleet).problems()]
     assert any("means other nodes on worker europe-west4" in m for m in messages), messages
+
+
+def test_queues_every_worker_mirrors_share_the_fleets_check():
+    fleet = copy.deepcopy(FLEET)
+    fleet["workers"] = fleet["workers"][:2]  # both H100 workers
+    stack = copy.deepcopy(STACK)
+    stack["clusterQueues"] = stack["clusterQueues"][:1]
+    stack["teams"] = stack["teams"][:1]
+    p = plan(stack=stack, fleet=fleet)
+    assert p.manager.queues[0].manifest["spec"]["admissionChecksStrategy"] == {"admissionChecks": [{"name": "dws"}]}
+    assert [m["spec"]["clusters"] for m in p.multikueue if m["kind"] == "MultiKueueConfig"] == [["us-east4", "europe-west4"]]

@@ -140,7 +140,7 @@ def _manager_check(name: str, controller: str) -> dict:
 ])
 def test_a_manager_queue_with_another_check_fires(controller, fragment):
     res = resources()
-    add(res, "manager/dws", f"{KUEUE}:AdmissionCheck", "manager/other", _manager_check("other", controller))
+    add(res, "manager/dws-gpu", f"{KUEUE}:AdmissionCheck", "manager/other", _manager_check("other", controller))
     edit(res, "manager/gpu", f"{KUEUE}:ClusterQueue",
          lambda p: p["spec"]["admissionChecksStrategy"]["admissionChecks"].append({"name": "other"}))
     rule = rules.by_name("fleet-multikueue-only")
@@ -161,7 +161,7 @@ def test_checks_are_resolved_on_the_queues_own_cluster():
     # A worker's ProvisioningRequest check of the same name as the manager's MultiKueue check is
     # another object on another cluster: the worker's queue keeps its check, the manager's its own.
     res = resources()
-    edit(res, "us-east4/dws-prov", f"{KUEUE}:AdmissionCheck", lambda p: p["metadata"].update(name="dws"))
+    edit(res, "us-east4/dws-prov", f"{KUEUE}:AdmissionCheck", lambda p: p["metadata"].update(name="dws-gpu"))
     edit(res, "us-east4/gpu", f"{KUEUE}:ClusterQueue",
-         lambda p: p["spec"]["admissionChecksStrategy"]["admissionChecks"][0].update(name="dws"))
+         lambda p: p["spec"]["admissionChecksStrategy"]["admissionChecks"][0].update(name="dws-gpu"))
     assert violations(res, "fleet-multikueue-only") == set()

@@ -99,7 +99,7 @@ def test_capacity_is_per_worker_and_the_manager_quota_is_their_sum():
 
 def test_each_manager_queue_names_the_workers_that_mirror_it():
     queue = cells(row(section(text(), "Fleet"), "`gpu`"))
-    assert queue[1] == f"64 nvidia.com/gpu of `{GPU}`" and queue[2] == "`dws`"
+    assert queue[1] == f"64 nvidia.com/gpu of `{GPU}`" and queue[2] == "`dws-gpu`"
     assert queue[3].startswith(f"`us-east4`: 32 nvidia.com/gpu of `{GPU}` (checks `dws-prov` on")
     assert "`europe-west4`: 32" in queue[3] and "us-east5" not in queue[3]
     assert cells(row(section(text(), "Fleet"), "`tpu`"))[3] == f"`us-east5`: 8 google.com/tpu of `{TPU}`"
@@ -122,7 +122,7 @@ def test_the_multikueue_settings_in_force_come_from_the_managers_configuration(s
     body = section(rerender(fleet), "Fleet")
     values = [cells(row(body, key))[1] for key in ("dispatcher", "gcInterval", "origin", "workerLostTimeout")]
     assert [v.startswith(e) for v, e in zip(values, expected)] == [True] * 4, values
-    assert "AdmissionCheck `dws` → MultiKueueConfig `dws` → MultiKueueClusters `us-east4`, `europe-west4`, `us-east5`" in body
+    assert "AdmissionCheck `dws-gpu` → MultiKueueConfig `dws-gpu` → MultiKueueClusters `us-east4`, `europe-west4`" in body
 
 
 def test_each_worker_line_names_the_managers_access_and_a_secret_kubeconfig():
@@ -154,7 +154,7 @@ def test_per_plan_sections_do_not_describe_the_manager_as_holding_capacity():
     report_text = text()
     assert "### Capacity per flavor" not in report_text  # the Fleet section's capacity table replaces it
     assert "auto-provisioned" not in report_text  # the manager provisions nothing
-    assert "`dws` on every flavor" in row(section(report_text, "Cluster queues"), "`gpu`")
+    assert "`dws-gpu` on every flavor" in row(section(report_text, "Cluster queues"), "`gpu`")
     flow = mermaid(report_text)
     assert 'W0["worker us-east4 (us-east4)"]' in flow and "W0 --> F0" in flow and "W2 --> F1" in flow
     replace = section(report_text, "Changes that force replacement")

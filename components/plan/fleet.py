@@ -8,6 +8,7 @@ policy pack read the same numbers (a manager queue's quota is the sum of its wor
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from dataclasses import dataclass
 from typing import Any
 
@@ -67,8 +68,41 @@ def build_fleet_plan(cfg: StackConfig, project: str = "my-project") -> FleetPlan
     assert fleet is not None, "build_fleet_plan needs a stack with a fleet"
     workers = [_with_manager_access(w.name, build_plan(worker_stack(cfg, w).config, w.project or project), cfg)
                for w in fleet.workers]
-    manager = _manager_plan(cfg, project, workers)
-    return FleetPlan(manager, workers, multikueue_manifests(fleet.name, [w.name for w in fleet.workers]))
+    checks = dispatch_checks(fleet.name, workers)
+    manager = _manager_plan(cfg, project, workers, checks)
+    names = [w.name for w in fleet.workers]
+    # One MultiKueueCluster (and kubeconfig Secret) per worker; one AdmissionCheck and
+    # MultiKueueConfig per set of workers that some queue dispatches to.
+    shared = [m for m in multikueue_manifests(fleet.name, names) if m["kind"] in ("MultiKueueCluster", "Secret")]
+    used = {check: subset for check, subset in checks.values()}
+    per_set = [m for check, subset in sorted(used.items()) for m in multikueue_manifests(check, list(subset))
+               if m["kind"] in ("AdmissionCheck", "MultiKueueConfig")]
+    return FleetPlan(manager, workers, [*per_set, *shared])
+
+
+def dispatch_checks(fleet_name: str, workers: list[WorkerPlan]) -> dict[str, tuple[str, tuple[str, ...]]]:
+    """queue -> (its MultiKueue AdmissionCheck, the workers it dispatches to): the workers that
+    mirror the queue, in the fleet's order. MultiKueue creates a copy of each workload on every
+    cluster of the check's MultiKueueConfig (the AllAtOnce dispatcher at once, Incremental in
+    rounds: pkg/controller/admissionchecks/multikueue/workload.go), so a worker without the queue
+    would only get copies that can never be admitted. Queues every worker mirrors share the
+    fleet's own check; a queue only some workers serve gets one named after it."""
+    everyone = tuple(w.name for w in workers)
+    out: dict[str, tuple[str, tuple[str, ...]]] = {}
+    for name in dict.fromkeys(q.name for w in workers for q in w.plan.queues):
+        subset = tuple(w.name for w in workers if any(q.name == name for q in w.plan.queues))
+        out[name] = (fleet_name, subset) if subset == everyone else (_check_name(fleet_name, name), subset)
+    return out
+
+
+def _check_name(fleet_name: str, queue: str) -> str:
+    # An AdmissionCheck and a MultiKueueConfig are named like any object (DNS subdomain, 253
+    # characters); the 63 kept here matches the other names a reviewer sees.
+    name = f"{fleet_name}-{queue}"
+    if len(name) <= 63:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:8]
+    return f"{name[:54].rstrip('-')}-{digest}"
 
 
 def _with_manager_access(name: str, plan: Plan, cfg: StackConfig) -> WorkerPlan:
@@ -85,7 +119,7 @@ def _with_manager_access(name: str, plan: Plan, cfg: StackConfig) -> WorkerPlan:
     return WorkerPlan(name, dataclasses.replace(plan, team_rbac=team_rbac), rbac)
 
 
-def _manager_plan(cfg: StackConfig, project: str, workers: list[WorkerPlan]) -> Plan:
+def _manager_plan(cfg: StackConfig, project: str, workers: list[WorkerPlan], checks: dict[str, tuple[str, tuple[str, ...]]]) -> Plan:
     """The manager queues every job and runs none: its flavors are the workers' (same names,
     labels and tolerations, no pools), each queue's quota is what its workers' mirrored queues
     hold together, and its queues admit through the MultiKueue check only (Kueue deactivates a
@@ -105,8 +139,7 @@ def _manager_plan(cfg: StackConfig, project: str, workers: list[WorkerPlan]) -> 
                                                     tolerations=None, queued_provisioning=False) for f in flavors.values()]}
     )
     plan = build_plan(manager_cfg, project)
-    check = fleet.name
-    multikueue_queues = [_through_multikueue(q, check) for q in plan.queues]
+    multikueue_queues = [_through_multikueue(q, checks[q.name][0]) for q in plan.queues]
     values = kueue_values(manager_cfg, multi_kueue=multikueue_configuration(fleet.multi_kueue))
     return dataclasses.replace(
         plan, flavors=list(flavors.values()), queues=multikueue_queues, provisioning=[], kueue_values=values
