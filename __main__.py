@@ -37,13 +37,13 @@ if config.fleet is not None:
     problems = fleet_plan.problems() + [p for w in fleet_plan.workers for p in Admission(w.plan).problems()]
     if problems:
         raise ConfigError(problems, source)
-    # The wiring, per-queue dispatch, the report's Fleet section and the policy pack's fleet
-    # rules exist; sample workloads on the manager (and which workers could admit each) and a
-    # schema-valid rendering of the kubeconfig Secrets in manifests.yaml do not yet: a fleet
-    # rendered now would show a platform no job has been checked against.
+    # The wiring, per-queue dispatch, samples on the manager (each checked against every worker
+    # it could land on), the report's Fleet section and the policy pack's fleet rules exist; the
+    # report's per-workload landing, a schema-valid rendering of the kubeconfig Secrets and a
+    # check that the manager reaches each worker's endpoint do not yet.
     raise ConfigError(
-        [("gke-ai-batch:fleet", "valid, but fleets are not deployed yet (sample workloads on the manager "
-          "land next); the stack's checks above all passed")],
+        [("gke-ai-batch:fleet", "valid, but fleets are not deployed yet (the manager's reach to each worker and "
+          "the fleet-dws stack land next); the stack's checks above all passed")],
         source,
     )
 else:

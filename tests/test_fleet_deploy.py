@@ -26,7 +26,10 @@ plan = build_fleet_plan(load_from_pulumi(source="fleet"), pulumi.Config("gcp").g
 for name, value in deploy_fleet(plan).items():
     pulumi.export(name, value)
 """
-CONFIG = {"gcp:project": "acme-ml-fleet", **{f"gke-ai-batch:{k}": v for k, v in {**STACK, "fleet": FLEET}.items()}}
+SAMPLE = {"kind": "job", "name": "smoke-h100", "team": "llm", "pool": "h100-dws", "image": "perl:5.40",
+          "command": ["nvidia-smi"], "priority": "low"}
+CONFIG = {"gcp:project": "acme-ml-fleet",
+          **{f"gke-ai-batch:{k}": v for k, v in {**STACK, "fleet": FLEET, "workloads": [SAMPLE]}.items()}}
 
 
 @functools.lru_cache(maxsize=None)
@@ -95,3 +98,13 @@ def test_synth_checks_a_fleet_and_refuses_to_render_it_yet(tmp_path):
     values["gke-ai-batch:fleet"]["workers"][0]["nodePools"][0]["zones"] = ["europe-west4-a"]
     result = synth_config(tmp_path, values)
     assert result.exit_code == 2 and "fleet.workers[0].nodePools[0].zones" in str(result.error)
+
+
+def test_samples_are_submitted_on_the_manager_only():
+    jobs = [r for r in recording().resources if r.type == "kubernetes:batch/v1:Job"]
+    assert [r.name for r in jobs] == [f"{MANAGER_SCOPE}/llm/smoke-h100"]
+    [job] = jobs
+    local_queue = by_name(f"{MANAGER_SCOPE}/llm/gpu", ":LocalQueue")
+    assert local_queue.urn in job.dependencies
+    # Kueue's webhook sets spec.managedBy on the manager; the program leaves it to Kueue.
+    assert "managedBy" not in job.inputs["spec"]

@@ -108,3 +108,49 @@ def test_queues_every_worker_mirrors_share_the_fleets_check():
     p = plan(stack=stack, fleet=fleet)
     assert p.manager.queues[0].manifest["spec"]["admissionChecksStrategy"] == {"admissionChecks": [{"name": "dws"}]}
     assert [m["spec"]["clusters"] for m in p.multikueue if m["kind"] == "MultiKueueConfig"] == [["us-east4", "europe-west4"]]
+
+
+GPU_JOB = {"kind": "job", "name": "smoke-h100", "team": "llm", "pool": "h100-dws", "image": "perl:5.40",
+           "command": ["nvidia-smi"], "priority": "high"}
+
+
+def with_workloads(*workloads: dict) -> dict:
+    stack = copy.deepcopy(STACK)
+    stack["workloads"] = [copy.deepcopy(w) for w in workloads]
+    return stack
+
+
+def test_a_sample_is_submitted_on_the_manager_and_could_land_on_each_worker_of_its_queue():
+    p = plan(stack=with_workloads(GPU_JOB))
+    assert [w.name for w in p.manager.workloads] == ["smoke-h100"]
+    assert all(not w.plan.workloads for w in p.workers)  # workers get MultiKueue's copies only
+    assert p.landing == {"smoke-h100": {"us-east4": None, "europe-west4": None}}
+    assert p.problems() == []
+    [job] = p.manager.workloads[0].manifests
+    assert job["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "gpu"
+
+
+def test_a_sample_no_worker_could_ever_run_is_refused_with_each_workers_reason():
+    from test_fleet_config import problems
+
+    # 16 GPUs in one pod: no worker's 8-GPU node fits it (each worker's own pool checks).
+    found = problems(stack=with_workloads({**GPU_JOB, "resources": {"nvidia.com/gpu": 16}}))
+    assert found["gke-ai-batch:workloads[0]"] == (
+        "no worker could run it: worker us-east4: 16 GPUs per pod never fit a node with 8; "
+        "worker europe-west4: 16 GPUs per pod never fit a node with 8"
+    )
+    # A quota smaller than the pod on every worker: Kueue's admission, per worker's queue.
+    stack = with_workloads(GPU_JOB)
+    stack["clusterQueues"][0]["flavors"] = [{"name": "nvidia-h100-80gb-queued", "quotas": {"nvidia.com/gpu": 4}}]
+    p = plan(stack=stack)
+    assert set(p.landing["smoke-h100"]) == {"us-east4", "europe-west4"}
+    assert all(reason for reason in p.landing["smoke-h100"].values())
+    [(path, message)] = p.problems()
+    assert path == "gke-ai-batch:workloads[0]" and message.startswith("no worker could ever run it: worker us-east4:")
+
+
+def test_a_sample_whose_pool_no_worker_has_is_refused():
+    from test_fleet_config import problems
+
+    found = problems(stack=with_workloads({**GPU_JOB, "pool": "a100"}))
+    assert "MultiKueue could dispatch this workload nowhere" in found["gke-ai-batch:workloads[0].pool"]

@@ -128,6 +128,7 @@ class WorkerStack:
     queues: tuple[int, ...]  # worker clusterQueues[k] is the fleet's clusterQueues[queues[k]]
     flavors: tuple[tuple[int, ...], ...]  # its flavors[m] is the fleet queue's flavors[flavors[k][m]]
     teams: tuple[int, ...]
+    workloads: tuple[int, ...] = ()  # the fleet's workloads this worker could run (pool and team here)
 
     def fleet_path(self, path: tuple) -> tuple:
         """The fleet's key path for a path of the worker's config."""
@@ -139,13 +140,16 @@ class WorkerStack:
             return ("clusterQueues", self.queues[k], *rest)
         if len(path) >= 2 and path[0] == "teams" and isinstance(path[1], int):
             return ("teams", self.teams[path[1]], *path[2:])
+        if len(path) >= 2 and path[0] == "workloads" and isinstance(path[1], int):
+            return ("workloads", self.workloads[path[1]], *path[2:])
         return path
 
 
 def worker_stack(top, worker: WorkerConfig) -> WorkerStack:
     """The single-cluster config a worker deploys: its cluster and pools, the fleet's Kueue,
-    teams and priorities, the fleet's queues restricted to the worker's flavors. No sample
-    workloads: those are submitted on the manager, and MultiKueue copies them here."""
+    teams and priorities, the fleet's queues restricted to the worker's flavors, and the fleet's
+    sample workloads whose pool and team it has: they are submitted on the manager and
+    MultiKueue copies them here, so each is checked against every worker it could land on."""
     stack_type = type(top)
     probe = stack_type.model_construct(
         **{**dict(top), "fleet": None, "cluster": worker.cluster, "node_pools": worker.node_pools,
@@ -167,10 +171,17 @@ def worker_stack(top, worker: WorkerConfig) -> WorkerStack:
         flavor_index.append(tuple(kept))
     mirrored = {cq.name for cq in queues}
     team_index = [i for i, t in enumerate(top.teams) if t.cluster_queue in mirrored]
+    teams = [top.teams[i] for i in team_index]
+    namespaces = {t.namespace for t in teams}
+    pools = {p.name for p in worker.node_pools}
+    workload_index = [
+        i for i, wl in enumerate(top.workloads) if wl.team in namespaces and (wl.pool is None or wl.pool in pools)
+    ]
     config = stack_type.model_construct(
-        **{**dict(probe), "cluster_queues": queues, "teams": [top.teams[i] for i in team_index]}
+        **{**dict(probe), "cluster_queues": queues, "teams": teams,
+           "workloads": [top.workloads[i] for i in workload_index]}
     )
-    return WorkerStack(config, tuple(queue_index), tuple(flavor_index), tuple(team_index))
+    return WorkerStack(config, tuple(queue_index), tuple(flavor_index), tuple(team_index), tuple(workload_index))
 
 
 def fleet_problems(top, fleet: FleetConfig) -> Iterator[RuleError]:
@@ -180,12 +191,6 @@ def fleet_problems(top, fleet: FleetConfig) -> Iterator[RuleError]:
             ("nodePools",),
             "a fleet's manager runs no workload (MultiKueue dispatches every job to a worker): move these pools "
             "to fleet.workers[].nodePools",
-        )
-    if top.workloads:
-        yield RuleError(
-            ("workloads",),
-            "a fleet's sample workloads are submitted on the manager once the fleet deploys (not yet: "
-            "components/config/fleet.py); leave workloads out of a fleet stack for now",
         )
     # Job spec.managedBy on the manager, which MultiKueue needs for batch Jobs (workers need
     # nothing: the copy they get has it cleared).
@@ -200,11 +205,22 @@ def fleet_problems(top, fleet: FleetConfig) -> Iterator[RuleError]:
     yield from top._check_priorities()
     reported: set[tuple] = set()
     offered_anywhere: set[str] = set()
+    # A workload is the fleet's problem only if no worker could take it: MultiKueue dispatches
+    # it to every worker of its queue, and the first that admits it runs it.
+    workload_faults: dict[int, list[str]] = {}
+    workload_fits: set[int] = set()
+    placed: set[int] = set()
     for i, worker in enumerate(fleet.workers):
         ws = worker_stack(top, worker)
         offered_anywhere |= set(ws.config.flavor_names())
+        faulty: set[int] = set()
         for problem in ws.config._problems():
             path = _tuple(problem.path)
+            if path and path[0] == "workloads" and len(path) > 1 and isinstance(path[1], int):
+                k = ws.workloads[path[1]]
+                faulty.add(k)
+                workload_faults.setdefault(k, []).append(f"worker {worker.name}: {problem.message}")
+                continue
             if path and path[0] in WORKER_KEYS:
                 yield RuleError(("fleet", "workers", i, *path), f"worker {worker.name}: {problem.message}")
             elif path and path[0] in ("teams", "priorities"):
@@ -214,6 +230,17 @@ def fleet_problems(top, fleet: FleetConfig) -> Iterator[RuleError]:
                 if (fleet_path, problem.message) not in reported:
                     reported.add((fleet_path, problem.message))
                     yield RuleError(fleet_path, f"on worker {worker.name}: {problem.message}")
+        workload_fits |= set(ws.workloads) - faulty
+        placed |= set(ws.workloads)
+    for k, wl in enumerate(top.workloads):
+        if k not in placed:
+            yield RuleError(
+                ("workloads", k, "pool" if wl.pool else "team"),
+                f"no worker has {'pool ' + repr(wl.pool) + ' and ' if wl.pool else ''}a queue for team {wl.team!r}: "
+                "MultiKueue could dispatch this workload nowhere",
+            )
+        elif k not in workload_fits:
+            yield RuleError(("workloads", k), "no worker could run it: " + "; ".join(workload_faults[k]))
     for i, cq in enumerate(top.cluster_queues):
         for j, flavor in enumerate(cq.flavors):
             if flavor.name not in offered_anywhere:

@@ -20,7 +20,9 @@ from ..config.stack import StackConfig
 from ..fleet.multikueue import MULTIKUEUE_CONTROLLER, cluster_queue_problems, multikueue_configuration, multikueue_manifests
 from ..fleet.worker import worker_rbac_manifests
 from . import Plan, build_plan
+from .admission import Admission
 from .flavors import FlavorPlan
+from .workloads import WorkloadPlan
 from .kueue import KUEUE_API, QueuePlan, kueue_values, quota_quantity
 
 
@@ -36,6 +38,9 @@ class FleetPlan:
     manager: Plan
     workers: list[WorkerPlan]
     multikueue: list[dict[str, Any]]  # AdmissionCheck, MultiKueueConfig, MultiKueueClusters, kubeconfig Secrets (shape)
+    landing: dict[str, dict[str, str | None]] = dataclasses.field(default_factory=dict)
+    """workload -> worker -> None where that worker's Kueue could admit it and its nodes run it,
+    else why not (the admission model, components/admission): where each sample can land."""
 
     def problems(self) -> list[tuple[str, str]]:
         """What Kueue would refuse or deactivate on the manager, and flavors the workers define
@@ -54,6 +59,11 @@ class FleetPlan:
                         f"flavor {f.name!r} means other nodes on worker {w.name} than on worker {first[0]}: the "
                         "manager would add up quotas of unlike capacity; name them apart",
                     ))
+        index = {w.name: i for i, w in enumerate(self.manager.config.workloads)}
+        for name, verdicts in self.landing.items():
+            if verdicts and all(reason is not None for reason in verdicts.values()):
+                why = "; ".join(f"worker {w}: {reason}" for w, reason in verdicts.items())
+                out.append((f"gke-ai-batch:workloads[{index[name]}]", f"no worker could ever run it: {why}"))
         return out
 
 
@@ -66,10 +76,12 @@ def job_frameworks(cfg: StackConfig) -> set[str]:
 def build_fleet_plan(cfg: StackConfig, project: str = "my-project") -> FleetPlan:
     fleet = cfg.fleet
     assert fleet is not None, "build_fleet_plan needs a stack with a fleet"
-    workers = [_with_manager_access(w.name, build_plan(worker_stack(cfg, w).config, w.project or project), cfg)
-               for w in fleet.workers]
+    full = {w.name: build_plan(worker_stack(cfg, w).config, w.project or project) for w in fleet.workers}
+    landing = _landing(cfg, full)
+    # Workers run the samples only as MultiKueue's copies: their plans register none.
+    workers = [_with_manager_access(name, dataclasses.replace(plan, workloads=[]), cfg) for name, plan in full.items()]
     checks = dispatch_checks(fleet.name, workers)
-    manager = _manager_plan(cfg, project, workers, checks)
+    manager = _manager_plan(cfg, project, workers, checks, _sample_plans(cfg, full))
     names = [w.name for w in fleet.workers]
     # One MultiKueueCluster (and kubeconfig Secret) per worker; one AdmissionCheck and
     # MultiKueueConfig per set of workers that some queue dispatches to.
@@ -77,7 +89,25 @@ def build_fleet_plan(cfg: StackConfig, project: str = "my-project") -> FleetPlan
     used = {check: subset for check, subset in checks.values()}
     per_set = [m for check, subset in sorted(used.items()) for m in multikueue_manifests(check, list(subset))
                if m["kind"] in ("AdmissionCheck", "MultiKueueConfig")]
-    return FleetPlan(manager, workers, [*per_set, *shared])
+    return FleetPlan(manager, workers, [*per_set, *shared], landing)
+
+
+def _landing(cfg: StackConfig, plans: dict[str, Plan]) -> dict[str, dict[str, str | None]]:
+    out: dict[str, dict[str, str | None]] = {wl.name: {} for wl in cfg.workloads}
+    for worker, plan in plans.items():
+        for verdict in Admission(plan).verdicts:
+            out[verdict.workload.name][worker] = None if verdict.admissible else verdict.never
+    return out
+
+
+def _sample_plans(cfg: StackConfig, plans: dict[str, Plan]) -> list[WorkloadPlan]:
+    """Each sample as the manager submits it: the workload the first worker that has its pool
+    planned (the pod spec follows the pool, the same on every worker that has it)."""
+    by_name: dict[str, WorkloadPlan] = {}
+    for plan in plans.values():
+        for w in plan.workloads:
+            by_name.setdefault(w.name, w)
+    return [by_name[wl.name] for wl in cfg.workloads if wl.name in by_name]
 
 
 def dispatch_checks(fleet_name: str, workers: list[WorkerPlan]) -> dict[str, tuple[str, tuple[str, ...]]]:
@@ -119,7 +149,13 @@ def _with_manager_access(name: str, plan: Plan, cfg: StackConfig) -> WorkerPlan:
     return WorkerPlan(name, dataclasses.replace(plan, team_rbac=team_rbac), rbac)
 
 
-def _manager_plan(cfg: StackConfig, project: str, workers: list[WorkerPlan], checks: dict[str, tuple[str, tuple[str, ...]]]) -> Plan:
+def _manager_plan(
+    cfg: StackConfig,
+    project: str,
+    workers: list[WorkerPlan],
+    checks: dict[str, tuple[str, tuple[str, ...]]],
+    samples: list[WorkloadPlan],
+) -> Plan:
     """The manager queues every job and runs none: its flavors are the workers' (same names,
     labels and tolerations, no pools), each queue's quota is what its workers' mirrored queues
     hold together, and its queues admit through the MultiKueue check only (Kueue deactivates a
@@ -142,7 +178,9 @@ def _manager_plan(cfg: StackConfig, project: str, workers: list[WorkerPlan], che
     multikueue_queues = [_through_multikueue(q, checks[q.name][0]) for q in plan.queues]
     values = kueue_values(manager_cfg, multi_kueue=multikueue_configuration(fleet.multi_kueue))
     return dataclasses.replace(
-        plan, flavors=list(flavors.values()), queues=multikueue_queues, provisioning=[], kueue_values=values
+        plan, flavors=list(flavors.values()), queues=multikueue_queues, provisioning=[], kueue_values=values,
+        # The manager submits the samples; its config names them, as the stack does.
+        workloads=samples, config=plan.config.model_copy(update={"workloads": cfg.workloads}),
     )
 
 
