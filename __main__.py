@@ -38,11 +38,11 @@ if config.fleet is not None:
     if problems:
         raise ConfigError(problems, source)
     # The wiring, per-queue dispatch, samples on the manager (each checked against every worker
-    # it could land on), the report's Fleet section and the policy pack's fleet rules exist; the
-    # report's per-workload landing, a schema-valid rendering of the kubeconfig Secrets and a
-    # check that the manager reaches each worker's endpoint do not yet.
+    # it could land on), the manager's reach to each worker, the report's Fleet section and the
+    # policy pack's fleet rules exist; the report's per-workload landing and a schema-valid
+    # rendering of the kubeconfig Secrets in manifests.yaml do not yet.
     raise ConfigError(
-        [("gke-ai-batch:fleet", "valid, but fleets are not deployed yet (the manager's reach to each worker and "
+        [("gke-ai-batch:fleet", "valid, but fleets are not deployed yet (the report's per-workload landing and "
           "the fleet-dws stack land next); the stack's checks above all passed")],
         source,
     )

@@ -18,8 +18,11 @@ def h100(name: str = "h100-dws") -> dict:
 
 
 def worker(name: str, region: str, zones: str, pools: list[dict]) -> dict:
+    # The manager reaches the worker's IP endpoint from its Cloud NAT's address.
     return {"name": name, "cluster": {"name": f"ml-{name}", "location": region,
-                                      "nodeLocations": [f"{region}-{z}" for z in zones]}, "nodePools": pools}
+                                      "nodeLocations": [f"{region}-{z}" for z in zones],
+                                      "masterAuthorizedNetworks": [{"cidr": "203.0.113.7/32", "name": "manager-nat"}]},
+            "nodePools": pools}
 
 
 FLEET = {
@@ -139,3 +142,15 @@ def test_fleet_shape(edit, words):
     with pytest.raises(ValueError, match=words.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[").replace("]", r"\]")):
         FleetConfig.model_validate(fleet)
 
+
+
+def test_the_manager_must_reach_every_workers_api_server():
+    fleet = copy.deepcopy(FLEET)
+    fleet["workers"][0]["cluster"]["controlPlane"] = {"ipEndpoint": "disabled"}
+    fleet["workers"][0]["cluster"].pop("masterAuthorizedNetworks")
+    fleet["workers"][1]["cluster"]["masterAuthorizedNetworks"] = []
+    fleet["workers"][2]["cluster"].update(controlPlane={"ipEndpoint": "private"}, privateNodes=True)
+    found = problems(fleet=fleet)
+    assert "Kueue runs no credential plugin" in found["gke-ai-batch:fleet.workers[0].cluster.controlPlane.ipEndpoint"]
+    assert "lets the manager in" in found["gke-ai-batch:fleet.workers[1].cluster.masterAuthorizedNetworks"]
+    assert "answers only its VPC in its region" in found["gke-ai-batch:fleet.workers[2].cluster.controlPlane.ipEndpoint"]

@@ -199,6 +199,7 @@ def fleet_problems(top, fleet: FleetConfig) -> Iterator[RuleError]:
         if problem:
             yield RuleError(("cluster", "minMasterVersion"), problem)
     yield from _placement_problems(top, fleet)
+    yield from _reach_problems(top, fleet)
     # The fleet's teams and priorities once, at their own indices; then each worker as a stack
     # of its own, its problems under fleet.workers[i] or, for the fleet's queues, named once.
     yield from top._check_teams()
@@ -248,6 +249,31 @@ def fleet_problems(top, fleet: FleetConfig) -> Iterator[RuleError]:
                     ("clusterQueues", i, "flavors", j, "name"),
                     f"no worker offers flavor {flavor.name!r}: MultiKueue could dispatch this queue's jobs nowhere",
                 )
+
+
+def _reach_problems(top, fleet: FleetConfig) -> Iterator[RuleError]:
+    """The manager must reach every worker's API server with the kubeconfig the program gives it:
+    the worker's IP endpoint, its CA and a static token (components/fleet/deploy.py). Kueue
+    refuses exec plugins in it (components/fleet/kubeconfig.py kubeconfig_problems), so the
+    DNS endpoint, which wants a Google credential, is not a way in for the manager."""
+    for i, w in enumerate(fleet.workers):
+        ip = w.cluster.control_plane.ip_endpoint
+        at = ("fleet", "workers", i, "cluster", "controlPlane", "ipEndpoint")
+        if ip == "disabled":
+            yield RuleError(at, f"worker {w.name}: the manager reaches a worker through its IP endpoint (a static "
+                                "token and the cluster CA; Kueue runs no credential plugin), and this one has none")
+        elif ip == "authorizedNetworks" and not w.cluster.master_authorized_networks:
+            yield RuleError(
+                ("fleet", "workers", i, "cluster", "masterAuthorizedNetworks"),
+                f"worker {w.name}: no authorized network lets the manager in: list the manager's egress addresses "
+                "(its Cloud NAT's, or its nodes' with public nodes)",
+            )
+        elif ip == "private" and (w.cluster.network != top.cluster.network or region_of(w.cluster.location or "")
+                                  != region_of(top.cluster.location or "")):
+            # A private endpoint answers its own VPC, and other regions only with global access,
+            # which this program does not turn on (GKE docs how-to/latest/network-isolation).
+            yield RuleError(at, f"worker {w.name}: its private endpoint answers only its VPC in its region; the manager "
+                                "is elsewhere: use authorizedNetworks with the manager's egress addresses")
 
 
 def _placement_problems(top, fleet: FleetConfig) -> Iterator[RuleError]:
