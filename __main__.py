@@ -38,12 +38,12 @@ if config.fleet is not None:
     if problems:
         raise ConfigError(problems, source)
     # The wiring, per-queue dispatch, samples on the manager (each checked against every worker
-    # it could land on), the manager's reach to each worker, the report's Fleet section and the
-    # policy pack's fleet rules exist; the report's per-workload landing and a schema-valid
-    # rendering of the kubeconfig Secrets in manifests.yaml do not yet.
+    # it could land on), the manager's reach to each worker, the report's fleet sections and the
+    # policy pack's fleet rules exist; a schema-valid rendering of the kubeconfig Secrets in
+    # manifests.yaml and cluster-aware namespace and workload rules do not yet.
     raise ConfigError(
-        [("gke-ai-batch:fleet", "valid, but fleets are not deployed yet (the report's per-workload landing and "
-          "the fleet-dws stack land next); the stack's checks above all passed")],
+        [("gke-ai-batch:fleet", "valid, but fleets are not deployed yet (the fleet-dws stack and its last "
+          "checks land next); the stack's checks above all passed")],
         source,
     )
 else:

@@ -170,3 +170,8 @@ def test_node_pool_protection_is_read_per_cluster():
     pools = section(rerender(recording=dataclasses.replace(recording, resources=protected)), "Node pools")
     by_cluster = {block.split("**")[0]: row(block, "`system`") for block in pools.split("\n\n**")[1:]}
     assert [cells(r)[-1] for r in by_cluster.values()] == ["no", "yes", "no", "no"], by_cluster
+
+
+def test_where_each_sample_can_land_is_answered_per_worker():
+    body = section(text(), "Admission: can each sample run, and where")
+    assert cells(row(body, "`smoke-h100`")) == ["`smoke-h100`", "can land", "can land", "—"]

@@ -48,6 +48,31 @@ def section(fleet, recording) -> list[str]:
     ]
 
 
+def landing(fleet) -> list[str]:
+    """Where each sample can land: per worker that mirrors its queue, the admission model's
+    answer on that worker (components/plan/fleet.py FleetPlan.landing). MultiKueue offers it to
+    each of them; the first whose Kueue admits it runs it."""
+    if not fleet.landing:
+        return ["No sample workloads."]
+    names = [w.name for w in fleet.workers]
+    rows = []
+    for workload, verdicts in fleet.landing.items():
+        cells = []
+        for name in names:
+            if name not in verdicts:
+                cells.append(DASH)
+            else:
+                reason = verdicts[name]
+                cells.append("can land" if reason is None else f"never: {reason}")
+        rows.append([code(workload), *cells])
+    return [
+        "Per worker that mirrors the sample's queue (— where it does not): the admission model's answer on that "
+        "worker's own queues and nodes. A sample no worker could ever run is refused before anything is created.",
+        "",
+        *table(["sample", *[f"worker {code(n)}" for n in names]], rows),
+    ]
+
+
 # -- clusters -------------------------------------------------------------------------------
 
 
