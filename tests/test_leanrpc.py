@@ -187,7 +187,7 @@ def _serialize_both(value: Any, typ: Any, transformer: Any) -> tuple[Any, Any]:
     )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(plain_values, st.sampled_from(ANNOTATIONS), st.sampled_from([None, str.upper]))
 def test_serialize_plain_values_as_the_sdk(value, typ, transformer):
     expected, actual = _serialize_both(value, typ, transformer)
@@ -241,7 +241,7 @@ wire_values = st.recursive(
 )
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.dictionaries(st.one_of(keys, st.just("__internal")), wire_values, max_size=5), st.sampled_from([None, True, False]), st.sampled_from([True, False]))
 def test_deserialize_as_the_sdk(inputs, keep_unknowns, keep_internal):
     struct = struct_pb2.Struct()
@@ -255,7 +255,7 @@ def test_deserialize_as_the_sdk(inputs, keep_unknowns, keep_internal):
 # -- translate ---------------------------------------------------------------------------------
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(plain_values, st.sampled_from(ANNOTATIONS), st.booleans())
 def test_translate_outputs_as_the_sdk(value, typ, by_metadata):
     fast = leanrpc.fast_translate_output_properties(ORIGINAL_TRANSLATE)
