@@ -9,6 +9,7 @@ import pulumi
 from components import cli
 from components.config import ConfigError, gcp_project_problem, load_from_pulumi
 from components.plan import build_plan
+from components.fleet.deploy import deploy_fleet
 from components.plan.admission import Admission
 from components.plan.fleet import build_fleet_plan
 from components.platform import deploy
@@ -37,15 +38,7 @@ if config.fleet is not None:
     problems = fleet_plan.problems() + [p for w in fleet_plan.workers for p in Admission(w.plan).problems()]
     if problems:
         raise ConfigError(problems, source)
-    # The wiring, per-queue dispatch, samples on the manager (each checked against every worker
-    # it could land on), the manager's reach to each worker, the report's fleet sections and the
-    # policy pack's fleet rules exist; a schema-valid rendering of the kubeconfig Secrets in
-    # manifests.yaml and cluster-aware namespace and workload rules do not yet.
-    raise ConfigError(
-        [("gke-ai-batch:fleet", "valid, but fleets are not deployed yet (the fleet-dws stack and its last "
-          "checks land next); the stack's checks above all passed")],
-        source,
-    )
+    outputs = deploy_fleet(fleet_plan)
 else:
     # Module-level, so that synth reports on the very plan the program deployed.
     fleet_plan = None

@@ -71,7 +71,7 @@ class Result:
     def summary(self) -> str:
         from .summary import summary
 
-        return summary(self.stack, self.plan)
+        return summary(self.stack, self.plan, self.fleet)
 
 
 def project_name(root: Path) -> str:

@@ -16,6 +16,10 @@ from synth import yamlread
 
 ROOT = Path(__file__).resolve().parent.parent
 STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (ROOT / "stacks").glob("Pulumi.*.yaml"))
+# Stacks of several clusters (gke-ai-batch:fleet): tests of one cluster's wiring take the others;
+# tests/test_fleet_*.py check a fleet's own.
+FLEET_STACKS = [s for s in STACKS if "gke-ai-batch:fleet:" in (ROOT / "stacks" / f"Pulumi.{s}.yaml").read_text()]
+SINGLE_CLUSTER_STACKS = [s for s in STACKS if s not in FLEET_STACKS]
 
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))

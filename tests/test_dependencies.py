@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import STACKS, synth_stack
+from conftest import SINGLE_CLUSTER_STACKS, synth_stack
 
 KUEUE_API = "kubernetes:kueue.x-k8s.io/v1beta2:"
 RELEASE = "kubernetes:helm.sh/v3:Release"
@@ -34,7 +34,7 @@ def closure(by_urn, urn: str) -> set[str]:
     return seen
 
 
-@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("stack", SINGLE_CLUSTER_STACKS)
 def test_kueue_objects_wait_for_the_kueue_install_and_probe(stack):
     resources, _ = index(stack)
     kueue = release(resources, "kueue")
@@ -47,7 +47,7 @@ def test_kueue_objects_wait_for_the_kueue_install_and_probe(stack):
             assert probe[0].urn in r.dependencies, r.name
 
 
-@pytest.mark.parametrize("stack", STACKS)
+@pytest.mark.parametrize("stack", SINGLE_CLUSTER_STACKS)
 def test_workloads_wait_for_both_installs_their_namespace_and_queue(stack):
     resources, by_urn = index(stack)
     jobset, kueue = release(resources, "jobset"), release(resources, "kueue")
@@ -106,7 +106,7 @@ def test_provisioning_request_path_is_ordered():
     assert template.urn in request.dependencies and request.urn in job.dependencies
 
 
-@pytest.mark.parametrize("stack", [s for s in STACKS if s != "batch-autopilot"])
+@pytest.mark.parametrize("stack", [s for s in SINGLE_CLUSTER_STACKS if s != "batch-autopilot"])
 def test_node_pools_wait_for_the_cluster_and_kubernetes_for_the_system_pool(stack):
     resources, _ = index(stack)
     (cluster,) = [r for r in resources if r.type == "gcp:container/cluster:Cluster"]
