@@ -18,7 +18,7 @@ from ..config.batch import FlavorConfig, QueueFlavor
 from ..config.fleet import worker_stack
 from ..config.stack import StackConfig
 from ..fleet.multikueue import MULTIKUEUE_CONTROLLER, cluster_queue_problems, multikueue_configuration, multikueue_manifests
-from ..fleet.worker import worker_rbac_manifests
+from ..fleet.worker import JOB_RESOURCES, worker_rbac_manifests
 from . import Plan, build_plan
 from .admission import Admission
 from .flavors import FlavorPlan
@@ -70,7 +70,7 @@ class FleetPlan:
 def job_frameworks(cfg: StackConfig) -> set[str]:
     """The job kinds the workers run for the manager: Kueue's integrations the worker RBAC
     covers (batch Jobs and JobSets)."""
-    return {f for f in cfg.kueue.integrations if f in ("batch/job", "jobset.x-k8s.io/jobset")}
+    return {f for f in cfg.kueue.integrations if f in JOB_RESOURCES}
 
 
 def build_fleet_plan(cfg: StackConfig, project: str = "my-project") -> FleetPlan:
