@@ -131,7 +131,6 @@ def test_a_problem_in_a_workers_cut_down_queues_names_the_fleets_key():
     [
         (lambda f: f["workers"].pop(), "at least 2"),
         (lambda f: f["workers"].extend(copy.deepcopy(f["workers"][:1]) * 20), "at most 20"),
-        (lambda f: f["workers"].append(copy.deepcopy(f["workers"][0])), "is listed already (workers[0])"),
     ],
 )
 def test_fleet_shape(edit, words):
@@ -154,3 +153,16 @@ def test_the_manager_must_reach_every_workers_api_server():
     assert "Kueue runs no credential plugin" in found["gke-ai-batch:fleet.workers[0].cluster.controlPlane.ipEndpoint"]
     assert "lets the manager in" in found["gke-ai-batch:fleet.workers[1].cluster.masterAuthorizedNetworks"]
     assert "answers only its VPC in its region" in found["gke-ai-batch:fleet.workers[2].cluster.controlPlane.ipEndpoint"]
+
+
+def test_worker_names_are_checked_with_every_other_rule():
+    # A repeated name or the manager's scope is named at its key, beside the fleet's other
+    # mistakes, not instead of them.
+    fleet = copy.deepcopy(FLEET)
+    fleet["workers"].append(copy.deepcopy(fleet["workers"][0]))
+    fleet["workers"][1]["name"] = "manager"
+    fleet["workers"][2]["cluster"]["masterAuthorizedNetworks"] = []
+    found = problems(fleet=fleet)
+    assert found["gke-ai-batch:fleet.workers[3].name"] == "worker 'us-east4' is listed already (workers[0])"
+    assert "names the manager's resources" in found["gke-ai-batch:fleet.workers[1].name"]
+    assert "lets the manager in" in found["gke-ai-batch:fleet.workers[2].cluster.masterAuthorizedNetworks"]

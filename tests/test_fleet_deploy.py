@@ -110,3 +110,28 @@ def test_samples_are_submitted_on_the_manager_only():
     assert local_queue.urn in job.dependencies
     # Kueue's webhook sets spec.managedBy on the manager; the program leaves it to Kueue.
     assert "managedBy" not in job.inputs["spec"]
+
+
+def test_a_broken_fleet_stack_lists_every_mistake_and_leaves_the_last_output(tmp_path):
+    from conftest import synth_cli
+    from synth import yamlread
+    from test_hostile_inputs import snapshot
+
+    out = tmp_path / "out"
+    assert synth_cli("fleet-dws", "--out", str(out), "--quiet").returncode == 0
+    before = snapshot(out)
+    assert any(name.startswith("manifests/") for name in before)
+    config = yamlread.load((ROOT / "stacks" / "Pulumi.fleet-dws.yaml").read_text()).data["config"]
+    workers = config["gke-ai-batch:fleet"]["workers"]
+    workers[0]["nodePools"][0]["zones"] = ["europe-west4-a"]  # another worker's region
+    workers[1]["cluster"]["masterAuthorizedNetworks"] = []  # the manager could not get in
+    workers[2]["name"] = workers[3]["name"]  # two workers, one name
+    bad = tmp_path / "Pulumi.fleet-bad.yaml"
+    bad.write_text(yamlread.dump({"config": config}))
+    proc = synth_cli("--config", str(bad), "--out", str(out))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    for where in ("fleet.workers[0].nodePools[0].zones[0]", "fleet.workers[1].cluster.masterAuthorizedNetworks",
+                  "fleet.workers[3].name"):
+        assert f"gke-ai-batch:{where}" in proc.stderr, proc.stderr
+    assert f"{bad}:" in proc.stderr  # file:line:column
+    assert snapshot(out) == before

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterator, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, model_validator
 
 from ..versions import managed_by_problem
 from .base import Duration, GkeName, K8sName, LabelValue, Model, RuleError, raise_all
@@ -106,18 +106,6 @@ class FleetConfig(Model):
     workers: list[WorkerConfig] = Field(min_length=2, max_length=WORKERS_MAX)
     """Two or more (at most 20, MultiKueueConfig's limit) worker clusters."""
 
-    @field_validator("workers")
-    @classmethod
-    def _unique_names(cls, workers: list[WorkerConfig]) -> list[WorkerConfig]:
-        seen: dict[str, int] = {}
-        for i, w in enumerate(workers):
-            if w.name == MANAGER_SCOPE:
-                raise RuleError((i, "name"), f"{MANAGER_SCOPE!r} names the manager's resources; call the worker otherwise")
-            if w.name in seen:
-                raise RuleError((i, "name"), f"worker {w.name!r} is listed already (workers[{seen[w.name]}])")
-            seen[w.name] = i
-        return workers
-
 
 @dataclass(frozen=True)
 class WorkerStack:
@@ -198,6 +186,7 @@ def fleet_problems(top, fleet: FleetConfig) -> Iterator[RuleError]:
         problem = managed_by_problem(top.cluster.min_master_version)
         if problem:
             yield RuleError(("cluster", "minMasterVersion"), problem)
+    yield from _name_problems(fleet)
     yield from _placement_problems(top, fleet)
     yield from _reach_problems(top, fleet)
     # The fleet's teams and priorities once, at their own indices; then each worker as a stack
@@ -216,7 +205,7 @@ def fleet_problems(top, fleet: FleetConfig) -> Iterator[RuleError]:
         offered_anywhere |= set(ws.config.flavor_names())
         faulty: set[int] = set()
         for problem in ws.config._problems():
-            path = _tuple(problem.path)
+            path = problem.path  # RuleError keeps it as a tuple
             if path and path[0] == "workloads" and len(path) > 1 and isinstance(path[1], int):
                 k = ws.workloads[path[1]]
                 faulty.add(k)
@@ -249,6 +238,19 @@ def fleet_problems(top, fleet: FleetConfig) -> Iterator[RuleError]:
                     ("clusterQueues", i, "flavors", j, "name"),
                     f"no worker offers flavor {flavor.name!r}: MultiKueue could dispatch this queue's jobs nowhere",
                 )
+
+
+def _name_problems(fleet: FleetConfig) -> Iterator[RuleError]:
+    """A worker's name is its MultiKueueCluster, its Secret and its naming scope: one per worker,
+    and not the manager's. Checked with the fleet's other rules, so every mistake shows at once."""
+    seen: dict[str, int] = {}
+    for i, w in enumerate(fleet.workers):
+        at = ("fleet", "workers", i, "name")
+        if w.name == MANAGER_SCOPE:
+            yield RuleError(at, f"{MANAGER_SCOPE!r} names the manager's resources; call the worker otherwise")
+        elif w.name in seen:
+            yield RuleError(at, f"worker {w.name!r} is listed already (workers[{seen[w.name]}])")
+        seen.setdefault(w.name, i)
 
 
 def _reach_problems(top, fleet: FleetConfig) -> Iterator[RuleError]:
@@ -297,7 +299,3 @@ def _placement_problems(top, fleet: FleetConfig) -> Iterator[RuleError]:
                 "or projects, where capacity differs",
             )
         regions.setdefault(region, f"workers[{i}]")
-
-
-def _tuple(path) -> tuple:
-    return path if isinstance(path, tuple) else (path,)
