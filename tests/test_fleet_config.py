@@ -66,7 +66,7 @@ def test_a_fleet_of_dws_and_flex_workers_is_valid():
     assert problems() == {}
 
 
-def test_each_worker_mirrors_the_queues_its_flavors_serve():
+def test_each_worker_is_checked_with_the_queues_its_flavors_serve():
     top = load({**copy.deepcopy(STACK), "fleet": copy.deepcopy(FLEET)})
     gpu, _, tpu = (worker_stack(top, w).config for w in top.fleet.workers)
     assert [q.name for q in gpu.cluster_queues] == ["gpu"] and [t.namespace for t in gpu.teams] == ["llm"]

@@ -1,5 +1,5 @@
-"""The fleet's plan (components/plan/fleet.py): per-worker plans mirror the fleet's queues on
-their own capacity; the manager's flavors and quotas are the workers' added up, its queues admit
+"""The fleet's plan (components/plan/fleet.py): every cluster has every team and queue, each
+worker's quota from its own capacity; the manager's flavors and quotas are the workers' added up, its queues admit
 through MultiKueue alone, and every object validates against the upstream schemas."""
 
 from __future__ import annotations
@@ -18,20 +18,33 @@ def plan(stack: dict | None = None, fleet: dict | None = None):
     return build_fleet_plan(load({**copy.deepcopy(stack or STACK), "fleet": copy.deepcopy(fleet or FLEET)}), "acme-ml")
 
 
-def test_workers_mirror_the_queues_their_capacity_serves():
+def test_every_cluster_has_every_team_and_queue_with_quota_where_its_capacity_is():
     p = plan()
     assert [w.name for w in p.workers] == ["us-east4", "europe-west4", "us-east5"]
+    every = [p.manager, *(w.plan for w in p.workers)]
+    for cluster in every:
+        assert [q.name for q in cluster.queues] == ["gpu", "tpu"]
+        assert [(t.namespace, t.local_queue, t.cluster_queue) for t in cluster.teams] == [
+            ("llm", "gpu", "gpu"), ("research", "tpu", "tpu")]
+        assert [n["metadata"]["name"] for n in cluster.namespaces] == ["llm", "research"]
+        assert sorted(n["metadata"]["namespace"] for n in cluster.network_policies) == ["llm", "research"]
     east4, _, east5 = p.workers
-    assert [q.name for q in east4.plan.queues] == ["gpu"] and [q.name for q in east5.plan.queues] == ["tpu"]
+    # A worker with none of a queue's flavors keeps it idle: no resource groups, no quota, no check.
+    gpu4, tpu4 = east4.plan.queues
+    assert gpu4.quotas and "resourceGroups" in gpu4.manifest["spec"]
+    assert tpu4.flavors == () and tpu4.quotas == {} and "resourceGroups" not in tpu4.manifest["spec"]
+    assert tpu4.manifest["spec"]["namespaceSelector"]["matchExpressions"][0]["values"] == ["research"]
+    assert [q.flavors != () for q in east5.plan.queues] == [False, True]
     # Each DWS worker keeps its own ProvisioningRequest check: capacity is requested where the job lands.
-    assert east4.plan.queues[0].admission_checks and east4.plan.provisioning
+    assert gpu4.admission_checks and east4.plan.provisioning and not tpu4.admission_checks
     assert [m["kind"] for m in east4.rbac] == ["ServiceAccount", "ClusterRole", "ClusterRoleBinding", "ClusterRole", "Secret"]
-    # The manager writes in the namespaces each worker mirrors, bound with the namespace's own RBAC
-    # (registered once the namespace exists), and nowhere else.
+    # The manager writes only in the namespaces whose queue the worker serves, bound with the
+    # namespace's own RBAC (registered once the namespace exists), and nowhere else.
+    served = {"us-east4": {"llm"}, "europe-west4": {"llm"}, "us-east5": {"research"}}
     for w in p.workers:
         bindings = {ns: [m for m in docs if m["kind"] == "RoleBinding" and m["roleRef"]["name"] == "multikueue-sa-write"]
                     for ns, docs in w.plan.team_rbac.items()}
-        assert {ns for ns, b in bindings.items() if b} == {t.namespace for t in w.plan.teams}, w.name
+        assert {ns for ns, b in bindings.items() if b} == served[w.name], w.name
 
 
 def test_the_managers_quota_is_the_sum_of_its_workers():

@@ -1,6 +1,6 @@
 """The policy pack over a fleet: the MultiKueue manager's access to a worker passes
 rbac-no-queue-bypass and probe-namespaced-rbac as it is (reads cluster-wide, writes only in the
-team namespaces the worker mirrors) and fails both as soon as it holds more; a manager queue
+team namespaces whose queue the worker serves) and fails both as soon as it holds more; a manager queue
 admits through MultiKueue alone (fleet-multikueue-only). Every check runs over the fleet's
 recording (tests/test_fleet_deploy.py), edited the way a careless change would register it."""
 
@@ -104,8 +104,8 @@ def test_the_write_role_bound_cluster_wide_fires():
 
 @pytest.mark.parametrize("namespace", ["kueue-system", "research"])
 def test_writes_where_the_worker_has_no_local_queue_fire(namespace):
-    # research has LocalQueues on the manager and on us-east5, not on us-east4: each cluster's
-    # bindings are judged against that cluster's queues.
+    # research's LocalQueue on us-east4 points at a ClusterQueue with no quota there (us-east4 has
+    # no TPU): each cluster's bindings are judged against that cluster's queues.
     res = resources()
     props = copy.deepcopy(by_name(f"us-east4/llm/{wk.WRITE_BINDING}", ":RoleBinding").inputs)
     props["metadata"]["namespace"] = namespace

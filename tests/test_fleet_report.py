@@ -92,17 +92,19 @@ def test_capacity_is_per_worker_and_the_manager_quota_is_their_sum():
     assert by_cluster["**manager** (sum of 2 workers)"][4:] == ["0..8", "64 GPUs", "64 nvidia.com/gpu"]
     [tpu_worker] = [cells(line) for line in fleet.splitlines() if line.startswith(f"| `{TPU}` | worker")]
     assert tpu_worker[1:3] == ["worker `us-east5`", "flexStart"] and tpu_worker[5] == "8 TPU chips"
-    assert "quotas are its workers' mirrored quotas added up" in fleet
+    assert "quotas are its workers' quotas added up" in fleet
     title = text().splitlines()[4]
     assert "64 GPUs" in title and "8 TPU chips" in title and "manager runs none of it" in title
 
 
-def test_each_manager_queue_names_the_workers_that_mirror_it():
+def test_each_manager_queue_names_the_workers_that_serve_it_and_those_that_keep_it_idle():
     queue = cells(row(section(text(), "Fleet"), "`gpu`"))
     assert queue[1] == f"64 nvidia.com/gpu of `{GPU}`" and queue[2] == "`dws-gpu`"
     assert queue[3].startswith(f"`us-east4`: 32 nvidia.com/gpu of `{GPU}` (checks `dws-prov` on")
     assert "`europe-west4`: 32" in queue[3] and "us-east5" not in queue[3]
-    assert cells(row(section(text(), "Fleet"), "`tpu`"))[3] == f"`us-east5`: 8 google.com/tpu of `{TPU}`"
+    assert queue[4] == "`us-east5`"
+    tpu = cells(row(section(text(), "Fleet"), "`tpu`"))
+    assert tpu[3:] == [f"`us-east5`: 8 google.com/tpu of `{TPU}`", "`us-east4`, `europe-west4`"]
 
 
 @pytest.mark.parametrize(

@@ -1,20 +1,17 @@
 """A MultiKueue fleet in config: the manager cluster, its workers, and what each worker's
 cluster must satisfy, checked with the very rules a single-cluster stack gets.
 
-Not yet a stack key: the fleet's wiring (one Kubernetes provider per cluster, per-cluster
-naming scopes, the MultiKueue objects on the manager) lands with it, and a key that synth
-accepted before then would render a fleet that deploys nothing. Until then this module is the
-model and its checks, tested on their own (tests/test_fleet_config.py).
-
 How a fleet maps onto single-cluster configs, so that every existing rule applies unchanged:
 
 * The stack's `cluster` is the manager: small and CPU only, so the stack's own `nodePools` stay
   empty (the manager queues work and runs none of it).
 * Each worker is a cluster, its node pools and (optionally) its flavors. `worker_stack` gives it
   a StackConfig of its own with the fleet's Kueue settings, teams and priorities, and the
-  fleet's ClusterQueues cut down to the flavors that worker has (a worker offering no flavor of
-  a queue does not mirror that queue, nor the LocalQueues that point at it). Its problems are
-  reported under `fleet.workers[i]` for its own keys, once for the fleet's shared keys.
+  fleet's ClusterQueues cut down to the flavors that worker has: the queues it serves, and the
+  teams and samples of those queues. That is what its capacity is checked against; its problems
+  are reported under `fleet.workers[i]` for its own keys, once for the fleet's shared keys. The
+  worker still gets every team and queue of the fleet: the plan adds the ones it does not serve
+  as idle queues with no quota (components/plan/fleet.py _mirror_all).
 """
 
 from __future__ import annotations

@@ -91,7 +91,7 @@ class StackConfig(Model):
     workloads: list[Workload] = Field([], max_length=MAX_ENTRIES["workloads"])
     fleet: FleetConfig | None = None
     """A MultiKueue fleet: `cluster` is then its manager (no nodePools) and the workers have the
-    pools; teams, queues and priorities are the fleet's. Checked, not yet deployed."""
+    pools; teams, queues and priorities are declared once and mirrored on every cluster."""
     catalogue: CatalogueOverride = CatalogueOverride()
     """Zones, accelerators and GKE versions newer than the built-in catalogues
     (components/regions.py, components/versions.py); synth's report lists them."""

@@ -87,14 +87,18 @@ class Plan:
         return sum(p.chips for p in self.pools if p.kind == "gpu")
 
 
+def team_plans(cfg: StackConfig) -> list[TeamPlan]:
+    return [
+        TeamPlan(t.namespace, t.local_queue, t.cluster_queue, local_queue_manifest(t.namespace, t.local_queue, t.cluster_queue))
+        for t in cfg.teams
+    ]
+
+
 def build_plan(cfg: StackConfig, project: str = "my-project") -> Plan:
     pools = plan_pools(cfg)
     flavors = plan_flavors(cfg, pools)
     queues = plan_cluster_queues(cfg, flavors)
-    teams = [
-        TeamPlan(t.namespace, t.local_queue, t.cluster_queue, local_queue_manifest(t.namespace, t.local_queue, t.cluster_queue))
-        for t in cfg.teams
-    ]
+    teams = team_plans(cfg)
     priorities = [PriorityPlan(p.name, p.value, *priority_manifests(p.name, p.value, p.description)) for p in cfg.priorities]
     return Plan(
         config=cfg,

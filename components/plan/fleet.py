@@ -19,11 +19,21 @@ from ..config.fleet import worker_stack
 from ..config.stack import StackConfig
 from ..fleet.multikueue import MULTIKUEUE_CONTROLLER, cluster_queue_problems, multikueue_configuration, multikueue_manifests
 from ..fleet.worker import JOB_RESOURCES, worker_rbac_manifests
-from . import Plan, build_plan
+from . import Plan, build_plan, team_plans
+from .rbac import team_rbac_manifests
 from .admission import Admission
 from .flavors import FlavorPlan
 from .workloads import WorkloadPlan
-from .kueue import KUEUE_API, QueuePlan, kueue_values, quota_quantity
+from .kueue import (
+    KUEUE_API,
+    QueuePlan,
+    idle_cluster_queue,
+    kueue_values,
+    namespace_manifests,
+    namespace_patches,
+    network_policy_manifests,
+    quota_quantity,
+)
 
 
 @dataclass(frozen=True)
@@ -79,7 +89,9 @@ def build_fleet_plan(cfg: StackConfig, project: str = "my-project") -> FleetPlan
     full = {w.name: build_plan(worker_stack(cfg, w).config, w.project or project) for w in fleet.workers}
     landing = _landing(cfg, full)
     # Workers run the samples only as MultiKueue's copies: their plans register none.
-    workers = [_with_manager_access(name, dataclasses.replace(plan, workloads=[]), cfg) for name, plan in full.items()]
+    workers = [_with_manager_access(name, _mirror_all(cfg, dataclasses.replace(plan, workloads=[])), cfg,
+                                    {t.namespace for t in plan.teams})
+               for name, plan in full.items()]
     checks = dispatch_checks(fleet.name, workers)
     manager = _manager_plan(cfg, project, workers, checks, _sample_plans(cfg, full))
     names = [w.name for w in fleet.workers]
@@ -112,15 +124,15 @@ def _sample_plans(cfg: StackConfig, plans: dict[str, Plan]) -> list[WorkloadPlan
 
 def dispatch_checks(fleet_name: str, workers: list[WorkerPlan]) -> dict[str, tuple[str, tuple[str, ...]]]:
     """queue -> (its MultiKueue AdmissionCheck, the workers it dispatches to): the workers that
-    mirror the queue, in the fleet's order. MultiKueue creates a copy of each workload on every
+    serve the queue (mirror it with quota), in the fleet's order. MultiKueue creates a copy of each workload on every
     cluster of the check's MultiKueueConfig (the AllAtOnce dispatcher at once, Incremental in
     rounds: pkg/controller/admissionchecks/multikueue/workload.go), so a worker without the queue
-    would only get copies that can never be admitted. Queues every worker mirrors share the
+    would only get copies that can never be admitted. Queues every worker serves share the
     fleet's own check; a queue only some workers serve gets one named after it."""
     everyone = tuple(w.name for w in workers)
     out: dict[str, tuple[str, tuple[str, ...]]] = {}
-    for name in dict.fromkeys(q.name for w in workers for q in w.plan.queues):
-        subset = tuple(w.name for w in workers if any(q.name == name for q in w.plan.queues))
+    for name in dict.fromkeys(q.name for w in workers for q in w.plan.queues if q.flavors):
+        subset = tuple(w.name for w in workers if any(q.name == name and q.flavors for q in w.plan.queues))
         out[name] = (fleet_name, subset) if subset == everyone else (_check_name(fleet_name, name), subset)
     return out
 
@@ -135,12 +147,33 @@ def _check_name(fleet_name: str, queue: str) -> str:
     return f"{name[:54].rstrip('-')}-{digest}"
 
 
-def _with_manager_access(name: str, plan: Plan, cfg: StackConfig) -> WorkerPlan:
-    """The manager writes only in the team namespaces the worker mirrors. Those RoleBindings go
-    with the namespace's own RBAC (Plan.team_rbac), which is registered once the namespace
-    exists: registered with the rest, before it, the API server would refuse them (namespace
-    not found). Everything else is the worker's `rbac`, registered once Kueue is in."""
-    manifests = worker_rbac_manifests(job_frameworks(cfg), [t.namespace for t in plan.teams])
+def _mirror_all(cfg: StackConfig, plan: Plan) -> Plan:
+    """The worker's plan with every team and queue of the fleet: the namespaces (labels,
+    NetworkPolicy, the teams' RBAC) and LocalQueues of all teams, and every ClusterQueue in the
+    fleet's order, a queue none of whose flavors the worker has kept as an idle queue (no
+    resource groups: idle_cluster_queue). The same namespaces and queues on every cluster is
+    what MultiKueue assumes (the copy of a workload keeps its namespace and queue name) and
+    what a team reading its jobs on any cluster expects."""
+    every = plan.config.model_construct(**{**dict(plan.config), "teams": cfg.teams, "cluster_queues": cfg.cluster_queues})
+    served = {q.name: q for q in plan.queues}
+    return dataclasses.replace(
+        plan,
+        queues=[served.get(cq.name) or idle_cluster_queue(every, cq) for cq in cfg.cluster_queues],
+        namespaces=namespace_manifests(every),
+        namespace_patches=namespace_patches(every),
+        network_policies=network_policy_manifests(every),
+        teams=team_plans(every),
+        team_rbac=team_rbac_manifests(every),
+    )
+
+
+def _with_manager_access(name: str, plan: Plan, cfg: StackConfig, namespaces: set[str]) -> WorkerPlan:
+    """The manager writes only in the team namespaces whose queues the worker serves (the only
+    ones it dispatches to there: dispatch_checks). Those RoleBindings go with the namespace's
+    own RBAC (Plan.team_rbac), which is registered once the namespace exists: registered with
+    the rest, before it, the API server would refuse them (namespace not found). Everything
+    else is the worker's `rbac`, registered once Kueue is in."""
+    manifests = worker_rbac_manifests(job_frameworks(cfg), namespaces)
     team_rbac = {ns: list(docs) for ns, docs in plan.team_rbac.items()}
     for m in manifests:
         if m["kind"] == "RoleBinding":

@@ -47,25 +47,12 @@ def plan_cluster_queues(cfg: StackConfig, flavors: list[FlavorPlan]) -> list[Que
     for cq in cfg.cluster_queues:
         entries = cq.flavors or [_bare(f.name) for f in flavors]
         resources = {e.name: _flavor_resources(e, by_name[e.name]) for e in entries}
-        spec: dict[str, Any] = {}
-        selector = _namespace_selector(cfg, cq)
-        if selector is not None:
-            spec["namespaceSelector"] = selector
-        spec["queueingStrategy"] = cq.queueing_strategy
-        if cq.cohort:
-            spec["cohortName"] = cq.cohort
         # Within a group, flavors without accelerators go first: a CPU-only pod then takes a CPU
         # flavor, not the first accelerator flavor whose cpu quota it fits (Kueue's assigner
         # stops at the first flavor that fits), and an accelerator pod finds no quota for its
         # accelerator on the CPU flavor and moves on. Otherwise the stack's order stands.
         order = sorted((e.name for e in entries), key=lambda n: by_name[n].accelerator_resource is not None)
-        spec["resourceGroups"] = _resource_groups(order, resources)
-        if cq.preemption is not None:
-            spec["preemption"] = cq.preemption.model_dump(by_alias=True, exclude_unset=True)
-        if cq.fair_sharing_weight is not None:
-            spec["fairSharing"] = {"weight": cq.fair_sharing_weight}
-        if cq.stop_policy is not None:
-            spec["stopPolicy"] = cq.stop_policy
+        spec = _queue_spec(cfg, cq, _resource_groups(order, resources))
         queued = [e.name for e in entries if by_name[e.name].queued]
         if queued:
             # Only the queued flavors wait for a ProvisioningRequest; other flavors of the same
@@ -84,6 +71,38 @@ def plan_cluster_queues(cfg: StackConfig, flavors: list[FlavorPlan]) -> list[Que
             )
         )
     return plans
+
+
+def _queue_spec(cfg: StackConfig, cq: ClusterQueueConfig, resource_groups: list[dict[str, Any]] | None) -> dict[str, Any]:
+    spec: dict[str, Any] = {}
+    selector = _namespace_selector(cfg, cq)
+    if selector is not None:
+        spec["namespaceSelector"] = selector
+    spec["queueingStrategy"] = cq.queueing_strategy
+    if cq.cohort:
+        spec["cohortName"] = cq.cohort
+    if resource_groups is not None:
+        spec["resourceGroups"] = resource_groups
+    if cq.preemption is not None:
+        spec["preemption"] = cq.preemption.model_dump(by_alias=True, exclude_unset=True)
+    if cq.fair_sharing_weight is not None:
+        spec["fairSharing"] = {"weight": cq.fair_sharing_weight}
+    if cq.stop_policy is not None:
+        spec["stopPolicy"] = cq.stop_policy
+    return spec
+
+
+def idle_cluster_queue(cfg: StackConfig, cq: ClusterQueueConfig) -> QueuePlan:
+    """A fleet's queue on a worker that has none of its flavors: the same ClusterQueue (name,
+    teams, cohort, policies) with no resource groups, so the worker mirrors the fleet's queues
+    and a team's LocalQueue there points at a queue that exists. It admits nothing: Kueue's
+    flavor assigner finds no flavor for any resource of a queue that covers none
+    (pkg/scheduler/flavorassigner/flavorassigner.go:1069-1072, findFlavorForPodSets: "resource
+    ... unavailable in ClusterQueue"), and it has no quota to lend a cohort. The manager does not
+    dispatch that queue's jobs here (components/plan/fleet.py dispatch_checks)."""
+    manifest = {"apiVersion": KUEUE_API, "kind": "ClusterQueue", "metadata": {"name": cq.name},
+                "spec": _queue_spec(cfg, cq, None)}
+    return QueuePlan(name=cq.name, manifest=manifest, flavors=(), cohort=cq.cohort, admission_checks=(), quotas={})
 
 
 def _bare(name: str):

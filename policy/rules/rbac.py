@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 from components.fleet import worker as multikueue_worker
 
 from .base import (
+    CLUSTER_QUEUE,
     CLUSTER_ROLE,
     CLUSTER_ROLE_BINDING,
     EMPTY,
@@ -105,8 +106,8 @@ PROBE_WORKLOAD_CREATE = ("workloads", "create")
 # ServiceAccount kueue-system/multikueue-sa bound to the fleet's two ClusterRoles. It IS the
 # queue: the manager's Kueue admitted the job and creates its Workload and job on the worker,
 # where the worker's Kueue queues them again. Its cluster-wide binding may only read; its
-# namespaced writes (Workloads, their status, the jobs) only where a LocalQueue is, the team
-# namespaces the worker mirrors. Anything more still fires.
+# namespaced writes (Workloads, their status, the jobs) only where a LocalQueue points at a
+# ClusterQueue with quota, the team namespaces the worker serves. Anything more still fires.
 MULTIKUEUE_SUBJECT = {"kind": "ServiceAccount", "name": multikueue_worker.SERVICE_ACCOUNT,
                       "namespace": multikueue_worker.NAMESPACE}
 MULTIKUEUE_ROLES = (multikueue_worker.READ_ROLE, multikueue_worker.WRITE_ROLE)
@@ -256,16 +257,33 @@ def beyond_reads(rules: Any) -> list[str]:
     return found
 
 
-def _multikueue_grants(rules: Any, namespace: str | None, queued: bool) -> list[str]:
+def _multikueue_grants(rules: Any, namespace: str | None, served: bool) -> list[str]:
     if namespace is None:
         return [f"{g} (cluster-wide, the MultiKueue manager may only read)" for g in beyond_reads(rules)]
     granted = forbidden_grants(rules, allowed=multikueue_worker.KUEUE_WRITES)
-    if not queued and beyond_reads(rules):
+    if not served and beyond_reads(rules):
         granted.append(
-            f"the MultiKueue manager's writes in {namespace}, which has no LocalQueue (only the team namespaces a "
-            "worker mirrors take the manager's jobs)"
+            f"the MultiKueue manager's writes in {namespace}, where no LocalQueue points at a ClusterQueue with "
+            "quota (MultiKueue sends a worker only the jobs of queues it has capacity for)"
         )
     return granted
+
+
+def _served_namespaces(resources: Sequence[Resource]) -> set[tuple[str, str | None]]:
+    """(cluster, namespace) where some LocalQueue points at a ClusterQueue of that cluster
+    with resource groups: where a workload can be admitted at all. A fleet's worker mirrors
+    every team's LocalQueue, and those of queues it has no capacity for point at an idle
+    ClusterQueue (no resource groups) that admits nothing; MultiKueue never sends work there.
+    Unknown values count as no queue (fail closed)."""
+    serving = set()
+    for q in of_type(resources, CLUSTER_QUEUE):
+        groups = as_dict(q.props.get("spec")).get("resourceGroups")
+        if is_list(groups) and as_list(groups):
+            serving.add((cluster_of(q), k8s_name(q)))
+    return {
+        (cluster_of(lq), k8s_namespace(lq.props)) for lq in of_type(resources, LOCAL_QUEUE)
+        if (cluster_of(lq), as_dict(lq.props.get("spec")).get("clusterQueue")) in serving
+    }
 
 
 def no_queue_bypass(resources: Sequence[Resource], config: Mapping[str, Any] = EMPTY) -> Iterator[tuple[str, str]]:
@@ -274,6 +292,7 @@ def no_queue_bypass(resources: Sequence[Resource], config: Mapping[str, Any] = E
     roles = {(cluster_of(r), k8s_namespace(r.props), k8s_name(r)): r.props for r in of_type(resources, ROLE)}
     cluster_roles = {(cluster_of(r), k8s_name(r)): r.props for r in of_type(resources, CLUSTER_ROLE)}
     queued = {(cluster_of(q), k8s_namespace(q.props)) for q in of_type(resources, LOCAL_QUEUE)}
+    served = _served_namespaces(resources)
     for binding, namespace, ref in _bindings(resources):
         kind, name = ref.get("kind"), ref.get("name")
         if kind == "ClusterRole" and name == ADMIN_ROLE:
@@ -293,7 +312,7 @@ def no_queue_bypass(resources: Sequence[Resource], config: Mapping[str, Any] = E
             # (https://kubernetes.io/docs/reference/access-authn-authz/rbac/#aggregated-clusterroles).
             granted = ["rights that cannot be verified (an aggregated ClusterRole)"]
         elif is_multikueue_manager(binding):
-            granted = _multikueue_grants(role.get("rules"), namespace, (cluster, namespace) in queued)
+            granted = _multikueue_grants(role.get("rules"), namespace, (cluster, namespace) in served)
         else:
             has_queue = namespace is None or (cluster, namespace) in queued
             granted = forbidden_grants(role.get("rules"), namespace_has_queue=has_queue)

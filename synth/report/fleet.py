@@ -1,7 +1,8 @@
 """The report's view of a MultiKueue fleet (components/plan/fleet.py): the clusters, the
 capacity each worker holds per flavor against the manager's summed quotas, the MultiKueue
-settings the manager runs with, which workers mirror each manager queue, and the access each
-worker grants the manager.
+settings the manager runs with, which workers serve each manager queue (every cluster has every
+team and queue; a worker without a queue's flavors keeps it idle), and the access each worker
+grants the manager.
 
 The per-plan sections of report.md render the manager's plan; this module answers the
 questions only the FleetPlan can: where the capacity is, and how a job gets there."""
@@ -30,7 +31,7 @@ def section(fleet, recording) -> list[str]:
         *_clusters(fleet),
         "",
         "**Capacity per flavor and worker.** The manager runs no workload: every chip and GPU is on a worker. "
-        "The manager's ClusterQueue quotas are its workers' mirrored quotas added up, so it admits up to the "
+        "The manager's ClusterQueue quotas are its workers' quotas added up, so it admits up to the "
         "fleet's total; MultiKueue then dispatches each admitted workload whole to one worker, whose own queue "
         "admits it against that worker's quota.",
         "",
@@ -38,7 +39,11 @@ def section(fleet, recording) -> list[str]:
         "",
         *_multikueue(fleet),
         "",
-        "**Which workers mirror each manager queue.**",
+        "**Every team and queue on every cluster.** The manager and each worker have every team's namespace "
+        "(labels, NetworkPolicy, the team's RBAC), its LocalQueue and every ClusterQueue, so a workload keeps its "
+        "namespace and queue wherever it lands and a team reads its jobs on any cluster. A worker with none of a "
+        "queue's flavors has it **idle**: no resource groups, so it admits nothing, and MultiKueue sends it none "
+        "of that queue's workloads.",
         "",
         *_mirrors(fleet),
         "",
@@ -49,7 +54,7 @@ def section(fleet, recording) -> list[str]:
 
 
 def landing(fleet) -> list[str]:
-    """Where each sample can land: per worker that mirrors its queue, the admission model's
+    """Where each sample can land: per worker that serves its queue, the admission model's
     answer on that worker (components/plan/fleet.py FleetPlan.landing). MultiKueue offers it to
     each of them; the first whose Kueue admits it runs it."""
     if not fleet.landing:
@@ -66,7 +71,7 @@ def landing(fleet) -> list[str]:
                 cells.append("can land" if reason is None else f"never: {reason}")
         rows.append([code(workload), *cells])
     return [
-        "Per worker that mirrors the sample's queue (— where it does not): the admission model's answer on that "
+        "Per worker that serves the sample's queue (— where it has the queue idle): the admission model's answer on that "
         "worker's own queues and nodes. A sample no worker could ever run is refused before anything is created.",
         "",
         *table(["sample", *[f"worker {code(n)}" for n in names]], rows),
@@ -204,7 +209,7 @@ def _chain(fleet) -> str:
     return " ".join(lines)
 
 
-# -- mirrored queues ------------------------------------------------------------------------
+# -- queues per worker ----------------------------------------------------------------------
 
 
 def _mirrors(fleet) -> list[str]:
@@ -212,7 +217,8 @@ def _mirrors(fleet) -> list[str]:
         return ["No ClusterQueues on the manager: it admits nothing."]
     rows = []
     for q in fleet.manager.queues:
-        mirrors = [(w, wq) for w in fleet.workers for wq in w.plan.queues if wq.name == q.name]
+        mirrors = [(w, wq) for w in fleet.workers for wq in w.plan.queues if wq.name == q.name and wq.flavors]
+        idle = [w.name for w in fleet.workers for wq in w.plan.queues if wq.name == q.name and not wq.flavors]
         rows.append([
             code(q.name),
             _accelerators(q, fleet.manager) or DASH,
@@ -222,8 +228,10 @@ def _mirrors(fleet) -> list[str]:
                 + (f" (checks {base._checks(wq.manifest.get('spec', {}))})" if base._checks(wq.manifest.get("spec", {})) else "")
                 for w, wq in mirrors
             ) or "**no worker**: MultiKueue can dispatch none of its workloads",
+            codes(idle) or DASH,
         ])
-    return table(["manager queue", "quota on the manager", "admission checks", "mirrored on worker: quota"], rows)
+    return table(["manager queue", "quota on the manager", "admission checks", "served on worker: quota",
+                  "idle on worker (no quota)"], rows)
 
 
 def _accelerators(queue, plan) -> str:
@@ -338,7 +346,7 @@ def _blocks(blocks) -> list[str]:
 
 
 def largest(fleet) -> list[str]:
-    """Per manager queue, the largest workload each worker mirroring it can admit: MultiKueue
+    """Per manager queue, the largest workload each worker serving it can admit: MultiKueue
     dispatches a workload whole to one worker, so the manager's summed quota is not the bound."""
     from components.plan.admission import Admission
 
@@ -347,10 +355,10 @@ def largest(fleet) -> list[str]:
         [code(q.name), code(name), admission.largest(world, world.queues[q.name])]
         for q in fleet.manager.queues
         for name, world in worlds
-        if q.name in world.queues
+        if q.name in world.queues and world.queues[q.name].groups
     ]
     if not rows:
-        return ["No worker mirrors a manager ClusterQueue."]
+        return ["No worker serves a manager ClusterQueue."]
     return [
         *table(["manager queue", "on worker", "largest workload it can admit, per flavor"], rows),
         "",
