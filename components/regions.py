@@ -39,6 +39,12 @@ REGION_RX = re.compile(r"[a-z]+-[a-z]+[0-9]+", re.ASCII)
 ZONE_RX = re.compile(r"(?P<region>[a-z]+-[a-z]+[0-9]+)-(?P<suffix>[a-z]|ai[0-9][a-z])", re.ASCII)
 
 
+def region_of(location: str) -> str:
+    """The region of a zone or region name; anything else as it is."""
+    m = ZONE_RX.fullmatch(location)
+    return m.group("region") if m else location
+
+
 @dataclass(frozen=True)
 class Zone:
     name: str

@@ -6,16 +6,20 @@ recording (tests/test_fleet_deploy.py), edited the way a careless change would r
 
 from __future__ import annotations
 
+import base64
 import copy
+import json
 from collections.abc import Callable
 
 import pytest
+import yaml
 
 from components.fleet import worker as wk
 from policy import rules
 from test_fleet_deploy import by_name, recording
 
 RBAC = "kubernetes:rbac.authorization.k8s.io/v1"
+SECRET = "kubernetes:core/v1:Secret"
 KUEUE = "kubernetes:kueue.x-k8s.io/v1beta2"
 
 
@@ -165,3 +169,142 @@ def test_checks_are_resolved_on_the_queues_own_cluster():
     edit(res, "us-east4/gpu", f"{KUEUE}:ClusterQueue",
          lambda p: p["spec"]["admissionChecksStrategy"]["admissionChecks"][0].update(name="dws-gpu"))
     assert violations(res, "fleet-multikueue-only") == set()
+
+
+# -- the fleet rules: names agree, teams everywhere, regions apart, kubeconfigs secret --
+
+FLEET_RULES = ("fleet-multikueue-names", "fleet-teams-everywhere", "fleet-worker-regions", "fleet-kubeconfig-secret")
+
+
+def test_the_fleet_rules_are_mandatory_and_quiet_on_the_fleet():
+    assert {rules.by_name(r).enforcement for r in FLEET_RULES} == {"mandatory"}
+    assert violations(resources(), *FLEET_RULES) == set()
+
+
+def _drop(res: list[rules.Resource], name: str, kind: str) -> None:
+    res.remove(next(r for r in res if r.name == name and r.type.endswith(kind)))
+
+
+NAME_BREAKS = {
+    "check names another config": (
+        lambda res: edit(res, "manager/dws-gpu", f"{KUEUE}:AdmissionCheck",
+                         lambda p: p["spec"]["parameters"].update(name="dws-typo")),
+        ("fleet-multikueue-names", "manager/dws-gpu"), "name no MultiKueueConfig"),
+    "check names the wrong kind": (
+        lambda res: edit(res, "manager/dws-gpu", f"{KUEUE}:AdmissionCheck",
+                         lambda p: p["spec"]["parameters"].update(kind="ProvisioningRequestConfig")),
+        ("fleet-multikueue-names", "manager/dws-gpu"), "BadConfig"),
+    "config lists a cluster that is not declared": (
+        lambda res: edit(res, "manager/dws-gpu", f"{KUEUE}:MultiKueueConfig",
+                         lambda p: p["spec"]["clusters"].append("us-central2")),
+        ("fleet-multikueue-names", "manager/dws-gpu"), "lists cluster us-central2"),
+    "cluster's Secret is missing": (
+        lambda res: _drop(res, "manager/kueue-system/multikueue-europe-west4", ":Secret"),
+        ("fleet-multikueue-names", "manager/europe-west4"), "kueue-system/multikueue-europe-west4 is not declared"),
+    "cluster names another Secret": (
+        lambda res: edit(res, "manager/us-east5", f"{KUEUE}:MultiKueueCluster",
+                         lambda p: p["spec"]["clusterSource"]["kubeConfig"].update(location="multikueue-us-east4x")),
+        ("fleet-multikueue-names", "manager/us-east5"), "multikueue-us-east4x is not declared"),
+    "kubeconfig in a file": (
+        lambda res: edit(res, "manager/us-east5", f"{KUEUE}:MultiKueueCluster",
+                         lambda p: p["spec"]["clusterSource"]["kubeConfig"].update(locationType="Path")),
+        ("fleet-multikueue-names", "manager/us-east5"), "a Path location"),
+    "Secret under another key": (
+        lambda res: edit(res, "manager/kueue-system/multikueue-us-east4", SECRET,
+                         lambda p: p.update(data={"config": "[secret]"})),
+        ("fleet-multikueue-names", "manager/kueue-system/multikueue-us-east4"), "no key 'kubeconfig'"),
+    "cluster of no worker": (
+        lambda res: edit(res, "manager/us-east5", f"{KUEUE}:MultiKueueCluster",
+                         lambda p: p["metadata"].update(name="elsewhere")),
+        ("fleet-multikueue-names", "manager/us-east5"), "MultiKueueCluster elsewhere is no worker of this stack"),
+}
+
+
+@pytest.mark.parametrize("case", NAME_BREAKS)
+def test_multikueue_objects_that_do_not_name_one_another_fire(case):
+    brk, expected, words = NAME_BREAKS[case]
+    res = resources()
+    brk(res)
+    found = violations(res, "fleet-multikueue-names")
+    assert expected in found, found
+    rule = rules.by_name("fleet-multikueue-names")
+    assert any(words in m for _, m in rules.run(rule, res)), [m for _, m in rules.run(rule, res)]
+
+
+TEAM_BREAKS = {
+    "worker without the namespace": (
+        lambda res: _drop(res, "us-east5/llm", ":Namespace"), "manager/llm", "namespace llm is not on worker us-east5"),
+    "worker without the LocalQueue": (
+        lambda res: _drop(res, "us-east4/research/tpu", ":LocalQueue"), "manager/research/tpu",
+        "LocalQueue research/tpu is not on worker us-east4"),
+    "worker's LocalQueue points elsewhere": (
+        lambda res: edit(res, "europe-west4/llm/gpu", f"{KUEUE}:LocalQueue", lambda p: p["spec"].update(clusterQueue="tpu")),
+        "manager/llm/gpu", "at tpu on worker europe-west4"),
+    "worker without the ClusterQueue": (
+        lambda res: _drop(res, "us-east4/tpu", ":ClusterQueue"), "manager/research/tpu",
+        "ClusterQueue tpu, which LocalQueue research/tpu points at, is not on worker us-east4"),
+}
+
+
+@pytest.mark.parametrize("case", TEAM_BREAKS)
+def test_a_worker_missing_a_team_or_its_queue_fires(case):
+    # Each of these is on every worker today, the idle ones included (us-east4 has no TPU and
+    # still has research's namespace and queue).
+    brk, blamed, words = TEAM_BREAKS[case]
+    res = resources()
+    brk(res)
+    assert violations(res, "fleet-teams-everywhere") == {("fleet-teams-everywhere", blamed)}
+    [(_, message)] = rules.run(rules.by_name("fleet-teams-everywhere"), res)
+    assert words in message
+
+
+@pytest.mark.parametrize("project, fires", [(None, True), ("acme-ml-eu", False)])
+def test_two_workers_in_one_region_of_one_project_fire(project, fires):
+    res = resources()
+
+    def move(p):
+        p["location"] = "us-east4-b"  # a zone of the first worker's region
+        if project:
+            p["project"] = project
+
+    edit(res, "europe-west4/cluster", "gcp:container/cluster:Cluster", move)
+    expected = {("fleet-worker-regions", "europe-west4/cluster")} if fires else set()
+    assert violations(res, "fleet-worker-regions") == expected
+
+
+TOKEN_KUBECONFIG = (
+    "apiVersion: v1\nkind: Config\nclusters:\n- name: w\n  cluster:\n    server: https://10.0.0.2\n"
+    "users:\n- name: w\n  user:\n    token: eyJhbGciOiJSUzI1NiJ9.payload.signature\n"
+)
+EXEC_KUBECONFIG = (
+    "apiVersion: v1\nkind: Config\nusers:\n- name: w\n  user:\n    exec:\n      command: gke-gcloud-auth-plugin\n"
+)
+
+
+@pytest.mark.parametrize("value, fires", [
+    (TOKEN_KUBECONFIG, True),
+    (base64.b64encode(TOKEN_KUBECONFIG.encode()).decode(), True),
+    (json.dumps(yaml.safe_load(TOKEN_KUBECONFIG)), True),
+    (EXEC_KUBECONFIG, False),  # no credential in it: the provider's own kubeconfig is of this kind
+    ("[secret]", False),
+])
+def test_a_kubeconfig_with_a_credential_outside_a_secrets_data_fires(value, fires):
+    res = resources()
+    [like] = [r for r in res if r.name == "manager/llm" and r.type.endswith(":Namespace")]
+    leak = {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "leak", "namespace": "kueue-system"},
+            "data": {"kubeconfig": value}}
+    res.append(like._replace(urn=like.urn.replace("Namespace::manager/llm", "ConfigMap::manager/kueue-system/leak"),
+                             type="kubernetes:core/v1:ConfigMap", name="manager/kueue-system/leak", props=leak))
+    expected = {("fleet-kubeconfig-secret", "manager/kueue-system/leak")} if fires else set()
+    assert violations(res, "fleet-kubeconfig-secret") == expected
+
+
+def test_a_kubeconfig_in_a_secrets_data_passes_and_in_its_annotations_fires():
+    res = resources()
+    edit(res, "manager/kueue-system/multikueue-us-east4", SECRET,
+         lambda p: p.update(stringData={"kubeconfig": TOKEN_KUBECONFIG}))  # a Pulumi secret whatever the program does
+    assert violations(res, "fleet-kubeconfig-secret") == set()
+    edit(res, "manager/kueue-system/multikueue-us-east4", SECRET,
+         lambda p: p["metadata"].setdefault("annotations", {}).update(backup=TOKEN_KUBECONFIG))
+    assert violations(res, "fleet-kubeconfig-secret") == {
+        ("fleet-kubeconfig-secret", "manager/kueue-system/multikueue-us-east4")}

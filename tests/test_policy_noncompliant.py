@@ -78,7 +78,20 @@ def noncompliant_prod():
     multikueue = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "AdmissionCheck", "metadata": {"name": "fleet"},
                   "spec": {"controllerName": "kueue.x-k8s.io/multikueue",
                            "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "MultiKueueConfig", "name": "fleet"}}}
-    added(res, check, check.type, "fleet", multikueue)
+    added(res, check, check.type, "fleet", multikueue)  # fleet-multikueue-names: no MultiKueueConfig "fleet"
+    # Two MultiKueue workers of prod in one region (fleet-worker-regions), whose team namespaces
+    # and queues are nowhere (fleet-teams-everywhere), with a worker's token kubeconfig in a
+    # ConfigMap (fleet-kubeconfig-secret).
+    (gke,) = [r for r in res if r.type == "gcp:container/cluster:Cluster"]
+    for worker in ("east", "east-b"):
+        added(res, gke, gke.type, f"{worker}/cluster", {**copy.deepcopy(gke.inputs), "name": f"ml-{worker}"})
+        mkc = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "MultiKueueCluster", "metadata": {"name": worker},
+               "spec": {"clusterSource": {"kubeConfig": {"location": f"multikueue-{worker}", "locationType": "Secret"}}}}
+        added(res, check, "kubernetes:kueue.x-k8s.io/v1beta2:MultiKueueCluster", worker, mkc)
+    kubeconfig = "apiVersion: v1\nkind: Config\nusers:\n- name: east\n  user:\n    token: abc.def.ghi\n"
+    added(res, check, "kubernetes:core/v1:ConfigMap", "kueue-system/east",
+          {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "east", "namespace": "kueue-system"},
+           "data": {"kubeconfig": kubeconfig}})
 
     # A team namespace whose level is gone (namespace-pod-security), and one whose NetworkPolicy
     # is gone (namespace-network-policy).

@@ -1070,6 +1070,7 @@ def test_pack_needs_only_its_own_requirements():
     loaded = set(ast.literal_eval(proc.stdout))
     assert loaded.isdisjoint({"pydantic", "pulumi_gcp", "pulumi_kubernetes", "synth"})
     pure = {"components.catalogue", "components.images", "components.naming", "components.netblocks", "components.quantity",
+            "components.regions",  # region_of: fleet-worker-regions
             # A fleet's names and Kueue's MultiKueue queue rules (rbac, fleet-multikueue-only).
             "components.fleet", "components.fleet.queues", "components.fleet.worker"}
     model = {m for m in loaded if m == "components.admission" or m.startswith("components.admission.")}

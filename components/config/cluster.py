@@ -10,13 +10,8 @@ from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from .. import netblocks, versions
 from ..catalogue import GPU_TYPES, TPU_GENERATIONS
-from ..regions import REGION_RX as _REGION_RX, ZONE_RX as _ZONE_RX
+from ..regions import REGION_RX as _REGION_RX, ZONE_RX as _ZONE_RX, region_of  # noqa: F401 (re-exported)
 from .base import CLUSTER_NODES_MAX, GcpLabels, GkeName, GroupEmail, Model, RuleError, raise_all
-
-
-def region_of(location: str) -> str:
-    m = _ZONE_RX.fullmatch(location)
-    return m.group("region") if m else location
 
 
 def check_minor_version(value: str) -> str:

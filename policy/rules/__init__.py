@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from . import gke, kueue, namespaces, rbac, workloads
+from . import fleet, gke, kueue, namespaces, rbac, workloads
 from .base import (
     CLUSTER,
     EMPTY,
@@ -201,7 +201,40 @@ RULES: tuple[Rule, ...] = (
         "uses no other check: Kueue deactivates it next to a second MultiKueue check, a ProvisioningRequest check, "
         "or with the MultiKueue check limited to some flavors, and a fleet's checks belong on its workers' queues.",
         MANDATORY,
-        kueue.multikueue_only,
+        fleet.multikueue_only,
+        stack=True,
+    ),
+    Rule(
+        "fleet-multikueue-names",
+        "A fleet's MultiKueue objects name one another on the manager: each MultiKueue AdmissionCheck's parameters "
+        "a MultiKueueConfig, each cluster a MultiKueueConfig lists a MultiKueueCluster, each MultiKueueCluster a "
+        "kubeconfig Secret in kueue-system with the key `kubeconfig`, and a worker cluster of the stack by its name.",
+        MANDATORY,
+        fleet.names_agree,
+        stack=True,
+    ),
+    Rule(
+        "fleet-teams-everywhere",
+        "Every worker of a fleet has every team namespace and LocalQueue of the manager, each LocalQueue pointing at "
+        "the same ClusterQueue, which the worker has: MultiKueue copies a workload into the same namespace and queue.",
+        MANDATORY,
+        fleet.teams_everywhere,
+        stack=True,
+    ),
+    Rule(
+        "fleet-worker-regions",
+        "A fleet's workers are in distinct regions (or projects): two in one region of one project count one "
+        "region's capacity twice.",
+        MANDATORY,
+        fleet.worker_regions,
+        stack=True,
+    ),
+    Rule(
+        "fleet-kubeconfig-secret",
+        "No kubeconfig carrying a credential (token, client key, password) appears anywhere but in a Kubernetes "
+        "Secret's data or stringData, which pulumi-kubernetes keeps as Pulumi secrets.",
+        MANDATORY,
+        fleet.kubeconfig_secret,
         stack=True,
     ),
     # -- team namespaces ------------------------------------------------------------------------

@@ -8,11 +8,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from components import catalogue
-from components.admission.objects import PROVISIONING_CONTROLLER
-from components.fleet.queues import MULTIKUEUE_CONTROLLER, cluster_queue_problems
 
 from .base import (
-    ADMISSION_CHECK,
     CLUSTER_QUEUE,
     EMPTY,
     LOCAL_QUEUE,
@@ -23,7 +20,6 @@ from .base import (
     as_dict,
     as_int,
     as_list,
-    cluster_of,
     describe,
     dig,
     fmt,
@@ -187,37 +183,3 @@ def interruptible_only(resources: Sequence[Resource], config: Mapping[str, Any] 
                         "reservation flavor so that this work has a home GKE does not reclaim"
                     ),
                 )
-
-
-def multikueue_only(resources: Sequence[Resource], config: Mapping[str, Any] = EMPTY) -> Iterator[tuple[str, str]]:
-    """A ClusterQueue that admits through a MultiKueue AdmissionCheck admits through it alone.
-    Kueue keeps such a queue inactive next to another MultiKueue check, with the check limited to
-    some flavors, or next to a ProvisioningRequest check (cluster_queue_problems, after
-    pkg/cache/scheduler/clusterqueue.go:325-348 and 417-446 at Kueue v0.19.2). Any other check
-    is refused too: the manager runs nothing, so a check there gates work it cannot see; checks
-    belong on the workers' own queues (components/plan/fleet.py gives the manager's queues the
-    MultiKueue check alone)."""
-    checks: dict[str, list[Mapping[str, Any]]] = {}
-    for ac in of_type(resources, ADMISSION_CHECK):
-        checks.setdefault(cluster_of(ac), []).append(ac.props)
-    for q in of_type(resources, CLUSTER_QUEUE):
-        here = checks.get(cluster_of(q), [])
-        controllers = {dig(ac, "metadata", "name"): dig(ac, "spec", "controllerName") for ac in here}
-        named = [
-            as_dict(rule).get("name") for rule in as_list(dig(q.props, "spec", "admissionChecksStrategy", "admissionChecks"))
-        ]
-        if not any(controllers.get(n) == MULTIKUEUE_CONTROLLER for n in named if isinstance(n, str)):
-            continue
-        problems = cluster_queue_problems(q.props, here)
-        for name in named:
-            if not isinstance(name, str) or name not in controllers:
-                continue  # unknown before deploy, or missing: cluster_queue_problems says so
-            controller = controllers[name]
-            # Kueue's own reasons (a second MultiKueue check, a ProvisioningRequest one) are reported above.
-            if controller not in (MULTIKUEUE_CONTROLLER, PROVISIONING_CONTROLLER):
-                problems.append(
-                    f"ClusterQueue {k8s_name(q)}: AdmissionCheck {name} ({controller}) beside MultiKueue: the manager "
-                    "runs nothing, so checks belong on the workers' queues"
-                )
-        for problem in problems:
-            yield q.urn, f"{problem}; a ClusterQueue that uses a MultiKueue AdmissionCheck uses no other check"
