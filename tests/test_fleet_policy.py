@@ -308,3 +308,48 @@ def test_a_kubeconfig_in_a_secrets_data_passes_and_in_its_annotations_fires():
          lambda p: p["metadata"].setdefault("annotations", {}).update(backup=TOKEN_KUBECONFIG))
     assert violations(res, "fleet-kubeconfig-secret") == {
         ("fleet-kubeconfig-secret", "manager/kueue-system/multikueue-us-east4")}
+
+
+# -- single-cluster rules judge each cluster on its own -------------------------------------
+
+def _raise_gpu_quota(amount: int) -> Callable[[dict], None]:
+    def edit_quota(p: dict) -> None:
+        for group in p["spec"]["resourceGroups"]:
+            for flavor in group["flavors"]:
+                for r in flavor["resources"]:
+                    if r["name"] == "nvidia.com/gpu":
+                        r["nominalQuota"] = amount
+    return edit_quota
+
+
+PER_CLUSTER = {
+    # The manager's Namespace still carries research's level: it must not vouch for us-east5's.
+    "namespace level": (lambda res: _drop(res, "us-east5/research", ":Namespace"),
+                        "namespace-pod-security", None, "cluster us-east5: team namespace research"),
+    # The workers' LocalQueues must not make up for the manager's, where the sample is submitted.
+    "known queue": (lambda res: _drop(res, "manager/llm/gpu", ":LocalQueue"),
+                    "workload-known-queue", "manager/llm/smoke-h100", "names LocalQueue 'gpu'"),
+    "known priority": (lambda res: _drop(res, "manager/low", ":WorkloadPriorityClass"),
+                       "workload-known-priority", "manager/llm/smoke-h100", "priority-class=low"),
+    # us-east4 lost its flavor: the manager's (and europe-west4's) of that name are elsewhere.
+    "flavor exists": (lambda res: _drop(res, "us-east4/nvidia-h100-80gb-queued", ":ResourceFlavor"),
+                      "kueue-flavors-exist", "us-east4/gpu", "no ResourceFlavor"),
+    # 40 fits the fleet's 64 H100 but not us-east4's own 32.
+    "worker quota": (lambda res: edit(res, "us-east4/gpu", f"{KUEUE}:ClusterQueue", _raise_gpu_quota(40)),
+                     "kueue-quota-within-capacity", "us-east4/gpu", "exceeds the 32"),
+    # The manager's quota is its workers' pools added up: 65 is one more than they hold.
+    "manager quota": (lambda res: edit(res, "manager/gpu", f"{KUEUE}:ClusterQueue", _raise_gpu_quota(65)),
+                      "kueue-quota-within-capacity", "manager/gpu", "exceeds the 64"),
+}
+
+
+@pytest.mark.parametrize("case", PER_CLUSTER)
+def test_single_cluster_rules_judge_each_cluster_alone(case):
+    brk, rule_name, blamed, words = PER_CLUSTER[case]
+    res = resources()
+    assert not list(rules.run(rules.by_name(rule_name), res))
+    brk(res)
+    found = list(rules.run(rules.by_name(rule_name), res))
+    urns = {r.urn: r.name for r in res}
+    assert [urns.get(urn) for urn, _ in found] == [blamed], found
+    assert words in found[0][1], found[0][1]

@@ -23,6 +23,7 @@ from .base import (
     WORKLOADS,
     Resource,
     Rule,
+    per_cluster,
 )
 
 __all__ = ["RULES", "UNKNOWN", "Resource", "Rule", "by_name", "run"]
@@ -183,7 +184,7 @@ RULES: tuple[Rule, ...] = (
         "kueue-flavors-exist",
         "Every flavor a ClusterQueue names is a ResourceFlavor of the stack.",
         MANDATORY,
-        kueue.flavors_exist,
+        per_cluster(kueue.flavors_exist),
         stack=True,
     ),
     Rule(
@@ -244,7 +245,7 @@ RULES: tuple[Rule, ...] = (
         "pod-security.kubernetes.io/enforce with a Pod Security level; on production stacks (this policy's "
         "`production` setting) a privileged namespace also warns and audits at baseline.",
         MANDATORY,
-        namespaces.pod_security,
+        per_cluster(namespaces.pod_security),
         stack=True,
         config_schema={
             "production": {
@@ -259,7 +260,7 @@ RULES: tuple[Rule, ...] = (
         "On production stacks (this policy's `production` setting), every team namespace (one with a LocalQueue) "
         "has a NetworkPolicy selecting all its pods for Ingress, so that other namespaces' pods cannot reach them.",
         ADVISORY,
-        namespaces.network_policy,
+        per_cluster(namespaces.network_policy),
         stack=True,
         config_schema={
             "production": {
@@ -282,7 +283,7 @@ RULES: tuple[Rule, ...] = (
         "workload-known-queue",
         "A workload's queue-name label names a LocalQueue the stack creates in the workload's namespace.",
         MANDATORY,
-        workloads.workload_known_queue,
+        per_cluster(workloads.workload_known_queue),
         stack=True,
     ),
     Rule(
@@ -290,7 +291,7 @@ RULES: tuple[Rule, ...] = (
         "A workload's kueue.x-k8s.io/priority-class label names a WorkloadPriorityClass of the stack, and its "
         "pods' priorityClassName a PriorityClass of the stack. Workloads without a priority are allowed (0).",
         MANDATORY,
-        workloads.workload_known_priority,
+        per_cluster(workloads.workload_known_priority),
         stack=True,
     ),
     Rule(

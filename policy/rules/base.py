@@ -27,6 +27,8 @@ RESOURCE_FLAVOR = "kubernetes:kueue.x-k8s.io/*:ResourceFlavor"
 CLUSTER_QUEUE = "kubernetes:kueue.x-k8s.io/*:ClusterQueue"
 LOCAL_QUEUE = "kubernetes:kueue.x-k8s.io/*:LocalQueue"
 ADMISSION_CHECK = "kubernetes:kueue.x-k8s.io/*:AdmissionCheck"
+MULTIKUEUE_CLUSTER = "kubernetes:kueue.x-k8s.io/*:MultiKueueCluster"
+MULTIKUEUE_CONFIG = "kubernetes:kueue.x-k8s.io/*:MultiKueueConfig"
 WORKLOAD_PRIORITY_CLASS = "kubernetes:kueue.x-k8s.io/*:WorkloadPriorityClass"
 PRIORITY_CLASS = "kubernetes:scheduling.k8s.io/*:PriorityClass"
 JOB = "kubernetes:batch/v1:Job"
@@ -164,6 +166,39 @@ def cluster_of(r: Resource) -> str:
     if not isinstance(name, str):
         return ""
     return _naming.scope_of(r.name, f"{ns}/{name}" if isinstance(ns, str) and ns else name) or ""
+
+
+def by_cluster(resources: Sequence[Resource]) -> dict[str, list[Resource]]:
+    """The stack's resources per cluster scope ("" alone in a stack of one cluster). A
+    Kubernetes object's scope is cluster_of's; any other resource (the GKE cluster, its node
+    pools, service accounts) is in the scope its logical name starts with, when that is a
+    scope some Kubernetes object has, else in "" (a single-cluster stack's names, and
+    resources of no one cluster, keep their own)."""
+    k8s = [r for r in resources if r.type.startswith("kubernetes:")]
+    scopes = {cluster_of(r) for r in k8s}
+    out: dict[str, list[Resource]] = {}
+    for r in resources:
+        if r.type.startswith("kubernetes:"):
+            scope = cluster_of(r)
+        else:
+            head, sep, _ = r.name.partition(_naming.SCOPE_SEPARATOR)
+            scope = head if sep and head in scopes else ""
+        out.setdefault(scope, []).append(r)
+    return out
+
+
+def per_cluster(check: StackCheck) -> StackCheck:
+    """A stack rule judged on each cluster's resources alone: a namespace, a queue, a flavor
+    or a priority class on one cluster says nothing about another's. A finding with no
+    resource to blame names its cluster."""
+
+    @functools.wraps(check)
+    def run(resources: Sequence[Resource], config: Mapping[str, Any] = EMPTY) -> Iterable[tuple[str | None, str]]:
+        for scope, mine in by_cluster(resources).items():
+            for urn, message in check(mine, config):
+                yield urn, (f"cluster {scope}: {message}" if urn is None and scope else message)
+
+    return run
 
 
 def k8s_labels(props: Mapping[str, Any]) -> Mapping[str, Any]:

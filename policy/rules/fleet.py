@@ -28,6 +28,8 @@ from .base import (
     CLUSTER_QUEUE,
     EMPTY,
     LOCAL_QUEUE,
+    MULTIKUEUE_CLUSTER,
+    MULTIKUEUE_CONFIG,
     UNKNOWN,
     Resource,
     as_dict,
@@ -39,8 +41,6 @@ from .base import (
     of_type,
 )
 
-MULTIKUEUE_CLUSTER = "kubernetes:kueue.x-k8s.io/*:MultiKueueCluster"
-MULTIKUEUE_CONFIG = "kubernetes:kueue.x-k8s.io/*:MultiKueueConfig"
 SECRET = "kubernetes:core/v1:Secret"
 NAMESPACES = ("kubernetes:core/v1:Namespace", "kubernetes:core/v1:NamespacePatch")
 # kueue.MultiKueueConfigSecretKey: the key of the Secret Kueue reads the kubeconfig from.

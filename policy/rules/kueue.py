@@ -4,15 +4,18 @@ pools can back, and queues that keep their top-priority work off interruptible c
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from components import catalogue
+from components.fleet.queues import MULTIKUEUE_CONTROLLER
 
 from .base import (
+    ADMISSION_CHECK,
     CLUSTER_QUEUE,
     EMPTY,
     LOCAL_QUEUE,
+    MULTIKUEUE_CONFIG,
     RESOURCE_FLAVOR,
     UNKNOWN,
     WORKLOAD_PRIORITY_CLASS,
@@ -20,6 +23,7 @@ from .base import (
     as_dict,
     as_int,
     as_list,
+    by_cluster,
     describe,
     dig,
     fmt,
@@ -90,17 +94,60 @@ def quota_within_capacity(
     resources: Sequence[Resource], config: Mapping[str, Any] = EMPTY
 ) -> Iterator[tuple[str, str]]:
     """google.com/tpu and nvidia.com/gpu nominal quotas against the accelerators of the node
-    pools each flavor's nodeLabels select, at their ceiling. Skipped where GKE makes nodes no
-    pool describes (Autopilot, node auto-provisioning) or the stack has no cluster."""
-    cluster = cluster_facts(resources)
-    if cluster is None or cluster.makes_nodes:
-        return
-    pools = stack_pools(resources)
+    pools each flavor's nodeLabels select, at their ceiling, cluster by cluster (a fleet's
+    manager against its workers' pools: its quota is theirs added up). Skipped where GKE makes
+    nodes no pool describes (Autopilot, node auto-provisioning) or the stack has no cluster."""
+    parts = by_cluster(resources)
+    for scope, mine in parts.items():
+        yield from _quota_within(mine, _backing_pools(parts, scope))
+
+
+def _backing_pools(parts: Mapping[str, Sequence[Resource]], scope: str) -> Callable[[Resource], list | None]:
+    """queue -> the node pools behind it: its cluster's own, or, for a queue that admits
+    through a MultiKueue check, those of the workers the check's MultiKueueConfig lists
+    (MultiKueue runs every job on one of them). None where one of those clusters has nodes no
+    pool describes (Autopilot, node auto-provisioning) or is not in the stack."""
+    mine = parts[scope]
+    checks = {
+        k8s_name(ac): as_dict(dig(ac.props, "spec", "parameters")).get("name")
+        for ac in of_type(mine, ADMISSION_CHECK)
+        if dig(ac.props, "spec", "controllerName") == MULTIKUEUE_CONTROLLER
+    }
+    configs = {k8s_name(c): tuple(as_list(dig(c.props, "spec", "clusters"))) for c in of_type(mine, MULTIKUEUE_CONFIG)}
+    known: dict[tuple, list | None] = {}
+
+    def pools_of(scopes: tuple) -> list | None:
+        if scopes not in known:
+            found: list | None = []
+            for s in scopes:
+                cluster = cluster_facts(parts.get(s, [])) if isinstance(s, str) else None
+                if cluster is None or cluster.makes_nodes:
+                    found = None
+                    break
+                found += stack_pools(parts[s])
+            known[scopes] = found
+        return known[scopes]
+
+    def pools_for(queue: Resource) -> list | None:
+        for rule in as_list(dig(queue.props, "spec", "admissionChecksStrategy", "admissionChecks")):
+            config = checks.get(as_dict(rule).get("name"))
+            if config is not None:
+                return pools_of(configs.get(config, (None,)))
+        return pools_of((scope,))
+
+    return pools_for
+
+
+def _quota_within(resources: Sequence[Resource], pools_for: Callable[[Resource], list | None]) -> Iterator[tuple[str, str]]:
     flavors = _flavor_labels(resources)
-    # Which pools back a (flavor, resource) depends on neither the queue nor the quota: work it
-    # out once, not per queue (hundreds of queues x hundreds of pools at scale).
-    backing_of: dict[tuple[str, str], tuple[list, int | None]] = {}
+    # Which pools back a (flavor, resource) depends on neither the queue nor the quota, only on
+    # the pools behind the queue: work it out once, not per queue (hundreds of queues x
+    # hundreds of pools at scale).
+    backing_of: dict[tuple[int, str, str], tuple[list, int | None]] = {}
     for queue in of_type(resources, CLUSTER_QUEUE):
+        pools = pools_for(queue)
+        if pools is None:
+            continue
         for name, entry in queue_flavors(queue.props):
             if name not in flavors:
                 continue  # kueue-flavors-exist reports it
@@ -109,7 +156,7 @@ def quota_within_capacity(
                 nominal = quantity(dig(item, "nominalQuota"))
                 if resource not in ACCELERATORS or not nominal:
                     continue
-                key = (name, resource)
+                key = (id(pools), name, resource)
                 if key not in backing_of:
                     backing = [p for p in pools if p.resource == resource and selects(flavors[name], p)]
                     unknown = any(p.accelerators is None for p in backing)
@@ -133,6 +180,14 @@ def quota_within_capacity(
 
 
 def interruptible_only(resources: Sequence[Resource], config: Mapping[str, Any] = EMPTY) -> Iterator[tuple[str, str]]:
+    """Cluster by cluster (a fleet's manager judged by its workers' pools, where its jobs run):
+    see _interruptible_only."""
+    parts = by_cluster(resources)
+    for scope, mine in parts.items():
+        yield from _interruptible_only(mine, _backing_pools(parts, scope))
+
+
+def _interruptible_only(resources: Sequence[Resource], pools_for: Callable[[Resource], list | None]) -> Iterator[tuple[str, str]]:
     """A priority is non-preemptible when it is the highest WorkloadPriorityClass value of the
     stack: no workload outranks it, so Kueue never preempts it. (A PriorityClass with
     preemptionPolicy Never is the opposite notion: it never preempts others.) A ClusterQueue
@@ -160,12 +215,14 @@ def interruptible_only(resources: Sequence[Resource], config: Mapping[str, Any] 
                 served.setdefault(target, []).append(f"{describe(wl.type, wl.props)} ({labels[PRIORITY_LABEL]})")
     if not served:
         return
-    pools = stack_pools(resources)
+    own = stack_pools(resources)
     flavors = _flavor_labels(resources)
     for queue in of_type(resources, CLUSTER_QUEUE):
         name = k8s_name(queue)
         if name not in served:
             continue
+        pools = pools_for(queue)
+        pools = own if pools is None else pools
         homes: dict[str, set[str]] = {}
         for flavor, _ in queue_flavors(queue.props):
             models = flavor_capacity(flavors[flavor], pools) if flavor in flavors else None
