@@ -22,7 +22,7 @@ project = pulumi.Config("gcp").get("project")
 # Every problem at once: gcp:project's with the stack config's.
 project_problem = [p for p in [gcp_project_problem(project)] if p]
 try:
-    config = load_from_pulumi(source=source)
+    config = load_from_pulumi(source=source, project=project)
 except ConfigError as exc:
     raise ConfigError(project_problem + exc.problems, source) from None
 if project_problem:

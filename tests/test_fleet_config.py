@@ -36,7 +36,7 @@ FLEET = {
 }
 STACK = {
     "cluster": {"name": "ml-manager", "location": "us-central1", "nodeLocations": ["us-central1-a"],
-                "minMasterVersion": "1.34"},
+                "minMasterVersion": "1.34", "privateNodes": True},
     "clusterQueues": [
         {"name": "gpu", "flavors": ["nvidia-h100-80gb-queued"]},
         {"name": "tpu", "flavors": ["tpu-v6e-slice-2x4-flex"]},
@@ -166,3 +166,51 @@ def test_worker_names_are_checked_with_every_other_rule():
     assert found["gke-ai-batch:fleet.workers[3].name"] == "worker 'us-east4' is listed already (workers[0])"
     assert "names the manager's resources" in found["gke-ai-batch:fleet.workers[1].name"]
     assert "lets the manager in" in found["gke-ai-batch:fleet.workers[2].cluster.masterAuthorizedNetworks"]
+
+
+def _load(stack: dict, fleet: dict, project: str) -> dict[str, str]:
+    try:
+        load({**copy.deepcopy(stack), "fleet": copy.deepcopy(fleet)}, project=project)
+    except ConfigError as exc:
+        return dict(exc.problems)
+    return {}
+
+
+def test_a_worker_naming_the_stacks_own_project_is_in_the_managers_project():
+    # Explicitly the same project as gcp:project: the manager's cluster itself, and a private
+    # endpoint in the manager's VPC; another project's "default" network is another VPC.
+    fleet = copy.deepcopy(FLEET)
+    fleet["workers"][0]["project"] = "acme-ml"
+    fleet["workers"][0]["cluster"].update(name="ml-manager", location="us-central1", nodeLocations=["us-central1-a"])
+    found = _load(STACK, fleet, "acme-ml")
+    assert "is the manager's already" in found["gke-ai-batch:fleet.workers[0].cluster.name"]
+    fleet = copy.deepcopy(FLEET)
+    fleet["workers"][0]["cluster"].update(location="us-central1", nodeLocations=["us-central1-b"], privateNodes=True,
+                                          controlPlane={"ipEndpoint": "private"})
+    fleet["workers"][0]["project"] = "acme-ml"
+    assert _load(STACK, fleet, "acme-ml") == {}
+    fleet["workers"][0]["project"] = "acme-ml-other"
+    assert "answers only its VPC" in _load(STACK, fleet, "acme-ml")["gke-ai-batch:fleet.workers[0].cluster.controlPlane.ipEndpoint"]
+
+
+@pytest.mark.parametrize("integrations, at, words", [
+    (["batch/job", "jobset.x-k8s.io/jobset", "pod"], "kueue.integrations[2]", "pod in a fleet"),
+    (["batch/job", "leaderworkerset.x-k8s.io/leaderworkerset"], "kueue.integrations[1]", "never connects"),
+    (["pod"], "kueue.integrations", "enable at least one of batch/job, jobset.x-k8s.io/jobset"),
+])
+def test_a_fleet_enables_only_the_job_kinds_the_workers_let_the_manager_watch(integrations, at, words):
+    stack = {**copy.deepcopy(STACK), "kueue": {"integrations": integrations}}
+    assert words in problems(stack=stack)[f"gke-ai-batch:{at}"]
+
+
+def test_a_worker_that_serves_no_queue_is_refused():
+    fleet = copy.deepcopy(FLEET)
+    l4 = {"name": "l4", "gpu": {"type": "nvidia-l4", "count": 1}, "machineType": "g2-standard-8", "maxNodes": 2}
+    fleet["workers"].append(worker("us-west4", "us-west4", "a", [l4]))
+    assert "serves no ClusterQueue" in problems(fleet=fleet)["gke-ai-batch:fleet.workers[3].nodePools"]
+
+
+def test_the_manager_behind_authorized_networks_has_private_nodes():
+    stack = copy.deepcopy(STACK)
+    stack["cluster"]["privateNodes"] = False
+    assert "ephemeral IP" in problems(stack=stack)["gke-ai-batch:cluster.privateNodes"]

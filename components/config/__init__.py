@@ -18,13 +18,21 @@ from .stack import StackConfig
 __all__ = ["NAMESPACE", "ConfigError", "gcp_project_problem", "StackConfig", "decode", "load", "load_from_pulumi", "format_path", "split_namespace"]
 
 
-def load(values: Mapping[str, Any], *, region: str | None = None, source: str | None = None) -> StackConfig:
+def load(
+    values: Mapping[str, Any], *, region: str | None = None, project: str | None = None, source: str | None = None
+) -> StackConfig:
     """Validate the `gke-ai-batch:*` values (keys without the namespace). `region` is gcp:region,
-    the default for cluster.location."""
+    the default for cluster.location; `project` is gcp:project, the default for a fleet
+    worker's project (one that names it explicitly is in the manager's project all the same)."""
     data = dict(values)
     cluster = data.get("cluster")
     if isinstance(cluster, dict) and "location" not in cluster and region:
         data["cluster"] = {**cluster, "location": region}
+    fleet = data.get("fleet")
+    if project and isinstance(fleet, dict) and isinstance(fleet.get("workers"), list):
+        workers = [{k: v for k, v in w.items() if not (k == "project" and v == project)} if isinstance(w, dict) else w
+                   for w in fleet["workers"]]
+        data["fleet"] = {**fleet, "workers": workers}
     try:
         return StackConfig.model_validate(data)
     except ValidationError as exc:
@@ -65,7 +73,7 @@ def decode(value: Any) -> Any:
     return value
 
 
-def load_from_pulumi(source: str | None = None) -> StackConfig:
+def load_from_pulumi(source: str | None = None, project: str | None = None) -> StackConfig:
     """Read every key of this project's namespace from the running program's config, so that a
     misspelt top-level key is an error rather than a silently empty list.
 
@@ -76,7 +84,7 @@ def load_from_pulumi(source: str | None = None) -> StackConfig:
     import pulumi.runtime
 
     ours, region = split_namespace(pulumi.runtime.get_config_env())
-    return load({k: decode(v) for k, v in ours.items()}, region=decode(region), source=source)
+    return load({k: decode(v) for k, v in ours.items()}, region=decode(region), project=project, source=source)
 
 
 # Project IDs: 6 to 30 lowercase letters, digits or hyphens, starting with a letter, not ending

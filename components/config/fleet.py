@@ -21,6 +21,7 @@ from typing import Any, Iterator, Literal
 
 from pydantic import Field, model_validator
 
+from ..fleet.worker import JOB_RESOURCES
 from ..versions import managed_by_problem
 from .base import Duration, GkeName, K8sName, LabelValue, Model, RuleError, raise_all
 from .batch import FlavorConfig
@@ -88,7 +89,8 @@ class WorkerConfig(Model):
     """The worker's name in the fleet: its MultiKueueCluster, its kubeconfig Secret
     (multikueue-<name>) and its Pulumi naming scope."""
     project: str | None = None
-    """GCP project of the worker's cluster; defaults to gcp:project."""
+    """GCP project of the worker's cluster; defaults to gcp:project (the same project given
+    explicitly counts as the default)."""
     cluster: ClusterConfig
     node_pools: list[NodePoolConfig] = Field(min_length=1, max_length=500)
     """The worker's accelerator pools (DWS queued provisioning and flex-start first of all)."""
@@ -184,6 +186,7 @@ def fleet_problems(top, fleet: FleetConfig) -> Iterator[RuleError]:
         if problem:
             yield RuleError(("cluster", "minMasterVersion"), problem)
     yield from _name_problems(fleet)
+    yield from _integration_problems(top)
     yield from _placement_problems(top, fleet)
     yield from _reach_problems(top, fleet)
     # The fleet's teams and priorities once, at their own indices; then each worker as a stack
@@ -200,6 +203,13 @@ def fleet_problems(top, fleet: FleetConfig) -> Iterator[RuleError]:
     for i, worker in enumerate(fleet.workers):
         ws = worker_stack(top, worker)
         offered_anywhere |= set(ws.config.flavor_names())
+        if not ws.queues:
+            yield RuleError(
+                ("fleet", "workers", i, "nodePools"),
+                f"worker {worker.name} serves no ClusterQueue: none of its flavors "
+                f"({', '.join(ws.config.flavor_names()) or 'none'}) is in a queue, so MultiKueue would send it nothing; "
+                "add its flavor to a queue or drop the worker",
+            )
         faulty: set[int] = set()
         for problem in ws.config._problems():
             path = problem.path  # RuleError keeps it as a tuple
@@ -250,6 +260,26 @@ def _name_problems(fleet: FleetConfig) -> Iterator[RuleError]:
         seen.setdefault(w.name, i)
 
 
+def _integration_problems(top) -> Iterator[RuleError]:
+    """The manager's remote client watches, on every worker, the kind of each enabled
+    integration that has a MultiKueue adapter (GetMultiKueueAdapters, cmd/kueue/main.go:529),
+    and a worker where one watch is refused stays disconnected altogether
+    (multikueuecluster.go:352-366: "however let's not accept this for now"). The worker's RBAC
+    for the manager covers the job kinds in JOB_RESOURCES (components/fleet/worker.py), so the
+    fleet enables those and nothing else."""
+    covered = ", ".join(sorted(JOB_RESOURCES))
+    integrations = list(top.kueue.integrations)
+    for j, framework in enumerate(integrations):
+        if framework not in JOB_RESOURCES:
+            yield RuleError(
+                ("kueue", "integrations", j),
+                f"{framework} in a fleet: the manager would watch its kind on every worker, where its access covers "
+                f"only {covered}, and a worker with one refused watch never connects (Kueue multikueuecluster.go:352-366)",
+            )
+    if not any(f in JOB_RESOURCES for f in integrations):
+        yield RuleError(("kueue", "integrations"), f"a fleet dispatches batch work: enable at least one of {covered}")
+
+
 def _reach_problems(top, fleet: FleetConfig) -> Iterator[RuleError]:
     """The manager must reach every worker's API server with the kubeconfig the program gives it:
     the worker's IP endpoint, its CA and a static token (components/fleet/deploy.py). Kueue
@@ -264,15 +294,27 @@ def _reach_problems(top, fleet: FleetConfig) -> Iterator[RuleError]:
         elif ip == "authorizedNetworks" and not w.cluster.master_authorized_networks:
             yield RuleError(
                 ("fleet", "workers", i, "cluster", "masterAuthorizedNetworks"),
-                f"worker {w.name}: no authorized network lets the manager in: list the manager's egress addresses "
-                "(its Cloud NAT's, or its nodes' with public nodes)",
+                f"worker {w.name}: no authorized network lets the manager in: list the manager's egress address "
+                "(its Cloud NAT's)",
             )
-        elif ip == "private" and (w.cluster.network != top.cluster.network or region_of(w.cluster.location or "")
-                                  != region_of(top.cluster.location or "")):
+        elif ip == "private" and (w.project is not None or w.cluster.network != top.cluster.network
+                                  or region_of(w.cluster.location or "") != region_of(top.cluster.location or "")):
+            # A network name is per project: "default" in another project is another VPC.
             # A private endpoint answers its own VPC, and other regions only with global access,
             # which this program does not turn on (GKE docs how-to/latest/network-isolation).
             yield RuleError(at, f"worker {w.name}: its private endpoint answers only its VPC in its region; the manager "
                                 "is elsewhere: use authorizedNetworks with the manager's egress addresses")
+    if not top.cluster.private_nodes and any(w.cluster.control_plane.ip_endpoint == "authorizedNetworks"
+                                             for w in fleet.workers):
+        # Cloud NAT translates only for VM interfaces without an external IP
+        # (https://cloud.google.com/nat/docs/overview): with public nodes, the manager's calls
+        # leave from its nodes' own ephemeral addresses, which change on every scale-up or
+        # upgrade and are in no worker's authorized networks.
+        yield RuleError(
+            ("cluster", "privateNodes"),
+            "the manager reaches its workers' authorized networks from one fixed egress address (its Cloud NAT's); with "
+            "public nodes its calls leave from each node's own ephemeral IP instead: set privateNodes true",
+        )
 
 
 def _placement_problems(top, fleet: FleetConfig) -> Iterator[RuleError]:
