@@ -174,7 +174,8 @@ def test_checks_are_resolved_on_the_queues_own_cluster():
 
 # -- the fleet rules: names agree, teams everywhere, regions apart, kubeconfigs secret --
 
-FLEET_RULES = ("fleet-multikueue-names", "fleet-teams-everywhere", "fleet-worker-regions", "fleet-kubeconfig-secret")
+FLEET_RULES = ("fleet-multikueue-names", "fleet-teams-everywhere", "fleet-worker-regions", "fleet-kubeconfig-secret",
+               "fleet-dispatch-targets")
 
 
 def test_the_fleet_rules_are_mandatory_and_quiet_on_the_fleet():
@@ -354,3 +355,51 @@ def test_single_cluster_rules_judge_each_cluster_alone(case):
     urns = {r.urn: r.name for r in res}
     assert [urns.get(urn) for urn, _ in found] == [blamed], found
     assert words in found[0][1], found[0][1]
+
+
+# -- red-team findings: what a careless edit of a rendered fleet must not get past -----------
+
+def test_a_manager_queue_without_its_multikueue_check_fires():
+    # The manager would admit the jobs and run them itself, on no nodes.
+    res = resources()
+    edit(res, "manager/gpu", f"{KUEUE}:ClusterQueue", lambda p: p["spec"].pop("admissionChecksStrategy"))
+    assert ("fleet-multikueue-only", "manager/gpu") in violations(res, "fleet-multikueue-only")
+
+
+def test_a_cluster_using_another_workers_secret_fires():
+    res = resources()
+    edit(res, "manager/us-east4", f"{KUEUE}:MultiKueueCluster",
+         lambda p: p["spec"]["clusterSource"]["kubeConfig"].update(location="multikueue-us-east5"))
+    assert violations(res, "fleet-multikueue-names") == {("fleet-multikueue-names", "manager/us-east4")}
+
+
+def test_the_managers_identity_reading_secrets_fires():
+    # Reads only, yet the manager's token would read every worker Secret, tokens included.
+    res = resources()
+    secrets = {"apiGroups": [""], "resources": ["secrets"], "verbs": ["get", "list", "watch"]}
+    edit(res, f"us-east4/{wk.READ_ROLE}", f"{RBAC}:ClusterRole", lambda p: p["rules"].append(secrets))
+    found = list(rules.run(rules.by_name("rbac-no-queue-bypass"), res))
+    assert len(found) == 1 and "get/list/watch core secrets" in found[0][1], found
+
+
+DISPATCH_BREAKS = {
+    "no write binding": (lambda res: _drop(res, f"us-east4/llm/{wk.WRITE_BINDING}", ":RoleBinding"),
+                         "has no RoleBinding to multikueue-sa-write in namespace llm"),
+    "selector leaves the team out": (
+        lambda res: edit(res, "us-east4/gpu", f"{KUEUE}:ClusterQueue",
+                         lambda p: p["spec"]["namespaceSelector"]["matchExpressions"][0].update(values=["research"])),
+        "does not select namespace llm"),
+    "an idle worker in the config": (
+        lambda res: edit(res, "manager/dws-gpu", f"{KUEUE}:MultiKueueConfig", lambda p: p["spec"]["clusters"].append("us-east5")),
+        "to worker us-east5, whose ClusterQueue gpu is idle"),
+}
+
+
+@pytest.mark.parametrize("case", DISPATCH_BREAKS)
+def test_a_worker_that_cannot_take_a_queues_jobs_fires(case):
+    brk, words = DISPATCH_BREAKS[case]
+    res = resources()
+    brk(res)
+    found = list(rules.run(rules.by_name("fleet-dispatch-targets"), res))
+    assert len(found) == 1 and words in found[0][1], found
+    assert {r.urn: r.name for r in res}[found[0][0]] == "manager/dws-gpu"

@@ -78,10 +78,15 @@ def noncompliant_prod():
     multikueue = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "AdmissionCheck", "metadata": {"name": "fleet"},
                   "spec": {"controllerName": "kueue.x-k8s.io/multikueue",
                            "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "MultiKueueConfig", "name": "fleet"}}}
-    added(res, check, check.type, "fleet", multikueue)  # fleet-multikueue-names: no MultiKueueConfig "fleet"
-    # Two MultiKueue workers of prod in one region (fleet-worker-regions), whose team namespaces
-    # and queues are nowhere (fleet-teams-everywhere), with a worker's token kubeconfig in a
-    # ConfigMap (fleet-kubeconfig-secret).
+    added(res, check, check.type, "fleet", multikueue)
+    # Two MultiKueue workers of prod in one region (fleet-worker-regions), with no kubeconfig
+    # Secret (fleet-multikueue-names), whose team namespaces and queues are nowhere
+    # (fleet-teams-everywhere), the research queue dispatched to them all the same
+    # (fleet-dispatch-targets), and a worker's token kubeconfig in a ConfigMap
+    # (fleet-kubeconfig-secret).
+    config = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "MultiKueueConfig", "metadata": {"name": "fleet"},
+              "spec": {"clusters": ["east", "east-b"]}}
+    added(res, check, "kubernetes:kueue.x-k8s.io/v1beta2:MultiKueueConfig", "fleet", config)
     (gke,) = [r for r in res if r.type == "gcp:container/cluster:Cluster"]
     for worker in ("east", "east-b"):
         added(res, gke, gke.type, f"{worker}/cluster", {**copy.deepcopy(gke.inputs), "name": f"ml-{worker}"})

@@ -16,6 +16,7 @@ from ..config.base import _check_k8s_name as _k8s_name
 from ..plan.kueue import KUEUE_API, KUEUE_NAMESPACE, go_duration
 from ..config.fleet import DISPATCHERS, WORKERS_MAX, MultiKueueSettings  # noqa: F401 (re-exported)
 from ..versions import MANAGED_BY_MINOR, managed_by_problem  # noqa: F401 (re-exported)
+from .worker import kubeconfig_secret_name  # noqa: F401 (re-exported)
 
 # apis/kueue/v1beta2/multikueue_types.go:24: the key Kueue reads the kubeconfig from
 # (getKubeConfigFromSecret, pkg/controller/admissionchecks/multikueue/multikueuecluster.go:1074).
@@ -45,10 +46,6 @@ def multikueue_configuration(settings: MultiKueueSettings) -> dict[str, Any]:
 
 
 # -- the manager's objects ------------------------------------------------------------------------
-
-
-def kubeconfig_secret_name(worker: str) -> str:
-    return f"multikueue-{worker}"
 
 
 def encode_kubeconfig(kubeconfig: str) -> str:

@@ -69,6 +69,16 @@ KUEUE_WRITES: tuple[tuple[str, str], ...] = (
 )
 
 
+def kubeconfig_secret_name(worker: str) -> str:
+    """The manager's Secret (in kueue-system) holding the kubeconfig for `worker`."""
+    return f"multikueue-{worker}"
+
+
+def granted_triples(rules: Iterable[dict[str, Any]]) -> set[tuple[str, str, str]]:
+    """(API group, resource, verb) for every right the rules grant, as written."""
+    return {(g, r, v) for rule in rules for g in rule["apiGroups"] for r in rule["resources"] for v in rule["verbs"]}
+
+
 def _checked(kinds: Iterable[str]) -> list[str]:
     kinds = set(kinds)
     unknown = sorted(kinds - set(JOB_RESOURCES))

@@ -215,6 +215,15 @@ RULES: tuple[Rule, ...] = (
         stack=True,
     ),
     Rule(
+        "fleet-dispatch-targets",
+        "Every worker a manager queue's MultiKueueConfig lists can take that queue's jobs: its ClusterQueue of that "
+        "name has resource groups, selects every team namespace of the queue, and the manager's ServiceAccount is "
+        "bound to its write role in each.",
+        MANDATORY,
+        fleet.dispatch_targets,
+        stack=True,
+    ),
+    Rule(
         "fleet-teams-everywhere",
         "Every worker of a fleet has every team namespace and LocalQueue of the manager, each LocalQueue pointing at "
         "the same ClusterQueue, which the worker has: MultiKueue copies a workload into the same namespace and queue.",

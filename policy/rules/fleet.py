@@ -17,9 +17,10 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from components import naming
-from components.admission.objects import PROVISIONING_CONTROLLER
+from components.admission.objects import NAMESPACE_NAME_LABEL, PROVISIONING_CONTROLLER, selector_matches
+from components.fleet import worker as multikueue_worker
 from components.fleet.queues import MULTIKUEUE_CONTROLLER, cluster_queue_problems
-from components.fleet.worker import NAMESPACE as KUEUE_NAMESPACE
+from components.fleet.worker import NAMESPACE as KUEUE_NAMESPACE, kubeconfig_secret_name
 from components.regions import region_of
 
 from .base import (
@@ -73,6 +74,7 @@ def multikueue_only(resources: Sequence[Resource], config: Mapping[str, Any] = E
     belong on the workers' own queues (components/plan/fleet.py gives the manager's queues the
     MultiKueue check alone)."""
     checks = {c: [ac.props for ac in acs] for c, acs in _by_cluster(resources, ADMISSION_CHECK).items()}
+    managers = {cluster_of(m) for m in of_type(resources, MULTIKUEUE_CLUSTER)}
     for q in of_type(resources, CLUSTER_QUEUE):
         here = checks.get(cluster_of(q), [])
         controllers = {dig(ac, "metadata", "name"): dig(ac, "spec", "controllerName") for ac in here}
@@ -80,6 +82,11 @@ def multikueue_only(resources: Sequence[Resource], config: Mapping[str, Any] = E
             as_dict(rule).get("name") for rule in as_list(dig(q.props, "spec", "admissionChecksStrategy", "admissionChecks"))
         ]
         if not any(controllers.get(n) == MULTIKUEUE_CONTROLLER for n in named if isinstance(n, str)):
+            if cluster_of(q) in managers and UNKNOWN not in named:
+                yield q.urn, (
+                    f"ClusterQueue {k8s_name(q)} is on a MultiKueue manager but admits without a MultiKueue check: the "
+                    "manager would admit its jobs and run them itself, where no node pool is"
+                )
             continue
         problems = cluster_queue_problems(q.props, here)
         for name in named:
@@ -153,6 +160,12 @@ def names_agree(resources: Sequence[Resource], config: Mapping[str, Any] = EMPTY
                     "the stack does not manage; keep it in a Secret (locationType Secret)"
                 )
                 continue
+            if location != kubeconfig_secret_name(name):
+                yield mkc.urn, (
+                    f"MultiKueueCluster {name}: its kubeconfig Secret is {location}, not {kubeconfig_secret_name(name)}: "
+                    "each worker's kubeconfig is in the Secret named after it, or one cluster's connection uses "
+                    "another's credentials"
+                )
             secret = secrets.get((cluster_of(mkc), KUEUE_NAMESPACE, location))
             if secret is None:
                 yield mkc.urn, (
@@ -289,3 +302,68 @@ def kubeconfig_secret(resources: Sequence[Resource], config: Mapping[str, Any] =
                     f"{r.name}: {where} holds a kubeconfig with a credential outside a Secret's data: it is in clear "
                     "in state and previews; put it in a Secret's data (a Pulumi secret)"
                 )
+
+
+ROLE_BINDING = "kubernetes:rbac.authorization.k8s.io/*:RoleBinding"
+
+
+def dispatch_targets(resources: Sequence[Resource], config: Mapping[str, Any] = EMPTY) -> Iterator[tuple[str, str]]:
+    """Every worker a manager queue dispatches to (its MultiKueue check's MultiKueueConfig) can
+    take that queue's jobs: the worker's ClusterQueue of that name has resource groups (an idle
+    one admits nothing, and under the Incremental dispatcher takes a round's slot), its
+    namespaceSelector admits each team namespace whose LocalQueue points at the queue, and the
+    manager's ServiceAccount is bound to its write role in that namespace (creating the copy
+    is its first call there: workload.go:819)."""
+    managers = {cluster_of(m) for m in of_type(resources, MULTIKUEUE_CLUSTER)}
+    if not managers:
+        return
+    parts = _by_cluster(resources, CLUSTER_QUEUE, LOCAL_QUEUE, ADMISSION_CHECK, MULTIKUEUE_CONFIG, ROLE_BINDING,
+                        *NAMESPACES)
+    for manager in sorted(managers):
+        mine = parts.get(manager, [])
+        checks = {k8s_name(ac): as_dict(dig(ac.props, "spec", "parameters")).get("name") for ac in of_type(mine, ADMISSION_CHECK)
+                  if dig(ac.props, "spec", "controllerName") == MULTIKUEUE_CONTROLLER}
+        configs = {k8s_name(c): c for c in of_type(mine, MULTIKUEUE_CONFIG)}
+        for q in of_type(mine, CLUSTER_QUEUE):
+            names = [as_dict(r).get("name") for r in as_list(dig(q.props, "spec", "admissionChecksStrategy", "admissionChecks"))]
+            cfg = next((configs.get(checks[n]) for n in names if n in checks), None)
+            if cfg is None:
+                continue  # no MultiKueue check (fleet-multikueue-only) or no config (fleet-multikueue-names)
+            teams = sorted({k8s_namespace(lq.props) for lq in of_type(mine, LOCAL_QUEUE)
+                            if dig(lq.props, "spec", "clusterQueue") == k8s_name(q)})
+            for worker in as_list(dig(cfg.props, "spec", "clusters")):
+                if not isinstance(worker, str) or worker == UNKNOWN:
+                    continue
+                for reason in _cannot_take(parts.get(worker, []), k8s_name(q), teams):
+                    yield cfg.urn, f"MultiKueueConfig {k8s_name(cfg)} sends queue {k8s_name(q)}'s jobs to worker {worker}, {reason}"
+
+
+def _cannot_take(worker: Sequence[Resource], queue: str, teams: list[str]) -> Iterator[str]:
+    cq = next((q for q in of_type(worker, CLUSTER_QUEUE) if k8s_name(q) == queue), None)
+    groups = dig(cq.props, "spec", "resourceGroups") if cq is not None else None
+    if cq is None or (groups != UNKNOWN and not as_list(groups)):
+        yield (f"whose ClusterQueue {queue} is {'missing' if cq is None else 'idle (no resource groups)'}: "
+               "every copy sent there waits forever")
+        return
+    selector = dig(cq.props, "spec", "namespaceSelector")
+    labels = {k8s_name(n): {**as_dict(dig(n.props, "metadata", "labels")), NAMESPACE_NAME_LABEL: k8s_name(n)}
+              for n in of_type(worker, *NAMESPACES)}
+    bound = {k8s_namespace(b.props) for b in of_type(worker, ROLE_BINDING) if _binds_manager(b.props)}
+    for ns in teams:
+        if selector != UNKNOWN and not _unknown_in(selector) and not selector_matches(
+                selector, labels.get(ns, {NAMESPACE_NAME_LABEL: ns})):
+            yield f"whose ClusterQueue {queue} does not select namespace {ns}: its copies there are never admitted"
+        if ns not in bound:
+            yield (f"where the manager's ServiceAccount has no RoleBinding to {multikueue_worker.WRITE_ROLE} in "
+                   f"namespace {ns}: creating the copy is refused (Forbidden)")
+
+
+def _binds_manager(props: Mapping[str, Any]) -> bool:
+    ref = as_dict(props.get("roleRef"))
+    subject = {"kind": "ServiceAccount", "name": multikueue_worker.SERVICE_ACCOUNT, "namespace": KUEUE_NAMESPACE}
+    return (ref.get("kind") == "ClusterRole" and ref.get("name") == multikueue_worker.WRITE_ROLE
+            and any({k: as_dict(s).get(k) for k in subject} == subject for s in as_list(props.get("subjects"))))
+
+
+def _unknown_in(value: Any) -> bool:
+    return any(v == UNKNOWN for _, v in _strings(value, ()))

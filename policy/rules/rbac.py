@@ -257,10 +257,38 @@ def beyond_reads(rules: Any) -> list[str]:
     return found
 
 
+# Everything the MultiKueue manager may hold on a worker, for any job kind the program covers:
+# the cluster-wide reads, and in a served namespace the writes too (components/fleet/worker.py).
+_MULTIKUEUE_READS = multikueue_worker.granted_triples(multikueue_worker.read_rules(multikueue_worker.JOB_RESOURCES))
+_MULTIKUEUE_WRITES = multikueue_worker.granted_triples(multikueue_worker.write_rules(multikueue_worker.JOB_RESOURCES))
+
+
+def _beyond_multikueue(rules: Any, allowed: set[tuple[str, str, str]]) -> list[str]:
+    """Rights outside `allowed`, wildcards and named resources included: the manager's token
+    is a credential on every worker, so it holds what Kueue's remote client calls and no more
+    (reading Secrets, say, would hand the manager every worker token)."""
+    found = []
+    for rule in as_list(rules):
+        rule = as_dict(rule)
+        if rule.get("nonResourceURLs") or rule.get("resourceNames"):
+            found.append("nonResourceURLs or resourceNames (MultiKueue needs neither)")
+            continue
+        for g in as_list(rule.get("apiGroups")):
+            for r in as_list(rule.get("resources")):
+                extra = [str(v) for v in as_list(rule.get("verbs")) if (g, r, v) not in allowed]
+                if extra:
+                    found.append(f"{'/'.join(extra)} {g or 'core'} {r} (beyond what Kueue's MultiKueue client calls)")
+    return found
+
+
 def _multikueue_grants(rules: Any, namespace: str | None, served: bool) -> list[str]:
+    if _unknown(rules) or (rules is not None and not is_list(rules)):
+        return ["rights that cannot be verified (its rules are unknown before deploy)"]
     if namespace is None:
-        return [f"{g} (cluster-wide, the MultiKueue manager may only read)" for g in beyond_reads(rules)]
+        return ([f"{g} (cluster-wide, the MultiKueue manager may only read)" for g in beyond_reads(rules)]
+                or _beyond_multikueue(rules, _MULTIKUEUE_READS))
     granted = forbidden_grants(rules, allowed=multikueue_worker.KUEUE_WRITES)
+    granted += [g for g in _beyond_multikueue(rules, _MULTIKUEUE_READS | _MULTIKUEUE_WRITES) if g not in granted]
     if not served and beyond_reads(rules):
         granted.append(
             f"the MultiKueue manager's writes in {namespace}, where no LocalQueue points at a ClusterQueue with "
