@@ -83,6 +83,12 @@ def shared_schemas() -> Path:
     return SCHEMAS_DIR
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    from support.fuzz_report import REPORT
+
+    config.pluginmanager.register(REPORT, "stack-config-fuzz-report")
+
+
 # -- a skipped test fails the run ----------------------------------------------------------------
 # Everything the suite needs is in the repository or in requirements-dev.txt, so a skip can only
 # mean something is missing (a package, a vendored file) and its checks silently did not run.
