@@ -8,11 +8,10 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import yaml
-from synth import yamlread
 
 ROOT = Path(__file__).resolve().parent.parent
 STACKS = sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (ROOT / "stacks").glob("Pulumi.*.yaml"))
@@ -24,18 +23,26 @@ SINGLE_CLUSTER_STACKS = [s for s in STACKS if s not in FLEET_STACKS]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-import synth  # noqa: E402
+# synth (pulumi and the program, ~1.5 s) is imported on first use, not here: the xdist controller
+# and the pytest runs of tests/test_no_skips.py load this file and never synthesize anything.
+if TYPE_CHECKING:
+    import synth
 
 
 @functools.lru_cache(maxsize=None)
 def synth_stack(stack: str) -> synth.Result:
     """Synthesize a committed stack once per test session."""
+    import synth
+
     return synth.synthesize(ROOT, synth.StackFile.locate(ROOT, stack, None))
 
 
 def synth_config(tmp_path: Path, config: dict[str, Any], stack: str = "test") -> synth.Result:
     """Synthesize a stack file written from `config` (the stack file's `config:` mapping)."""
     path = tmp_path / f"Pulumi.{stack}.yaml"
+    import synth
+    from synth import yamlread
+
     path.write_text(yamlread.dump({"config": config}))
     return synth.synthesize(ROOT, synth.StackFile.locate(ROOT, None, path))
 
@@ -81,6 +88,12 @@ def shared_schemas() -> Path:
     from support.manifests import SCHEMAS_DIR
 
     return SCHEMAS_DIR
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    from support.fuzz_report import REPORT
+
+    config.pluginmanager.register(REPORT, "stack-config-fuzz-report")
 
 
 # -- a skipped test fails the run ----------------------------------------------------------------

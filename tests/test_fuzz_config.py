@@ -38,6 +38,7 @@ import synth
 from components import catalogue
 from conftest import base_config, synth_cli, synth_config
 from support import diagnostics
+from support.fuzz_report import REPORT
 
 NODE_POOL = "gcp:container/nodePool:NodePool"
 RESOURCE_POLICY = "gcp:compute/resourcePolicy:ResourcePolicy"
@@ -65,47 +66,7 @@ MUTATION_EXAMPLES = 40  # stacks, each given one mistake of every kind that appl
 CLI_EXAMPLES = 3
 
 
-# -- the count of cases, in the terminal summary ----------------------------------------------------
-
-
-class _FuzzReport:
-    """A pytest plugin registered by this module: counts cases, prints them at the end."""
-
-    def __init__(self) -> None:
-        self.counts: Counter[str] = Counter()
-        self.seconds: Counter[str] = Counter()
-
-    def pytest_terminal_summary(self, terminalreporter) -> None:
-        if not self.counts:
-            return
-        tr = terminalreporter
-        tr.write_sep("-", "stack config fuzzing (tests/test_fuzz_config.py)")
-        groups = {
-            "valid stacks": ["valid"],
-            "of which refused as never runnable (admission model)": ["valid:unrunnable"],
-            "lenient stacks (accepted and deployable, or refused)": ["lenient"],
-            "mutated stacks": [k for k in self.counts if k.startswith("mutation:")],
-            "CLI runs": ["cli"],
-        }
-        for title, keys in groups.items():
-            total = sum(self.counts[k] for k in keys)
-            if not total:
-                continue
-            line = f"{title}: {total} cases in {sum(self.seconds[k] for k in keys):.1f}s"
-            if title == "mutated stacks":
-                line += " (" + ", ".join(f"{k.split(':', 1)[1]} {self.counts[k]}" for k in sorted(keys)) + ")"
-            tr.write_line(line)
-
-
-REPORT = _FuzzReport()
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _report(request):
-    manager = request.config.pluginmanager
-    if not manager.is_registered(REPORT):
-        manager.register(REPORT, "stack-config-fuzz-report")
-    yield
+# -- the count of cases, in the terminal summary (tests/support/fuzz_report.py) ----------------------
 
 
 class _timed:

@@ -7,10 +7,15 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from conftest import ROOT
 
 
-def test_a_skip_fails_the_run_and_is_named(tmp_path):
+# The suite runs under pytest-xdist (pyproject.toml), where the tests run in worker processes and
+# the controller alone decides the exit status and prints the summary; and in one process.
+@pytest.mark.parametrize("mode", [["-n", "1"], ["-p", "no:xdist"]], ids=["xdist", "one process"])
+def test_a_skip_fails_the_run_and_is_named(tmp_path, mode):
     (tmp_path / "test_demo.py").write_text(
         "import pytest\n"
         "def test_runs(): pass\n"
@@ -18,7 +23,7 @@ def test_a_skip_fails_the_run_and_is_named(tmp_path):
     )
     run = subprocess.run(
         # The suite's conftest loaded as a plugin, over a file outside the suite.
-        [sys.executable, "-m", "pytest", "-p", "conftest", "-p", "no:cacheprovider", "-q", str(tmp_path)],
+        [sys.executable, "-m", "pytest", "-p", "conftest", "-p", "no:cacheprovider", *mode, "-q", str(tmp_path)],
         cwd=tmp_path,
         env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "tests"), str(ROOT)])},
         capture_output=True,
