@@ -13,7 +13,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from components import naming
@@ -35,6 +35,7 @@ from .base import (
     Resource,
     as_dict,
     as_list,
+    by_cluster,
     cluster_of,
     dig,
     k8s_name,
@@ -59,10 +60,32 @@ def _workers(resources: Sequence[Resource]) -> dict[str, list[Resource]]:
 
 
 def _by_cluster(resources: Sequence[Resource], *types: str) -> dict[str, list[Resource]]:
-    out: dict[str, list[Resource]] = {}
-    for r in of_type(resources, *types):
-        out.setdefault(cluster_of(r), []).append(r)
-    return out
+    return by_cluster(of_type(resources, *types))
+
+
+def serves(queue: Resource) -> bool:
+    """A ClusterQueue with resource groups: one that can admit anything. A fleet's worker keeps
+    the queues it has no flavors of idle, with none (components/plan/kueue.py
+    idle_cluster_queue). Unknown before deploy counts as serving."""
+    groups = dig(queue.props, "spec", "resourceGroups")
+    return groups == UNKNOWN or bool(as_list(groups))
+
+
+def dispatch_config(mine: Sequence[Resource]) -> Callable[[Resource], tuple[bool, Resource | None]]:
+    """For one cluster's resources: queue -> (admits through a MultiKueue check, the
+    MultiKueueConfig that check names, or None when it names none of the cluster's)."""
+    checks = {k8s_name(ac): as_dict(dig(ac.props, "spec", "parameters")).get("name")
+              for ac in of_type(mine, ADMISSION_CHECK) if dig(ac.props, "spec", "controllerName") == MULTIKUEUE_CONTROLLER}
+    configs = {k8s_name(c): c for c in of_type(mine, MULTIKUEUE_CONFIG)}
+
+    def of(queue: Resource) -> tuple[bool, Resource | None]:
+        for rule in as_list(dig(queue.props, "spec", "admissionChecksStrategy", "admissionChecks")):
+            name = as_dict(rule).get("name")
+            if name in checks:
+                return True, configs.get(checks[name])
+        return False, None
+
+    return of
 
 
 def multikueue_only(resources: Sequence[Resource], config: Mapping[str, Any] = EMPTY) -> Iterator[tuple[str, str]]:
@@ -321,12 +344,9 @@ def dispatch_targets(resources: Sequence[Resource], config: Mapping[str, Any] = 
                         *NAMESPACES)
     for manager in sorted(managers):
         mine = parts.get(manager, [])
-        checks = {k8s_name(ac): as_dict(dig(ac.props, "spec", "parameters")).get("name") for ac in of_type(mine, ADMISSION_CHECK)
-                  if dig(ac.props, "spec", "controllerName") == MULTIKUEUE_CONTROLLER}
-        configs = {k8s_name(c): c for c in of_type(mine, MULTIKUEUE_CONFIG)}
+        config_of = dispatch_config(mine)
         for q in of_type(mine, CLUSTER_QUEUE):
-            names = [as_dict(r).get("name") for r in as_list(dig(q.props, "spec", "admissionChecksStrategy", "admissionChecks"))]
-            cfg = next((configs.get(checks[n]) for n in names if n in checks), None)
+            _, cfg = config_of(q)
             if cfg is None:
                 continue  # no MultiKueue check (fleet-multikueue-only) or no config (fleet-multikueue-names)
             teams = sorted({k8s_namespace(lq.props) for lq in of_type(mine, LOCAL_QUEUE)
@@ -340,8 +360,7 @@ def dispatch_targets(resources: Sequence[Resource], config: Mapping[str, Any] = 
 
 def _cannot_take(worker: Sequence[Resource], queue: str, teams: list[str]) -> Iterator[str]:
     cq = next((q for q in of_type(worker, CLUSTER_QUEUE) if k8s_name(q) == queue), None)
-    groups = dig(cq.props, "spec", "resourceGroups") if cq is not None else None
-    if cq is None or (groups != UNKNOWN and not as_list(groups)):
+    if cq is None or not serves(cq):
         yield (f"whose ClusterQueue {queue} is {'missing' if cq is None else 'idle (no resource groups)'}: "
                "every copy sent there waits forever")
         return

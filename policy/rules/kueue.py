@@ -8,14 +8,11 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from components import catalogue
-from components.fleet.queues import MULTIKUEUE_CONTROLLER
 
 from .base import (
-    ADMISSION_CHECK,
     CLUSTER_QUEUE,
     EMPTY,
     LOCAL_QUEUE,
-    MULTIKUEUE_CONFIG,
     RESOURCE_FLAVOR,
     UNKNOWN,
     WORKLOAD_PRIORITY_CLASS,
@@ -33,6 +30,7 @@ from .base import (
     of_type,
     quantity,
 )
+from .fleet import dispatch_config
 from .facts import INTERRUPTIBLE, cluster_facts, flavor_capacity, selects, stack_pools
 from .workloads import PRIORITY_LABEL, QUEUE_LABEL, queue_managed
 
@@ -107,13 +105,7 @@ def _backing_pools(parts: Mapping[str, Sequence[Resource]], scope: str) -> Calla
     through a MultiKueue check, those of the workers the check's MultiKueueConfig lists
     (MultiKueue runs every job on one of them). None where one of those clusters has nodes no
     pool describes (Autopilot, node auto-provisioning) or is not in the stack."""
-    mine = parts[scope]
-    checks = {
-        k8s_name(ac): as_dict(dig(ac.props, "spec", "parameters")).get("name")
-        for ac in of_type(mine, ADMISSION_CHECK)
-        if dig(ac.props, "spec", "controllerName") == MULTIKUEUE_CONTROLLER
-    }
-    configs = {k8s_name(c): tuple(as_list(dig(c.props, "spec", "clusters"))) for c in of_type(mine, MULTIKUEUE_CONFIG)}
+    config_of = dispatch_config(parts[scope])
     known: dict[tuple, list | None] = {}
 
     def pools_of(scopes: tuple) -> list | None:
@@ -129,11 +121,10 @@ def _backing_pools(parts: Mapping[str, Sequence[Resource]], scope: str) -> Calla
         return known[scopes]
 
     def pools_for(queue: Resource) -> list | None:
-        for rule in as_list(dig(queue.props, "spec", "admissionChecksStrategy", "admissionChecks")):
-            config = checks.get(as_dict(rule).get("name"))
-            if config is not None:
-                return pools_of(configs.get(config, (None,)))
-        return pools_of((scope,))
+        multikueue, config = config_of(queue)
+        if not multikueue:
+            return pools_of((scope,))
+        return pools_of(tuple(as_list(dig(config.props, "spec", "clusters"))) if config is not None else (None,))
 
     return pools_for
 

@@ -33,6 +33,7 @@ from .base import (
     k8s_namespace,
     of_type,
 )
+from .fleet import serves
 
 WRITE_VERBS = ("create", "update", "patch", "delete", "deletecollection")
 KUEUE_GROUP = "kueue.x-k8s.io"
@@ -303,11 +304,8 @@ def _served_namespaces(resources: Sequence[Resource]) -> set[tuple[str, str | No
     every team's LocalQueue, and those of queues it has no capacity for point at an idle
     ClusterQueue (no resource groups) that admits nothing; MultiKueue never sends work there.
     Unknown values count as no queue (fail closed)."""
-    serving = set()
-    for q in of_type(resources, CLUSTER_QUEUE):
-        groups = as_dict(q.props.get("spec")).get("resourceGroups")
-        if is_list(groups) and as_list(groups):
-            serving.add((cluster_of(q), k8s_name(q)))
+    serving = {(cluster_of(q), k8s_name(q)) for q in of_type(resources, CLUSTER_QUEUE) if serves(q) and not _unknown(
+        as_dict(q.props.get("spec")).get("resourceGroups"))}
     return {
         (cluster_of(lq), k8s_namespace(lq.props)) for lq in of_type(resources, LOCAL_QUEUE)
         if (cluster_of(lq), as_dict(lq.props.get("spec")).get("clusterQueue")) in serving
