@@ -88,7 +88,8 @@ _K8S_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 # https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters#Cluster;
 # node pools likewise, NodePool.name).
 GKE_NAME_MAX = 40
-GkeName = Annotated[str, AfterValidator(_pattern_check(_DNS_LABEL, GKE_NAME_MAX, "GKE name"))]
+check_gke_name = _pattern_check(_DNS_LABEL, GKE_NAME_MAX, "GKE name")
+GkeName = Annotated[str, AfterValidator(check_gke_name)]
 
 # Kubernetes object names: RFC 1123 label (namespaces, queues, flavors, priority classes;
 # https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#dns-label-names).
