@@ -13,7 +13,7 @@ from types import SimpleNamespace
 import pytest
 
 import synth
-from conftest import ROOT
+from conftest import ROOT, base_config, synth_config
 from synth import add as add_cmd
 from synth import output
 from synth.__main__ import main
@@ -185,3 +185,39 @@ def test_the_summary_counts_in_words_and_names_gpus_as_gpus():
     head, columns, row = summary("east", plan).splitlines()
     assert head == "east: 1 node pool, 1 TPU slice, 1 VM at most, 1 TPU chip, 1 GPU"
     assert "chips" not in columns.split() and row.endswith(" 2 GPUs")
+
+
+# -- 8: durations in the user's unit ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "written, words",
+    [
+        ("200h", "200h exceeds GKE's limit of 168h (7 days)"),
+        ("10081m", "10081m exceeds GKE's limit of 10080m (7 days)"),
+        (604801, "604801s exceeds GKE's limit of 604800s (7 days)"),
+    ],
+)
+def test_a_duration_over_its_limit_is_refused_in_the_unit_it_was_written_in(tmp_path, written, words):
+    from support.diagnostics import assert_names
+    from test_config_errors import pools, valid
+
+    config = valid()
+    pools(config)[1].update(maxRunDuration=written)
+    result = synth_config(tmp_path, config)
+    assert result.exit_code == 2
+    assert_names(result.error, tmp_path / "Pulumi.test.yaml", "gke-ai-batch:nodePools[1].maxRunDuration", words)
+    assert "720000s" not in result.error
+
+
+def test_a_duration_beyond_go_is_refused_in_the_unit_it_was_written_in(tmp_path):
+    from support.diagnostics import assert_names
+
+    config = base_config(kueue={"waitForPodsReady": {"timeout": "999999999999999d"}})
+    result = synth_config(tmp_path, config)
+    assert_names(
+        result.error,
+        tmp_path / "Pulumi.test.yaml",
+        "gke-ai-batch:kueue.waitForPodsReady.timeout",
+        "999999999999999d is beyond Go's time.Duration (106751d, about 292 years)",
+    )
