@@ -221,3 +221,17 @@ def test_a_duration_beyond_go_is_refused_in_the_unit_it_was_written_in(tmp_path)
         "gke-ai-batch:kueue.waitForPodsReady.timeout",
         "999999999999999d is beyond Go's time.Duration (106751d, about 292 years)",
     )
+
+
+# -- 15: masked secrets keep their shape --------------------------------------------------------
+
+
+def test_a_masked_secret_keeps_its_keys_and_a_kubernetes_secret_stays_valid():
+    from synth import engine
+
+    secret = {engine._SIG_KEY: engine._SECRET_SIG, "value": {"kubeconfig": "YXBpVmVyc2lvbg==", "list": ["a", 1]}}
+    assert engine.plain({"data": secret}) == {"data": {"kubeconfig": "[secret]", "list": ["[secret]", "[secret]"]}}
+    assert engine.plain({"stringData": {**secret, "value": "token"}}) == {"stringData": "[secret]"}
+    inputs = engine._secret_data_masked("kubernetes:core/v1:Secret", {"data": {"kubeconfig": "[secret]"}})
+    assert inputs == {"data": {"kubeconfig": engine.SECRET_DATA_MASK}}
+    assert engine.is_masked(inputs["data"]) and not engine.is_masked({"kubeconfig": "YXBpVmVyc2lvbg=="})
