@@ -18,7 +18,7 @@ import json
 import os
 import sys
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from .diagnostics import (
@@ -84,7 +84,12 @@ def parser() -> argparse.ArgumentParser:
         description=__doc__.split("\n\n", 1)[1],
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("stacks", nargs="*", metavar="STACK", help="stack name(s): reads stacks/Pulumi.STACK.yaml")
+    p.add_argument(
+        "stacks",
+        nargs="*",
+        metavar="STACK",
+        help="stack name(s): reads stacks/Pulumi.STACK.yaml; or path(s) to a stack file, as --config",
+    )
     p.add_argument("--all", action="store_true", help="every stack in stacks/")
     p.add_argument("--config", type=Path, metavar="FILE", help="any stack file named Pulumi.<stack>.yaml")
     p.add_argument(
@@ -134,11 +139,14 @@ def _targets(args) -> list[tuple[str, Path | None]] | Diagnostic:
         if not names:
             return Diagnostic("no stacks in stacks/", "usage")
         return [(name, None) for name in names]
+    from .stackfile import stack_argument, stack_of
+
     if args.config:
-        return [(args.config.name, args.config)]
-    if len(set(args.stacks)) != len(args.stacks):
+        return [(stack_of(args.config) or args.config.name, args.config)]
+    targets = [stack_argument(ROOT, arg) for arg in args.stacks]
+    if len({stack for stack, _ in targets}) != len(targets):
         return Diagnostic("a stack is named twice", "usage")
-    return [(name, None) for name in args.stacks]
+    return targets
 
 
 def _run_one(stack: str, config: Path | None, out: Path | None, debug: bool) -> Outcome:
@@ -169,14 +177,20 @@ def _render(outcome: Outcome, stack: str, config: Path | None, out: Path | None)
         outcome.diagnostics, outcome.exit_code = exc.diagnostics, EXIT_INVALID_CONFIG
         return
     outcome.stack, outcome.file = stack_file.stack, stack_file.display()
-    out = out if out is not None else ROOT / "build" / stack_file.stack
+    given = out is not None
+    out = out if given else ROOT / "build" / stack_file.stack
+
+    def refused(exc: output.OutputError) -> Diagnostic:
+        # A usage error about --out, not a problem of the stack file.
+        return replace(exc.diagnostic, path="--out") if given else exc.diagnostic
+
     outcome.out = str(out)
     try:
         target = output.check_target(out, ROOT)
         if os.path.realpath(target) == os.path.dirname(os.path.realpath(stack_file.path)):
             raise output.OutputError("holds the stack file itself", out)
     except output.OutputError as exc:
-        outcome.diagnostics, outcome.exit_code = [exc.diagnostic], EXIT_INVALID_CONFIG
+        outcome.diagnostics, outcome.exit_code = [refused(exc)], EXIT_INVALID_CONFIG
         return
     result = synthesize(ROOT, stack_file)
     outcome.violations = result.violations
@@ -188,11 +202,33 @@ def _render(outcome: Outcome, stack: str, config: Path | None, out: Path | None)
             output.check_target(out, ROOT)  # again, under the lock: another run may have changed it
             output.write(target, output_files(result))
     except output.OutputError as exc:
-        outcome.diagnostics = [exc.diagnostic]
+        outcome.diagnostics = [refused(exc)]
         outcome.exit_code = EXIT_BUSY if exc.busy else EXIT_INVALID_CONFIG
         return
     outcome.summary = result.summary
     outcome.exit_code = result.exit_code
+    note = _unregistered(stack_file)
+    if note:
+        outcome.diagnostics = [note]
+
+
+def _unregistered(stack_file) -> Diagnostic | None:
+    """A note for a stack of stacks/ that lacks what the repository keeps for each stack (its
+    URN list and policy config: synth/add.py), which the tests and the PR workflow expect."""
+    from .add import missing_registration
+
+    if os.path.realpath(stack_file.path) != os.path.realpath(ROOT / "stacks" / f"Pulumi.{stack_file.stack}.yaml"):
+        return None
+    missing = missing_registration(ROOT, stack_file.stack)
+    if not missing:
+        return None
+    return Diagnostic(
+        f"stack {stack_file.stack!r} is not registered (no {', no '.join(missing)}): "
+        f"run `python -m synth.add {stack_file.stack}` and commit what it writes",
+        "registration",
+        file=stack_file.display(),
+        severity="note",
+    )
 
 
 def _print_outcome(outcome: Outcome, quiet: bool) -> None:
@@ -207,8 +243,13 @@ def _print_outcome(outcome: Outcome, quiet: bool) -> None:
     for d in outcome.diagnostics:
         print(d.render(), file=sys.stderr)
     if outcome.exit_code == EXIT_INVALID_CONFIG and outcome.diagnostics and outcome.file:
-        n = len(outcome.diagnostics)
-        print(f"synth: {outcome.file}: {n} problem{'s' if n > 1 else ''}; nothing written", file=sys.stderr)
+        in_file = [d for d in outcome.diagnostics if d.file == outcome.file]
+        if in_file:
+            from .report.md import plural
+
+            print(f"synth: {outcome.file}: {plural(len(in_file), 'problem')}; nothing written", file=sys.stderr)
+        else:  # the output folder was refused: the stack file is fine
+            print(f"synth: {outcome.stack}: nothing written", file=sys.stderr)
     elif outcome.exit_code in (EXIT_OK, EXIT_POLICY_VIOLATION) and outcome.out and not quiet:
         print(f"wrote {outcome.out}")
 

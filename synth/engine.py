@@ -7,6 +7,7 @@ order depends only on the program: two runs of the same stack record the same se
 from __future__ import annotations
 
 import asyncio
+import base64
 import concurrent.futures
 import contextlib
 import gc
@@ -43,6 +44,13 @@ _SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
 _RESOURCE_SIG = "5cf8f73096256a8f31e491e813e4eb8e"
 _SIG_KEY = "4dabf18193072939515e22adb298388d"
 _UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+
+SECRET_MASK = "[secret]"
+"""What synth writes for each value of a Pulumi secret: the value never leaves the engine."""
+SECRET_DATA_MASK = base64.b64encode(SECRET_MASK.encode()).decode()
+"""The mask of a Kubernetes Secret's `data` value, which the API server decodes as base64
+(core/v1 Secret.data: map[string][]byte): the bytes "[secret]", so the Secret stays valid."""
+_KUBERNETES_SECRET = "kubernetes:core/v1:Secret"
 
 
 @dataclass
@@ -83,7 +91,7 @@ def plain(value: Any) -> Any:
     if isinstance(value, dict):
         sig = value.get(_SIG_KEY)
         if sig == _SECRET_SIG:
-            return "[secret]"
+            return masked(plain(value["value"])) if "value" in value else SECRET_MASK
         if sig == _RESOURCE_SIG:
             return value.get("urn")
         return {k: plain(v) for k, v in value.items()}
@@ -96,6 +104,33 @@ def plain(value: Any) -> Any:
     return value
 
 
+def masked(value: Any) -> Any:
+    """A secret's value in its shape: a mapping keeps its keys and a list its length, so that
+    what holds it stays the object it is (a Secret's `data` a mapping of keys), and every
+    value in it is masked."""
+    if isinstance(value, dict):
+        return {k: masked(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [masked(v) for v in value]
+    return SECRET_MASK
+
+
+def is_masked(value: Any) -> bool:
+    """Whether `value` is a masked secret: every value in it a mask, and at least one."""
+    if isinstance(value, dict):
+        return bool(value) and all(is_masked(v) for v in value.values())
+    if isinstance(value, list):
+        return bool(value) and all(is_masked(v) for v in value)
+    return value in (SECRET_MASK, SECRET_DATA_MASK)
+
+
+def _secret_data_masked(type_: str, inputs: dict[str, Any]) -> dict[str, Any]:
+    data = inputs.get("data")
+    if type_ != _KUBERNETES_SECRET or not isinstance(data, dict):
+        return inputs
+    return {**inputs, "data": {k: SECRET_DATA_MASK if v == SECRET_MASK else v for k, v in data.items()}}
+
+
 def _struct_to_plain(struct: struct_pb2.Struct) -> Any:
     """plain(json_format.MessageToDict(struct)) in one pass over the message, without the
     JSON printer's per-field descriptor lookups (a third of the monitor's time at scale)."""
@@ -104,7 +139,7 @@ def _struct_to_plain(struct: struct_pb2.Struct) -> Any:
         sig = fields[_SIG_KEY]
         if sig.WhichOneof("kind") == "string_value":
             if sig.string_value == _SECRET_SIG:
-                return "[secret]"
+                return masked(_value_to_plain(fields["value"])) if "value" in fields else SECRET_MASK
             if sig.string_value == _RESOURCE_SIG:
                 return json_format.MessageToDict(fields["urn"]) if "urn" in fields else None
     return {k: _value_to_plain(fields[k]) for k in fields}
@@ -161,7 +196,7 @@ class RecordingMonitor(mocks.MockMonitor):
             # did it would fail at `pulumi up`, so its recording must not succeed either.
             raise DuplicateUrnError(f"Duplicate resource URN '{urn}'; try giving it a unique name")
         self._urns.add(urn)
-        inputs = _struct_to_plain(request.object)
+        inputs = _secret_data_masked(request.type, _struct_to_plain(request.object))
         options: dict[str, Any] = {}
         if request.protect:
             options["protect"] = True
@@ -409,5 +444,5 @@ async def _stack_outputs() -> dict[str, Any]:
     for name, value in sorted(getattr(stack, "outputs", {}).items()):
         output = pulumi.Output.from_input(value)
         resolved = await output.future()
-        outputs[name] = "[secret]" if await output.is_secret() else plain(resolved)
+        outputs[name] = masked(plain(resolved)) if await output.is_secret() else plain(resolved)
     return outputs

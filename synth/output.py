@@ -19,6 +19,7 @@ import os
 import re
 import shutil
 import stat
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -104,6 +105,7 @@ def check_target(out: Path, root: Path) -> Path:
     if real == Path.home().resolve():
         raise OutputError("is your home folder; synth replaces its output folder as a whole", out)
     if not os.path.lexists(target):
+        _check_writable_parent(target, out)
         return target
     mode = os.stat(target).st_mode
     if not stat.S_ISDIR(mode):
@@ -129,7 +131,32 @@ def check_target(out: Path, root: Path) -> Path:
             "move that out, or choose another folder",
             out,
         )
+    if not _writable(target):
+        # Replacing it needs only its parent writable: the folder's own mode would be ignored.
+        raise OutputError("is read-only; synth replaces its output folder as a whole: make it writable, or choose another folder", out)
+    _check_writable_parent(target, out)
     return target
+
+
+def _writable(folder: Path) -> bool:
+    """Whether synth may change `folder`: the system lets it (os.access), and its mode has a
+    write bit, because root passes os.access everywhere, yet a folder whose owner took away
+    every write bit (chmod a-w) says it must not change."""
+    try:
+        mode = os.stat(folder).st_mode
+    except OSError:
+        return False
+    return stat.S_ISDIR(mode) and bool(mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH)) and os.access(folder, os.W_OK | os.X_OK)
+
+
+def _check_writable_parent(target: Path, out: Path) -> None:
+    """The folder synth creates `target` in (or the nearest one that exists, where it creates
+    the rest) must be writable: the output, its temporary sibling and its lock go there."""
+    parent = target.parent
+    while not os.path.lexists(parent) and parent != parent.parent:
+        parent = parent.parent
+    if not _writable(parent):
+        raise OutputError(f"cannot be written: {parent} is read-only or not a folder", out)
 
 
 @contextlib.contextmanager
@@ -201,7 +228,21 @@ def _swap(tmp: Path, target: Path) -> None:
     except BaseException:
         os.rename(old, target)
         raise
-    shutil.rmtree(old, ignore_errors=True)
+    _remove_tree(old)
+
+
+def _remove_tree(path: Path) -> None:
+    """rmtree that also empties read-only subfolders (a chmod -w one would otherwise leave
+    `path`, a .<out>.old-* folder, behind)."""
+
+    def writable_and_retry(function, name, _exc):
+        with contextlib.suppress(OSError):
+            os.chmod(os.path.dirname(name), 0o755)
+            function(name)
+
+    handler = {"onexc" if sys.version_info >= (3, 12) else "onerror": writable_and_retry}  # onerror: deprecated in 3.12
+    with contextlib.suppress(OSError):
+        shutil.rmtree(path, **handler)
 
 
 def _remove_stale(target: Path) -> None:
@@ -217,4 +258,4 @@ def _remove_stale(target: Path) -> None:
             with contextlib.suppress(OSError):
                 os.rename(path, target)
                 continue
-        shutil.rmtree(path, ignore_errors=True)
+        _remove_tree(path)

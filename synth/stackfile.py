@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from components.config.errors import NAMESPACE, join_path
+from components.config.errors import NAMESPACE, did_you_mean, join_path
 
 from . import yamlread
 from .diagnostics import Diagnostic
@@ -74,22 +74,53 @@ class StackFile:
                 raise StackFileError([Diagnostic(problem, "usage")])
             path = root / "stacks" / f"Pulumi.{stack}.yaml"
             if not os.path.lexists(path):  # a folder, device or broken link is read, and refused, as a file
-                known = ", ".join(existing_stacks(root / "stacks")) or "none"
-                raise StackFileError([Diagnostic(f"no stack {stack!r} (no {display_path(path)}); stacks: {known}", "usage")])
+                known = existing_stacks(root / "stacks")
+                raise StackFileError(
+                    [
+                        Diagnostic(
+                            f"no stack {stack!r} (no {display_path(path)}){did_you_mean(stack, known)}; "
+                            f"stacks: {', '.join(known) or 'none'}",
+                            "usage",
+                        )
+                    ]
+                )
             return cls(path, stack)
-        name = config.name
-        if not (name.startswith("Pulumi.") and name.endswith(".yaml")) or len(name) <= len("Pulumi..yaml"):
+        # Whether the file is there first: a path that names nothing is a typo in the path,
+        # whatever its name.
+        if not os.path.lexists(config):
+            raise StackFileError([Diagnostic("no such stack file", "usage", file=str(config))])
+        stack = stack_of(config)
+        if stack is None:
             raise StackFileError([Diagnostic("stack files are named Pulumi.<stack>.yaml", "usage", file=str(config))])
-        stack = name[len("Pulumi.") : -len(".yaml")]
         problem = stack_name_problem(stack)
         if problem:
             raise StackFileError([Diagnostic(problem, "usage", file=str(config))])
-        if not config.exists():
-            raise StackFileError([Diagnostic("no such stack file", "usage", file=str(config))])
         return cls(config, stack)
 
     def display(self) -> str:
         return display_path(self.path)
+
+
+def stack_of(path: Path) -> str | None:
+    """The stack a file named Pulumi.<stack>.yaml is for; None for any other name."""
+    name = path.name
+    if not (name.startswith("Pulumi.") and name.endswith(".yaml")) or len(name) <= len("Pulumi..yaml"):
+        return None
+    return name[len("Pulumi.") : -len(".yaml")]
+
+
+def stack_argument(root: Path, arg: str) -> tuple[str, Path | None]:
+    """A command-line STACK: a stack name, or a path to a stack file (as `--config` takes it)
+    when it is no stack's name and reads as a path: it has a '/', or ends in .yaml or .yml
+    (`stacks/Pulumi.dev.yaml`, `Pulumi.dev.yaml`). (stack, None) or (stack, path)."""
+    if os.path.lexists(root / "stacks" / f"Pulumi.{arg}.yaml"):
+        return arg, None
+    if "/" in arg or os.sep in arg or arg.endswith((".yaml", ".yml")):
+        path = Path(arg)
+        if path.name == arg and not os.path.lexists(path) and os.path.lexists(root / "stacks" / arg):
+            path = root / "stacks" / arg  # a stack file's name alone: the one in stacks/
+        return stack_of(path) or path.name, path
+    return arg, None
 
 
 def existing_stacks(stacks_dir: Path) -> list[str]:

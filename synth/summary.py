@@ -1,6 +1,8 @@
-"""The few lines synth prints: node pools with slices, VMs and chips."""
+"""The few lines synth prints: node pools with slices, VMs and accelerators."""
 
 from __future__ import annotations
+
+from .report.md import plural
 
 
 def summary(stack: str, plan, fleet=None) -> str:
@@ -11,16 +13,18 @@ def summary(stack: str, plan, fleet=None) -> str:
     pools = [(p, f"{w.name}/{p.name}") for w in fleet.workers for p in w.plan.pools] if fleet else [
         (p, p.name) for p in plan.pools]
     plans = [w.plan for w in fleet.workers] if fleet else [plan]
-    workers = f" on {len(fleet.workers)} workers" if fleet else ""
+    workers = f" on {plural(len(fleet.workers), 'worker')}" if fleet else ""
     lines = [
-        f"{stack}: {len(pools)} node pools{workers}, {sum(p.slices for p in plans)} TPU slices, "
-        f"{sum(p.vms for p in plans)} VMs at most, {sum(p.tpu_chips for p in plans)} TPU chips, "
-        f"{sum(p.gpus for p in plans)} GPUs"
+        f"{stack}: {plural(len(pools), 'node pool')}{workers}, {plural(sum(p.slices for p in plans), 'TPU slice')}, "
+        f"{plural(sum(p.vms for p in plans), 'VM')} at most, {plural(sum(p.tpu_chips for p in plans), 'TPU chip')}, "
+        f"{plural(sum(p.gpus for p in plans), 'GPU')}"
     ]
     if pools:
-        lines.append(f"  {'pool':<28} {'capacity':<11} {'machine':<20} {'shape':<10} {'VMs':>5} {'chips':>6}")
+        lines.append(f"  {'pool':<28} {'capacity':<11} {'machine':<20} {'shape':<10} {'VMs':>5} {'accelerators':>13}")
     for p, name in pools:
         shape = p.tpu.topology if p.tpu else ("gpu" if p.kind == "gpu" else "cpu")
         vms = f"0-{p.nodes}" if p.autoscaled else str(p.nodes)
-        lines.append(f"  {name:<28} {p.capacity:<11} {p.machine_type:<20} {shape:<10} {vms:>5} {p.chips:>6}")
+        # PoolPlan.chips counts TPU chips of a TPU pool and GPUs of a GPU pool: say which.
+        accelerators = plural(p.chips, "TPU chip") if p.tpu else plural(p.chips, "GPU") if p.kind == "gpu" else "-"
+        lines.append(f"  {name:<28} {p.capacity:<11} {p.machine_type:<20} {shape:<10} {vms:>5} {accelerators:>13}")
     return "\n".join(lines)

@@ -54,7 +54,7 @@ CASES = [
     ("queued with a reservation", lambda c: pools(c)[1].update(reservation="r"), "gke-ai-batch:nodePools[1].reservation", "NO_RESERVATION"),
     ("flexStart with a reservation", lambda c: pools(c)[0].update(capacity="flexStart", reservation="r"), "gke-ai-batch:nodePools[0].reservation", "flexStart pools cannot consume a reservation"),
     ("flexStart below 1.33.0-gke.1712000", lambda c: (pools(c)[0].update(capacity="flexStart"), c.update({"gke-ai-batch:catalogue": {"channels": {"REGULAR": {"minors": ["1.32"]}}}}), c["gke-ai-batch:cluster"].update(minMasterVersion="1.32")), "gke-ai-batch:nodePools[0].capacity", "need GKE 1.33.0-gke.1712000 or later"),
-    ("maxRunDuration over 7 days", lambda c: pools(c)[1].update(maxRunDuration="8d"), "gke-ai-batch:nodePools[1].maxRunDuration", "exceeds GKE's limit of 7 days"),
+    ("maxRunDuration over 7 days", lambda c: pools(c)[1].update(maxRunDuration="8d"), "gke-ai-batch:nodePools[1].maxRunDuration", "8d exceeds GKE's limit of 7d (7 days)"),
     ("maxRunDuration on demand", lambda c: pools(c)[0].update(maxRunDuration="1h"), "gke-ai-batch:nodePools[0].maxRunDuration", "only flexStart and queued"),
     ("node pools on Autopilot", lambda c: c["gke-ai-batch:cluster"].update(mode="autopilot"), "gke-ai-batch:nodePools[0]", "Autopilot clusters have no node pools"),
     ("duplicate pool names", lambda c: pools(c).append(copy.deepcopy(GPU)), "gke-ai-batch:nodePools[2].name", "'h100' is also made by nodePools[1]"),

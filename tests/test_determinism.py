@@ -36,7 +36,7 @@ def test_two_runs_write_identical_files(tmp_path):
 @pytest.mark.parametrize("stack", STACKS)
 def test_urns_match_the_committed_list(stack):
     committed = urn_file(stack)
-    assert committed.exists(), f"missing {committed.relative_to(ROOT)}: run python -m synth.urns {stack}"
+    assert committed.exists(), f"missing {committed.relative_to(ROOT)}: run python -m synth.add {stack}"
     want, got = committed.read_text(), urn_list(synth_stack(stack))
     diff = "".join(difflib.unified_diff(want.splitlines(True), got.splitlines(True), "committed", "synth"))
     assert got == want, (

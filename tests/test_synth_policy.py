@@ -130,7 +130,7 @@ def test_every_stack_says_in_its_policy_config_whether_it_is_production():
     rule = rules.by_name("gke-deletion-protection")
     for stack in STACKS:
         path = levels.config_path(stack)
-        assert path.is_file(), f"add {path.relative_to(ROOT)} (copy dev.json, or prod.json for a production stack)"
+        assert path.is_file(), f"missing {path.relative_to(ROOT)}: run python -m synth.add {stack}"
         config = levels.for_stack(stack)
         assert "production" in config.get(rule.name, {}), f"{path.name}: say production true or false"
         stack_file = yaml.safe_load((ROOT / "stacks" / f"Pulumi.{stack}.yaml").read_text())["config"]

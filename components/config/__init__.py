@@ -5,14 +5,13 @@ that lists every problem with its key path."""
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from typing import Any, Mapping
 
 from pydantic import ValidationError
 
-from .errors import NAMESPACE, ConfigError, format_path, from_validation_error
+from .errors import NAMESPACE, ConfigError, did_you_mean, format_path, from_validation_error
 from .stack import StackConfig
 
 __all__ = ["NAMESPACE", "ConfigError", "gcp_project_problem", "StackConfig", "decode", "load", "load_from_pulumi", "format_path", "split_namespace"]
@@ -56,8 +55,8 @@ def split_namespace(config: Mapping[str, Any]) -> tuple[dict[str, Any], str | No
             ours[key] = value
         elif full_key in ("gcp:region", "gcp:config:region"):
             region = value
-        elif difflib.get_close_matches(namespace, [NAMESPACE], n=1, cutoff=0.75):
-            misses.append((full_key, f"unknown namespace {namespace!r} (did you mean {NAMESPACE!r}?)"))
+        elif hint := did_you_mean(namespace, [NAMESPACE], cutoff=0.75):
+            misses.append((full_key, f"unknown namespace {namespace!r}{hint}"))
     if misses:
         raise ConfigError(misses)
     return ours, region

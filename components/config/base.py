@@ -88,7 +88,8 @@ _K8S_LABEL = r"[a-z0-9]([-a-z0-9]*[a-z0-9])?"
 # https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters#Cluster;
 # node pools likewise, NodePool.name).
 GKE_NAME_MAX = 40
-GkeName = Annotated[str, AfterValidator(_pattern_check(_DNS_LABEL, GKE_NAME_MAX, "GKE name"))]
+check_gke_name = _pattern_check(_DNS_LABEL, GKE_NAME_MAX, "GKE name")
+GkeName = Annotated[str, AfterValidator(check_gke_name)]
 
 # Kubernetes object names: RFC 1123 label (namespaces, queues, flavors, priority classes;
 # https://kubernetes.io/docs/concepts/overview/working-with-objects/names/#dns-label-names).
@@ -251,7 +252,35 @@ GO_DURATION_MAX_SECONDS = (2**63 - 1) // 1_000_000_000
 _DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
 
 
-def duration_seconds(value: int | str) -> int:
+class Seconds(int):
+    """A duration in seconds that remembers how the stack file wrote it ('200h'), so that a
+    message about it answers in the user's unit: `200h exceeds ... 168h`, not `720000s`."""
+
+    written: int | str
+
+    def __new__(cls, seconds: int, written: int | str):
+        self = super().__new__(cls, seconds)
+        self.written = written
+        return self
+
+    def __reduce__(self):
+        return (Seconds, (int(self), self.written))
+
+    @property
+    def unit(self) -> str:
+        return self.written[-1] if isinstance(self.written, str) else "s"
+
+    def shown(self) -> str:
+        """The duration as the file wrote it: '200h', or '720000s' for a bare number of seconds."""
+        return self.written if isinstance(self.written, str) else f"{self.written}s"
+
+    def limit(self, seconds: int) -> str:
+        """A limit of `seconds` in this duration's unit, rounded down as a limit is: '168h',
+        '10080m', '604800s'."""
+        return f"{seconds // _DURATION_UNITS[self.unit]}{self.unit}"
+
+
+def duration_seconds(value: int | str) -> Seconds:
     """'3600s', '90m', '24h', '7d' or a whole number of seconds."""
     if isinstance(value, bool):
         raise ValueError("a duration is a whole number of seconds or a string like '90m', '24h', '7d'")
@@ -266,12 +295,13 @@ def duration_seconds(value: int | str) -> int:
         seconds = int(m.group(1)) * _DURATION_UNITS[m.group(2)]
     if seconds <= 0:
         raise ValueError("a duration must be positive")
+    duration = Seconds(seconds, value)
     if seconds > GO_DURATION_MAX_SECONDS:
         raise ValueError(
-            f"a duration of {seconds}s is beyond Go's time.Duration ({GO_DURATION_MAX_SECONDS}s, about 292 years), "
+            f"{duration.shown()} is beyond Go's time.Duration ({duration.limit(GO_DURATION_MAX_SECONDS)}, about 292 years), "
             "which Kueue and GKE parse it as"
         )
-    return seconds
+    return duration
 
 
 Duration = Annotated[int | str, AfterValidator(duration_seconds)]

@@ -19,6 +19,12 @@ NAMESPACE = "gke-ai-batch"
 _IDENT_RX = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
+def did_you_mean(word: str, choices, cutoff: float = 0.6) -> str:
+    """` (did you mean 'x'?)` for the choice closest to a misspelt `word`, or "" if none is close."""
+    hint = difflib.get_close_matches(word, list(choices), n=1, cutoff=cutoff)
+    return f" (did you mean {hint[0]!r}?)" if hint else ""
+
+
 class ConfigError(RunError):
     """The stack config is invalid. `problems` holds (key path, message) pairs. A RunError, so
     `pulumi up` prints the message alone, without a traceback."""
@@ -139,10 +145,7 @@ def _describe(root: type[BaseModel], loc: tuple, err: dict) -> str:
         removed = getattr(model, "REMOVED_KEYS", {}).get(key)
         if removed:
             return f"unknown key {key!r}: {removed}"
-        hint = difflib.get_close_matches(key, allowed, n=1)
-        text = f"unknown key {key!r}"
-        if hint:
-            text += f" (did you mean {hint[0]!r}?)"
+        text = f"unknown key {key!r}{did_you_mean(key, allowed)}"
         return f"{text}; allowed: {', '.join(allowed)}" if allowed else text
     if kind == "missing":
         return "required"

@@ -277,7 +277,8 @@ class NodePoolConfig(Model):
             elif self.max_run_duration > SEVEN_DAYS:
                 yield RuleError(
                     "maxRunDuration",
-                    f"{self.max_run_duration}s exceeds GKE's limit of 7 days ({SEVEN_DAYS}s)",
+                    f"{self.max_run_duration.shown()} exceeds GKE's limit of "
+                    f"{self.max_run_duration.limit(SEVEN_DAYS)} (7 days)",
                 )
         if cap == "queued" and self.tpu is None and self.gpu is None:
             yield RuleError("capacity", "queued provisioning is for GPU and TPU pools")

@@ -197,7 +197,7 @@ def names_agree(resources: Sequence[Resource], config: Mapping[str, Any] = EMPTY
                 )
                 continue
             keys = [as_dict(secret.props.get(field)) for field in ("data", "stringData")]
-            # A masked value (synth's "[secret]") hides its keys: the key check is for what is in view.
+            # A value masked whole ("[secret]") hides its keys: the key check is for what is in view.
             if any(keys) and not any(KUBECONFIG_KEY in k for k in keys):
                 yield secret.urn, (
                     f"Secret {KUEUE_NAMESPACE}/{location} has no key {KUBECONFIG_KEY!r}, which Kueue reads for "

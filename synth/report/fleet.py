@@ -19,6 +19,7 @@ from components.naming import scope_of
 
 # The package, not names from it: it imports this module before it defines them.
 from .. import report as base
+from ..engine import is_masked
 from . import admission, replacement
 from .md import DASH, code, codes, plural, table
 
@@ -272,7 +273,7 @@ def _access(fleet, recording) -> list[str]:
         secret = secrets.get(name)
         if secret is None:
             kept = f"**no kubeconfig Secret {code(name)} on the manager**: MultiKueue cannot reach this worker"
-        elif secret.inputs.get("data") == "[secret]":
+        elif is_masked(secret.inputs.get("data")):
             kept = (f"its kubeconfig is Secret {code(_ns_name(secret.inputs))} on the manager, a Pulumi secret "
                     "(encrypted in the state, masked in previews)")
         else:

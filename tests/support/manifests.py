@@ -1182,20 +1182,6 @@ def secret_problems(m: dict[str, Any]) -> list[str]:
     return out
 
 
-# How synth records a secret value (synth/engine.py). pulumi-kubernetes' typed Secret wraps its
-# whole `data` and `stringData` as secrets (Output.secret in kubernetes.core.v1.Secret), so a
-# Secret the program fills from Outputs (a fleet's kubeconfigs) has `data: "[secret]"`: content
-# that no offline check can see. It is left out of the check, not passed off as valid.
-SECRET_MARK = "[secret]"
-
-
-def _without_secret_content(manifest: dict[str, Any]) -> dict[str, Any]:
-    if (manifest.get("apiVersion"), manifest.get("kind")) != ("v1", "Secret"):
-        return manifest
-    hidden = [f for f in ("data", "stringData") if manifest.get(f) == SECRET_MARK]
-    return {k: v for k, v in manifest.items() if k not in hidden} if hidden else manifest
-
-
 HAND_WRITTEN: dict[tuple[str, str], Callable[[dict[str, Any]], list[str]]] = {
     ("v1", "Secret"): secret_problems,
     ("kueue.x-k8s.io/v1beta2", "ClusterQueue"): cluster_queue_problems,
@@ -1302,7 +1288,6 @@ class Validator:
         if api_version in REJECTED_API_VERSIONS:
             return [f"apiVersion: Invalid value: {api_version!r}: {REJECTED_API_VERSIONS[api_version]}"]
         out: list[str] = []
-        manifest = _without_secret_content(manifest)
         if (api_version, kind) in CORE_KINDS:
             scope = CORE_KINDS[(api_version, kind)]
             out += _schema_errors(_core_validator(self.core_version, api_version, kind), manifest)
