@@ -1,7 +1,7 @@
 """gke-ai-batch-bootstrap: the Workload Identity pool and GitHub provider, the state bucket, the
 secrets keys, and per main-program stack a read-only preview identity and a deployer.
 
-`pulumi up` in bootstrap/ runs this program (README, "Bootstrap"); `python -m bootstrap.synth
+`pulumi up` in bootstrap/ runs this program (docs/bootstrap.md); `python -m bootstrap.synth
 STACK` runs it offline and writes what it would create. It takes no arguments of its own."""
 
 import sys

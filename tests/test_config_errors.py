@@ -265,8 +265,8 @@ def test_the_cli_prints_every_problem_as_the_readme_shows(tmp_path):
         ("gke-ai-batch:workloads[0].pool", "unknown node pool 'v5e'; known: v6e, h100"),
     ]
     shown = result.error.replace(str(file), "bad/Pulumi.dev.yaml") + "\nsynth: bad/Pulumi.dev.yaml: 3 problems; nothing written"
-    readme = (ROOT / "README.md").read_text()
-    assert f"$ python -m synth --config bad/Pulumi.dev.yaml\n{shown}\n" in readme
+    page = (ROOT / "docs" / "synth.md").read_text()
+    assert f"$ python -m synth --config bad/Pulumi.dev.yaml\n{shown}\n" in page
 
 
 def _job(**keys) -> dict:
@@ -413,7 +413,7 @@ def test_one_mistake_in_an_entry_is_one_message():
 
 
 def test_cross_key_rules_wait_until_every_key_is_valid_on_its_own():
-    # Two rounds (README, "Two commands"): pydantic runs a model's rules across keys only
+    # Two rounds (docs/synth.md, "Diagnostics"): pydantic runs a model's rules across keys only
     # once each key has validated, so the unknown team shows after the topology is fixed.
     config = valid()
     pools(config)[0]["tpu"]["topology"] = "4x5"

@@ -1,6 +1,6 @@
 """The lock files (requirements*.txt, policy/requirements.txt) stay in step with their inputs
 (*.in) and stay hash-checked, without the network: scripts/lock.sh is the only thing that
-writes them (README: Dependencies)."""
+writes them (docs/dependencies.md)."""
 
 from __future__ import annotations
 
@@ -106,7 +106,7 @@ def test_runtime_and_pack_locks_install_what_the_tests_ran_with(lock):
 
 
 def install_lines() -> list[tuple[str, str]]:
-    files = [ROOT / "README.md", ROOT / ".ci" / "run", *(ROOT / ".github").rglob("*.yml")]
+    files = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / ".ci" / "run", *(ROOT / ".github").rglob("*.yml")]
     return [
         (str(path.relative_to(ROOT)), line.strip())
         for path in files
@@ -118,6 +118,7 @@ def install_lines() -> list[tuple[str, str]]:
 def test_every_install_from_a_lock_file_checks_hashes():
     lines = install_lines()
     assert any(path == ".ci/run" for path, _ in lines) and any(path.startswith(".github") for path, _ in lines)
+    assert any(path.startswith("docs/") for path, _ in lines)
     for path, line in lines:
         assert "--require-hashes" in line, f"{path}: {line}"
         assert ".in" not in line.split("-r", 1)[1].split()[0], f"{path} installs an input, not a lock: {line}"

@@ -4,7 +4,7 @@ synth's recording engine (synth/engine.py) reaches below the SDK's public API wh
 API does not go: the mock monitor it subclasses, the stack-trace capture it switches off, the
 coroutine that runs a program and waits for its registrations, the wire format of values. A new
 pulumi release can change any of them without notice; these tests say which one moved. The
-README's "Pulumi SDK internals" lists them and why each is needed."""
+docs/benchmark.md, "Pulumi SDK internals synth relies on", lists them and why each is needed."""
 
 from __future__ import annotations
 

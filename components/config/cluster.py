@@ -117,7 +117,7 @@ class DatabaseEncryption(Model):
     this Cloud KMS key wraps (GKE docs how-to/encrypting-secrets)."""
 
     key_name: str
-    """projects/<project>/locations/<cluster's region>/keyRings/<ring>/cryptoKeys/<key>; GKE's service agent needs roles/cloudkms.cryptoKeyEncrypterDecrypter on it (README, Bootstrap)."""
+    """projects/<project>/locations/<cluster's region>/keyRings/<ring>/cryptoKeys/<key>; GKE's service agent needs roles/cloudkms.cryptoKeyEncrypterDecrypter on it (docs/bootstrap.md)."""
 
     @field_validator("key_name")
     @classmethod

@@ -149,7 +149,7 @@ class NodePoolConfig(Model):
     """TPU only: one node pool per slice, named <name>-<i>. Default 1."""
     capacity: Capacity = "onDemand"
     """onDemand, spot, reservation (with reservation), flexStart or queued (Dynamic Workload
-    Scheduler); see README "Capacity types" for what each sets."""
+    Scheduler); docs/capacity-types.md says what each sets."""
     reservation: str | None = None
     """Reservation name (or projects/P/reservations/R for a shared one); capacity reservation only."""
     min_nodes: int | None = Field(None, ge=0, le=CLUSTER_NODES_MAX)

@@ -1,12 +1,15 @@
-"""The config reference in the README, generated from the models so it cannot drift:
+"""The configuration reference (docs/configuration.md), generated from the models so it cannot drift:
 
-    python -m components.config.reference   # prints the Markdown between the README markers
+    python -m components.config.reference   # prints the Markdown between the page's markers
+    python -m components.config.reference --write   # rewrites docs/configuration.md between them
 """
 
 from __future__ import annotations
 
+import textwrap
 import types
 import typing
+from pathlib import Path
 from typing import Any, Literal, Union
 
 from pydantic import BaseModel
@@ -16,6 +19,8 @@ from . import NAMESPACE
 from .stack import StackConfig
 
 START, END = "<!-- config-reference:start -->", "<!-- config-reference:end -->"
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
+REGENERATE = "python -m components.config.reference --write"
 
 
 def _type_name(annotation: Any) -> str:
@@ -69,6 +74,11 @@ def _models(root: type[BaseModel]) -> list[type[BaseModel]]:
     return seen
 
 
+def current(page: str) -> str:
+    """The block between the markers of `page`, markers included."""
+    return page[page.index(START) : page.index(END) + len(END)]
+
+
 def render() -> str:
     lines = [START, ""]
     for model in _models(StackConfig):
@@ -76,7 +86,7 @@ def render() -> str:
         lines.append(f"#### {title}")
         if model.__doc__ and model is not StackConfig:
             lines.append("")
-            lines.append(" ".join(model.__doc__.split()))
+            lines.append(textwrap.fill(" ".join(model.__doc__.split()), 96, break_long_words=False, break_on_hyphens=False))
         lines += ["", "| key | type | default | notes |", "|---|---|---|---|"]
         for name, field in model.model_fields.items():
             key = field.alias or name
@@ -92,5 +102,10 @@ def render() -> str:
 if __name__ == "__main__":
     from .. import cli
 
-    cli.parser("python -m components.config.reference", __doc__).parse_args()
-    print(render())
+    parser = cli.parser("python -m components.config.reference", __doc__)
+    parser.add_argument("--write", action="store_true", help=f"rewrite {PAGE.relative_to(PAGE.parents[1])} between its markers")
+    if parser.parse_args().write:
+        page = PAGE.read_text()
+        PAGE.write_text(page.replace(current(page), render()))
+    else:
+        print(render())

@@ -4,7 +4,7 @@ A flavor's node labels are what its pools' nodes carry (so Kueue's injected node
 pods on exactly those nodes), its tolerations cover every taint on them, and its capacity is
 what the pools provide at their ceiling: a TPU flavor of 3 slices x 8 chips holds 24
 google.com/tpu, and the cpu and memory its nodes leave to pods (allocatable, after GKE's
-reservations), so that queues cover every resource a real pod requests (README "Quotas")."""
+reservations), so that queues cover every resource a real pod requests (docs/batch-layer.md, "Quotas cover cpu and memory")."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Node pools: from a pool entry to the exact `gcp.container.NodePool` arguments GKE needs.
 
 Rules per capacity (GKE docs: dws-flex-start-training-tpu, provisioningrequest, spot-vms,
-consuming-reservations; see README "Capacity types"):
+consuming-reservations; see docs/capacity-types.md):
 - onDemand / spot / reservation: TPU slices have a fixed node count (VMs per slice); GPU and
   CPU pools autoscale between minNodes and maxNodes.
 - flexStart / queued: GKE creates nodes on request, so the pool autoscales from 0 (initial 0)

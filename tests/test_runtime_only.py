@@ -1,0 +1,104 @@
+"""requirements.txt alone renders: nothing on the render path imports a package that only
+requirements-dev.txt installs.
+
+The README's runtime-only command (and `pulumi up`, which installs requirements.txt into .venv)
+depends on it. Building a second virtualenv here would take a minute, so synth runs instead in a
+subprocess of this one whose import system refuses every top-level module of a distribution the
+dev lock has and the runtime lock has not: the lists come from the lock files and the installed
+distributions' metadata, so a new test tool is refused without anyone listing it."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+from test_lockfiles import DEV_LOCK, lock_entries
+
+RUNTIME_LOCK = "requirements.txt"
+
+# Runs in the subprocess: argv[1] the refused top-level names (comma-separated), argv[2] the
+# module to run, the rest its arguments. A refused import fails as a missing package would, and
+# is also reported, so that one guarded by `except ImportError` still fails the test; so is a
+# refused module found loaded at the end by another route. What site's .pth files loaded before
+# the hook (setuptools' _distutils_hack) is interpreter start-up, not the render path.
+HOOK = """
+import runpy, sys
+refused = set(sys.argv[1].split(","))
+at_start = set(sys.modules)
+tried = []
+
+class RefuseDevOnly:
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in refused:
+            tried.append(name)
+            raise ModuleNotFoundError(f"{name} is not in requirements.txt", name=name)
+        return None
+
+sys.meta_path.insert(0, RefuseDevOnly())
+module, sys.argv = sys.argv[2], [sys.argv[2], *sys.argv[3:]]
+try:
+    runpy.run_module(module, run_name="__main__", alter_sys=True)
+finally:
+    loaded = sorted(m for m in set(sys.modules) - at_start if m.partition(".")[0] in refused)
+    if tried or loaded:
+        print(f"dev-only imports: tried {sorted(set(tried))}, loaded {loaded}", file=sys.stderr)
+"""
+
+
+def _top_level(distribution: str) -> set[str]:
+    """The importable top-level names an installed distribution provides."""
+    try:
+        dist = importlib.metadata.distribution(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        # Locked for another platform (an environment marker); nothing of it can be imported here.
+        return set()
+    listed = dist.read_text("top_level.txt")
+    if listed:
+        return {name.strip() for name in listed.split() if name.strip().isidentifier()}
+    names = set()
+    for file in dist.files or ():
+        first, *rest = Path(file).parts
+        if first == ".." or first.endswith((".dist-info", ".data")):
+            continue  # scripts, metadata
+        if rest or first.endswith((".py", ".so", ".pyd")):  # a package, or a one-file module
+            name = first.split(".")[0]
+            if name.isidentifier() and name != "__pycache__":
+                names.add(name)
+    return names
+
+
+def dev_only_modules() -> set[str]:
+    runtime = set(lock_entries(RUNTIME_LOCK))
+    dev_only = set(lock_entries(DEV_LOCK)) - runtime
+    provided_at_runtime = set().union(*(_top_level(d) for d in runtime))
+    return set().union(*(_top_level(d) for d in dev_only)) - provided_at_runtime
+
+
+def test_dev_only_modules_are_derived_from_the_locks():
+    # The hook is only as good as this set: it must hold the test tools and none of the runtime.
+    refused = dev_only_modules()
+    assert {"pytest", "jsonschema", "hypothesis", "pulumi_policy"} <= refused
+    assert not refused & {"pulumi", "pulumi_gcp", "pulumi_kubernetes", "pydantic", "yaml"}
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["synth", "--all", "--quiet"], ["bootstrap.synth", "example"]],
+    ids=["synth --all", "bootstrap.synth example"],
+)
+def test_renders_with_the_runtime_lock_alone(command, tmp_path):
+    refused = ",".join(sorted(dev_only_modules()))
+    run = subprocess.run(
+        [sys.executable, "-c", HOOK, refused, *command, "--out", str(tmp_path / "out")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert run.returncode == 0 and "dev-only imports" not in run.stderr, run.stderr[-3000:]
+    assert any((tmp_path / "out").rglob("resources.json"))
