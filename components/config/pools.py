@@ -52,12 +52,9 @@ class TpuSpec(Model):
 
     @model_validator(mode="after")
     def _in_catalogue(self):
-        gen = catalogue.TPU_GENERATIONS[self.version]
-        if self.topology not in gen.topologies:
-            raise RuleError(
-                "topology",
-                f"{self.topology!r} is not a {self.version} topology; allowed: {', '.join(gen.topologies)}",
-            )
+        problem = catalogue.topology_problem(catalogue.TPU_GENERATIONS[self.version], self.topology)
+        if problem is not None:
+            raise RuleError("topology", problem)
         if self.machine_type is not None:
             try:
                 catalogue.tpu_slice(self.version, self.topology, self.machine_type)
