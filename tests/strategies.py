@@ -677,7 +677,8 @@ def workload(
             completions = draw(st.integers(1, 8))
             wl["completions"] = completions
             if draw(st.booleans()):
-                wl["parallelism"] = draw(st.integers(1, completions))
+                # Above completions too: Kubernetes and Kueue run min(parallelism, completions).
+                wl["parallelism"] = draw(st.integers(1, completions + 2))
         elif draw(st.booleans()):
             wl["parallelism"] = draw(st.integers(1, 8))
         if draw(st.integers(0, 2)) == 0:

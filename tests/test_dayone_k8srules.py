@@ -84,3 +84,44 @@ def test_every_generated_topology_is_one_the_rule_accepts():
             assert catalogue.topology_problem(gen, topology) is None, (gen.version, topology)
     assert "4x4x20" in catalogue.TPU_GENERATIONS["v5p"].topologies
     assert "4x4x12" in catalogue.TPU_GENERATIONS["tpu7x"].topologies
+
+
+# -- valid Jobs and queue names that used to be refused ------------------------------------------
+
+GPU_POOL = {"name": "l4", "gpu": {"type": "nvidia-l4", "count": 1}, "machineType": "g2-standard-8", "maxNodes": 4}
+
+
+def _gpu_stack(**workload) -> dict:
+    return base_config(
+        nodePools=[copy.deepcopy(GPU_POOL)],
+        clusterQueues=[{"name": "cq"}],
+        teams=[{"namespace": "team-a", "localQueue": "lq", "clusterQueue": "cq"}],
+        workloads=[{"kind": "job", "name": "eval", "team": "team-a", "pool": "l4", "image": "i:1", **workload}],
+    )
+
+
+def test_parallelism_above_completions_renders_and_counts_the_smaller(tmp_path):
+    result = synth_config(tmp_path, _gpu_stack(parallelism=4, completions=2))
+    assert result.exit_code == 0, result.error
+    job = by_name(result, "kubernetes:batch/v1:Job", "team-a/eval")["inputs"]
+    assert (job["spec"]["parallelism"], job["spec"]["completions"]) == (4, 2)
+    # Kueue's Workload has min(parallelism, completions) pods: 2 pods of one L4 each.
+    report = result.extra_files["report.md"]
+    row = next(line for line in report.splitlines() if line.startswith("| `eval`"))
+    assert [c.strip() for c in row.strip("|").split("|")][-2:] == ["2", "2 nvidia.com/gpu"]
+
+
+def test_a_local_queue_name_with_a_dot_renders(tmp_path):
+    config = _gpu_stack(localQueue="team.a")
+    config[f"{NS}:teams"][0]["localQueue"] = "team.a"
+    result = synth_config(tmp_path, config)
+    assert result.exit_code == 0, result.error
+    job = by_name(result, "kubernetes:batch/v1:Job", "team-a/eval")["inputs"]
+    assert job["metadata"]["labels"]["kueue.x-k8s.io/queue-name"] == "team.a"
+
+
+@pytest.mark.parametrize("name, words", [("team..a", "not a valid LocalQueue name"), ("q" * 64, "at most 63 characters")])
+def test_a_local_queue_name_kueue_refuses_is_refused(tmp_path, name, words):
+    config = _gpu_stack()
+    config[f"{NS}:teams"][0]["localQueue"] = name
+    _refused(tmp_path, config, "teams[0].localQueue", words)

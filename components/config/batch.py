@@ -18,6 +18,7 @@ from .base import (
     Labels,
     Model,
     Quantity,
+    QueueName,
     RuleError,
     is_label_value,
     is_qualified_name,
@@ -324,7 +325,7 @@ class ClusterQueueConfig(Model):
 class TeamConfig(Model):
     namespace: K8sName
     """Created unless it is default; kube-*, gke-* and gmp-* namespaces belong to Kubernetes and GKE."""
-    local_queue: K8sName
+    local_queue: QueueName
     """LocalQueue in that namespace; workloads name it in kueue.x-k8s.io/queue-name."""
     cluster_queue: K8sName
     labels: Labels = {}

@@ -803,9 +803,6 @@ class StackConfig(Model):
             yield from self._check_generated_names(at, wl, pool)
             if pool_known:
                 yield from self._check_target(at, wl, pool, team_known=not team_problems)
-            if isinstance(wl, JobWorkload) and wl.completions is not None and wl.parallelism is not None:
-                if wl.parallelism > wl.completions:
-                    yield RuleError((*at, "parallelism"), "parallelism exceeds completions")
 
     def _check_target(self, at: tuple, wl, pool: NodePoolConfig | None, team_known: bool) -> Iterator[RuleError]:
         """The rules on what a workload runs on: its pool (None: a bare shape, or none given),

@@ -9,7 +9,7 @@ from typing import Annotated, ClassVar, Iterator, Literal, Union
 
 from pydantic import Field, model_validator
 
-from .base import CLUSTER_NODES_MAX, SEVEN_DAYS, K8sName, Labels, Model, PinnedImage, Quantity, RuleError, raise_all
+from .base import CLUSTER_NODES_MAX, SEVEN_DAYS, K8sName, Labels, Model, PinnedImage, Quantity, QueueName, RuleError, raise_all
 from .pools import GpuSpec, TpuSpec
 
 
@@ -29,7 +29,7 @@ class WorkloadBase(Model):
     name: K8sName
     team: K8sName
     """The team's namespace; the workload joins the team's LocalQueue."""
-    local_queue: K8sName | None = None
+    local_queue: QueueName | None = None
     """Only when the team has more than one LocalQueue."""
     pool: str | None = None
     """Node pool entry to run on (Standard)."""
