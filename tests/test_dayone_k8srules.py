@@ -125,3 +125,23 @@ def test_a_local_queue_name_kueue_refuses_is_refused(tmp_path, name, words):
     config = _gpu_stack()
     config[f"{NS}:teams"][0]["localQueue"] = name
     _refused(tmp_path, config, "teams[0].localQueue", words)
+
+
+# -- Kueue objects that can never admit what the stack ships ----------------------------------------
+
+
+@pytest.mark.parametrize("policy", ["Hold", "HoldAndDrain"])
+def test_a_stopped_cluster_queue_with_sample_workloads_is_refused(tmp_path, policy):
+    config = _gpu_stack()
+    config[f"{NS}:clusterQueues"][0]["stopPolicy"] = policy
+    _refused(tmp_path, config, "workloads[0]", f"ClusterQueue cq is stopped (stopPolicy {policy}): Kueue admits nothing new")
+
+
+def test_a_stopped_cluster_queue_no_workload_uses_renders(tmp_path):
+    config = _gpu_stack()
+    config[f"{NS}:clusterQueues"].append({"name": "parked", "stopPolicy": "HoldAndDrain"})
+    config[f"{NS}:teams"].append({"namespace": "team-b", "localQueue": "lq", "clusterQueue": "parked"})
+    config[f"{NS}:clusterQueues"][0]["stopPolicy"] = "None"
+    result = synth_config(tmp_path, config)
+    assert result.exit_code == 0, result.error
+    assert by_name(result, "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue", "parked")["inputs"]["spec"]["stopPolicy"] == "HoldAndDrain"
