@@ -145,3 +145,63 @@ def test_a_stopped_cluster_queue_no_workload_uses_renders(tmp_path):
     result = synth_config(tmp_path, config)
     assert result.exit_code == 0, result.error
     assert by_name(result, "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue", "parked")["inputs"]["spec"]["stopPolicy"] == "HoldAndDrain"
+
+
+# -- what the API server checks on create -----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "resource, amount",
+    [("nvidia.com/gpu", "0.5"), ("nvidia.com/gpu", "500m"), ("example.com/fpga", "1.5"), ("google.com/tpu", "1.0001")],
+)
+def test_a_fractional_extended_resource_is_refused(tmp_path, resource, amount):
+    _refused(
+        tmp_path, _gpu_stack(resources={resource: amount}), f'workloads[0].resources["{resource}"]',
+        "is an extended resource, counted in whole units",
+    )
+
+
+def test_whole_extended_resources_and_fractional_cpu_render(tmp_path):
+    result = synth_config(tmp_path, _gpu_stack(resources={"nvidia.com/gpu": "1000m", "cpu": "0.5"}))
+    assert result.exit_code == 0, result.error
+    container = by_name(result, "kubernetes:batch/v1:Job", "team-a/eval")["inputs"]["spec"]["template"]["spec"]["containers"][0]
+    # Extended resources: requests equal limits, as the API server requires.
+    assert container["resources"]["requests"] == container["resources"]["limits"]
+
+
+def test_a_tpu_request_spelt_as_another_quantity_of_the_same_chips_renders(tmp_path):
+    config = _tpu_stack("v6e", "2x2", "us-central1-b")
+    config[f"{NS}:workloads"][0]["resources"] = {"google.com/tpu": "4000m"}
+    result = synth_config(tmp_path, config)
+    assert result.exit_code == 0, result.error
+
+
+@pytest.mark.parametrize(
+    "pool, taint",
+    [
+        (GPU_POOL, {"key": "nvidia.com/gpu", "value": "present", "effect": "NoSchedule"}),
+        ({"name": "slice", "tpu": {"version": "v6e", "topology": "2x2"}}, {"key": "google.com/tpu", "effect": "NoSchedule"}),
+    ],
+)
+def test_a_taint_gke_already_sets_is_refused(tmp_path, pool, taint):
+    config = base_config(nodePools=[{**copy.deepcopy(pool), "taints": [taint]}])
+    _refused(tmp_path, config, "nodePools[0].taints[0]", f"taint {taint['key']}:NoSchedule is one GKE puts on this pool's nodes already")
+
+
+def test_a_taint_on_the_same_key_with_another_effect_renders(tmp_path):
+    taint = {"key": "nvidia.com/gpu", "value": "present", "effect": "NoExecute"}
+    result = synth_config(tmp_path, base_config(nodePools=[{**copy.deepcopy(GPU_POOL), "taints": [taint]}]))
+    assert result.exit_code == 0, result.error
+    taints = by_name(result, "gcp:container/nodePool:NodePool", "l4")["inputs"]["nodeConfig"]["taints"]
+    assert [(t["key"], t["effect"]) for t in taints] == [("nvidia.com/gpu", "NO_SCHEDULE"), ("nvidia.com/gpu", "NO_EXECUTE")]
+
+
+def test_a_repeated_port_on_the_host_network_is_refused(tmp_path):
+    config = _tpu_stack("v6e", "4x4", "us-central1-b")  # multi-host: its pods use the host network
+    config[f"{NS}:workloads"][0]["ports"] = [8080, 9090, 8080]
+    _refused(tmp_path, config, "workloads[0].ports[2]", "port 8080 is listed twice; this workload's pods use the host network")
+
+
+def test_a_repeated_port_off_the_host_network_renders(tmp_path):
+    result = synth_config(tmp_path, _gpu_stack(ports=[8080, 8080]))
+    assert result.exit_code == 0, result.error

@@ -204,11 +204,26 @@ class NodePoolConfig(Model):
             yield from self._tpu_rules()
         else:
             yield from self._node_count_rules()
+        yield from self._taints_gke_sets()
         if self.gpu is not None:
             yield from self._gpu_rules()
         elif self.tpu is None and self.machine_type is None:
             yield RuleError((), "say what the pool runs: tpu, gpu (with machineType) or a machineType")
         yield from self._capacity_rules()
+
+    def _taints_gke_sets(self) -> Iterator[RuleError]:
+        """A node's taints are unique by key and effect ("taints must be unique by key and
+        effect pair": validateNodeTaints, k8s.io/kubernetes pkg/apis/core/validation/validation.go),
+        and that includes the taints GKE puts on the pool's nodes itself (naming.gke_taints):
+        the program writes the GPU one into the node config, GKE adds the TPU one."""
+        theirs = {(t["key"], t["effect"]) for t in naming.gke_taints(self)}
+        for i, taint in enumerate(self.taints):
+            if (taint.key, taint.effect) in theirs:
+                yield RuleError(
+                    ("taints", i),
+                    f"taint {taint.key}:{taint.effect} is one GKE puts on this pool's nodes already, and a "
+                    "node's taints are unique by key and effect; remove it",
+                )
 
     def _tpu_rules(self) -> Iterator[RuleError]:
         if self.machine_type is not None:

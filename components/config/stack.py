@@ -808,6 +808,7 @@ class StackConfig(Model):
         """The rules on what a workload runs on: its pool (None: a bare shape, or none given),
         which must be one the stack has."""
         yield from self._check_accelerator_request(at, wl, pool)
+        yield from self._check_host_ports(at, wl)
         if pool is not None and not isinstance(wl, ProvisioningRequestWorkload) and team_known:
             yield from self._check_pool_reachable(at, wl, pool)
         if isinstance(wl, JobSetWorkload):
@@ -822,6 +823,31 @@ class StackConfig(Model):
                 )
             if pool is None and wl.gpu is None and wl.tpu is None:
                 yield RuleError((*at, "pool"), "a ProvisioningRequest needs a queued pool (or a gpu or tpu shape)")
+
+    def uses_host_network(self, wl) -> bool:
+        """Whether the workload's pods run on the host network: multi-host TPU slices on
+        Standard, whose hosts talk over it (TPU runtime ports 8471/8431). Autopilot forbids
+        hostNetwork, and GKE wires multi-host slices there itself."""
+        if wl.pool is not None:
+            tpu = self.pool(wl.pool).tpu
+            return tpu is not None and tpu.slice.multi_host
+        return wl.tpu is not None and wl.tpu.slice.multi_host and self.cluster.standard
+
+    def _check_host_ports(self, at: tuple, wl) -> Iterator[RuleError]:
+        """On the host network every containerPort is a host port too (the API server defaults
+        hostPort to containerPort: defaultHostNetworkPorts, pkg/apis/core/v1/defaults.go), and a pod's
+        host ports are unique by port, protocol and host IP (AccumulateUniqueHostPorts in
+        k8s.io/kubernetes pkg/apis/core/validation/validation.go: "Duplicate value"). Off the
+        host network a repeated containerPort is only a warning."""
+        if not self.uses_host_network(wl):
+            return
+        for i, port in enumerate(wl.ports):
+            if port in wl.ports[:i]:
+                yield RuleError(
+                    (*at, "ports", i),
+                    f"port {port} is listed twice; this workload's pods use the host network, where each "
+                    "containerPort is also a host port and the API server refuses a repeated one",
+                )
 
     def pool_flavor(self, pool: NodePoolConfig) -> str | None:
         """The flavor a pool's nodes belong to, declared or derived."""
@@ -901,18 +927,18 @@ class StackConfig(Model):
     def _check_accelerator_request(self, at: tuple, wl, pool: NodePoolConfig | None) -> Iterator[RuleError]:
         tpu = pool.tpu if pool is not None else wl.tpu
         gpu = pool.gpu if pool is not None else wl.gpu
-        asked = wl.resources.get("google.com/tpu")
-        if tpu is not None and asked is not None and str(asked) != str(tpu.slice.chips_per_vm):
+        asked = quantity.value(wl.resources.get(catalogue.TPU_RESOURCE))
+        if tpu is not None and asked is not None and asked != tpu.slice.chips_per_vm:
             yield RuleError(
-                (*at, "resources", "google.com/tpu"),
+                (*at, "resources", catalogue.TPU_RESOURCE),
                 f"a TPU pod takes all {tpu.slice.chips_per_vm} chips of its {tpu.slice.machine_type} VM; "
                 "leave google.com/tpu out to derive it",
             )
-        asked = wl.resources.get("nvidia.com/gpu")
-        if gpu is not None and isinstance(asked, int) and asked > gpu.count:
+        asked = quantity.value(wl.resources.get(catalogue.GPU_RESOURCE))
+        if gpu is not None and asked is not None and asked > gpu.count:
             yield RuleError(
-                (*at, "resources", "nvidia.com/gpu"),
-                f"{asked} GPUs per pod never fit a node with {gpu.count}",
+                (*at, "resources", catalogue.GPU_RESOURCE),
+                f"{wl.resources[catalogue.GPU_RESOURCE]} GPUs per pod never fit a node with {gpu.count}",
             )
 
     def _check_workload_team(self, at: tuple, wl) -> Iterator[RuleError]:

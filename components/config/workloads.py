@@ -9,6 +9,7 @@ from typing import Annotated, ClassVar, Iterator, Literal, Union
 
 from pydantic import Field, model_validator
 
+from .. import quantity
 from .base import CLUSTER_NODES_MAX, SEVEN_DAYS, K8sName, Labels, Model, PinnedImage, Quantity, QueueName, RuleError, raise_all
 from .pools import GpuSpec, TpuSpec
 
@@ -82,6 +83,13 @@ class WorkloadBase(Model):
         for i, port in enumerate(self.ports):
             if not 1 <= port <= 65535:
                 yield RuleError(("ports", i), f"{port} is not a port number")
+        for name, amount in self.resources.items():
+            if quantity.is_extended_resource(name) and not quantity.is_whole(amount):
+                yield RuleError(
+                    ("resources", name),
+                    f"{name} is an extended resource, counted in whole units: the API server refuses "
+                    f"{amount!r} (requests and limits of extended resources must be integers)",
+                )
 
 
 class JobSetWorkload(WorkloadBase):
