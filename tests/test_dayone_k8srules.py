@@ -7,9 +7,10 @@ from __future__ import annotations
 import copy
 
 import pytest
+import yaml
 
-from components import catalogue
-from conftest import base_config, by_name, synth_config
+from components import catalogue, kueue_releases
+from conftest import ROOT, base_config, by_name, synth_config
 from support.diagnostics import assert_names
 
 NS = "gke-ai-batch"
@@ -205,3 +206,102 @@ def test_a_repeated_port_on_the_host_network_is_refused(tmp_path):
 def test_a_repeated_port_off_the_host_network_renders(tmp_path):
     result = synth_config(tmp_path, _gpu_stack(ports=[8080, 8080]))
     assert result.exit_code == 0, result.error
+
+
+# -- the pinned Kueue release's own API -------------------------------------------------------------
+
+
+def _fleet_config(**multi_kueue) -> dict:
+    config = yaml.safe_load((ROOT / "stacks" / "Pulumi.fleet-dws.yaml").read_text())["config"]
+    config[f"{NS}:fleet"]["multiKueue"] = multi_kueue
+    return config
+
+
+def _manager_configuration(result) -> dict:
+    values = by_name(result, "kubernetes:helm.sh/v3:Release", "manager/kueue")["inputs"]["values"]
+    return yaml.safe_load(values["managerConfig"]["controllerManagerConfigYaml"])
+
+
+def _kueue_values(result) -> dict:
+    return by_name(result, "kubernetes:helm.sh/v3:Release", "kueue")["inputs"]["values"]
+
+
+def _unlisted(conf: dict, prefix: str = "") -> list[str]:
+    """The Configuration fields written that the table of releases does not list."""
+    out = []
+    for key, value in conf.items():
+        path = prefix + key
+        if path in kueue_releases.CONFIG_FIELDS:
+            continue
+        out += _unlisted(value, path + ".") if isinstance(value, dict) else [path]
+    return out
+
+
+def test_every_configuration_field_and_gate_the_program_writes_is_in_the_table(tmp_path):
+    config = _gpu_stack()
+    config[f"{NS}:kueue"] = {
+        "fairSharing": True, "waitForPodsReady": {"timeout": "10m", "recoveryTimeout": "5m"},
+        "integrations": list(kueue_releases.INTEGRATIONS),
+    }
+    config[f"{NS}:clusterQueues"] = [{"name": "cq", "cohort": "ml"}, {"name": "cq2", "cohort": "ml"}]
+    plan = synth_config(tmp_path, config).plan
+    conf = yaml.safe_load(plan.kueue_values["managerConfig"]["controllerManagerConfigYaml"])
+    assert _unlisted(conf) == []
+    assert set(conf["integrations"]["frameworks"]) == set(kueue_releases.INTEGRATIONS)
+    fleet = synth_config(tmp_path, _fleet_config(dispatcher="Incremental", incrementalStepSize=2))
+    assert fleet.exit_code == 0, fleet.error
+    assert _unlisted(_manager_configuration(fleet)) == []
+    config[f"{NS}:kueue"] = {"waitForPodsReady": False}
+    gates = synth_config(tmp_path, config).plan.kueue_values["controllerManager"]["featureGates"]
+    assert {g["name"] for g in gates} <= set(kueue_releases.FEATURE_GATES)
+
+
+@pytest.mark.parametrize("framework", ["ray.io/rayservice", "sparkoperator.k8s.io/sparkapplication"])
+def test_an_integration_newer_than_the_pinned_kueue_is_refused(tmp_path, framework):
+    config = _gpu_stack()
+    config[f"{NS}:kueue"] = {"version": "0.16.0", "integrations": ["batch/job", "jobset.x-k8s.io/jobset", framework]}
+    _refused(
+        tmp_path, config, "kueue.integrations[2]",
+        f"Kueue 0.16.0 has no integration {framework} (it came in Kueue 0.17.0",
+    )
+
+
+def test_the_same_integration_on_the_release_that_has_it_renders(tmp_path):
+    config = _gpu_stack()
+    config[f"{NS}:kueue"] = {"version": "0.17.0", "integrations": ["batch/job", "jobset.x-k8s.io/jobset", "ray.io/rayservice"]}
+    result = synth_config(tmp_path, config)
+    assert result.exit_code == 0, result.error
+
+
+def test_disabling_wait_for_pods_ready_writes_the_gate_only_where_it_exists(tmp_path):
+    config = _gpu_stack()
+    config[f"{NS}:kueue"] = {"version": "0.18.6", "waitForPodsReady": False}
+    result = synth_config(tmp_path, config)
+    assert result.exit_code == 0, result.error
+    values = _kueue_values(result)
+    # Kueue 0.18 has no DisableWaitForPodsReady gate (its manager would not start) and needs
+    # none: an omitted waitForPodsReady is off there.
+    assert "controllerManager" not in values
+    assert "waitForPodsReady" not in yaml.safe_load(values["managerConfig"]["controllerManagerConfigYaml"])
+    config[f"{NS}:kueue"]["version"] = "0.19.0"
+    values = _kueue_values(synth_config(tmp_path, config))
+    assert values["controllerManager"]["featureGates"] == [{"name": "DisableWaitForPodsReady", "enabled": True}]
+
+
+def test_an_incremental_step_size_before_kueue_has_the_field_is_refused(tmp_path):
+    config = _fleet_config(dispatcher="Incremental", incrementalStepSize=2)
+    config[f"{NS}:kueue"] = {"version": "0.18.6"}
+    _refused(
+        tmp_path, config, "fleet.multiKueue.incrementalStepSize",
+        "Kueue 0.18.6 has no Configuration field multiKueue.incrementalDispatcherConfig (it came in Kueue 0.19.0",
+    )
+
+
+def test_the_incremental_dispatcher_before_the_field_renders_without_it(tmp_path):
+    config = _fleet_config(dispatcher="Incremental")
+    config[f"{NS}:kueue"] = {"version": "0.18.6"}
+    result = synth_config(tmp_path, config)
+    assert result.exit_code == 0, result.error
+    multi_kueue = _manager_configuration(result)["multiKueue"]
+    assert multi_kueue["dispatcherName"] == "kueue.x-k8s.io/multikueue-dispatcher-incremental"
+    assert "incrementalDispatcherConfig" not in multi_kueue

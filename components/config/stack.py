@@ -8,7 +8,7 @@ from typing import Iterator
 
 from pydantic import Field, model_validator
 
-from .. import catalogue, naming, quantity, regions, versions
+from .. import catalogue, kueue_releases, naming, quantity, regions, versions
 from .base import Model, RuleError, raise_all
 from .batch import (
     ClusterQueueConfig,
@@ -109,6 +109,7 @@ class StackConfig(Model):
         yield from self._check_production()
         yield from self._check_locations()
         yield from self._check_version()
+        yield from self._check_kueue_release()
         if self.fleet is not None:
             # Pools, flavors, queues and teams are checked per worker, each as a stack of its own.
             yield from fleet_problems(self, self.fleet)
@@ -248,6 +249,26 @@ class StackConfig(Model):
         later = [m for m in vers.minors(channel) if versions.minor_of(m) > versions.minor_of(minimum)]
         hint = f"set minMasterVersion to {later[0]!r}" if later else f"use a channel that offers a minor above {minimum}"
         yield RuleError(at, f"{what} need GKE {minimum} or later; {given}; {hint}")
+
+    # -- the Kueue release ----------------------------------------------------------------------
+
+    def _check_kueue_release(self) -> Iterator[RuleError]:
+        """What the program writes into Kueue's Configuration and flags must exist in the
+        release it installs (components/kueue_releases.py): the manager would not start."""
+        version = self.kueue.version
+        for i, framework in enumerate(self.kueue.integrations):
+            problem = kueue_releases.lacks(version, framework, kueue_releases.INTEGRATIONS[framework])
+            if problem:
+                yield RuleError(("kueue", "integrations", i), problem)
+        if self.fleet is not None and self.fleet.multi_kueue.incremental_step_size is not None:
+            name = "multiKueue.incrementalDispatcherConfig"
+            problem = kueue_releases.lacks(version, name, kueue_releases.CONFIG_FIELDS[name])
+            if problem:
+                yield RuleError(
+                    ("fleet", "multiKueue", "incrementalStepSize"),
+                    f"{problem}; before it the Incremental dispatcher adds 3 workers per round: remove "
+                    "incrementalStepSize, or raise kueue.version",
+                )
 
     # -- node pools -------------------------------------------------------------------------
 
