@@ -37,7 +37,7 @@ class TpuGeneration:
     machine_types: dict[str, int]  # machine type -> chips per VM
     default_machine_type: str  # the 4-chip type
     shapes_2d: tuple[str, ...] = ()  # 2D generations: every slice shape GKE offers, smallest first
-    max_cubes: int = 0  # 3D generations: the most 4x4x4 cubes a slice spans (SLICE_RULE_3D)
+    max_cubes: int = 0  # 3D generations: the most 4x4x4 cubes a slice spans (the 3D rule below)
     any_order: bool = False  # 3D: AxBxC in any order (v4), else A <= B <= C
     single_chip_machine_type: str | None = None  # for 1x1
     workload_policy: bool = False  # multi-host placement via a HIGH_THROUGHPUT workload policy
@@ -54,8 +54,8 @@ class TpuGeneration:
 # every AxBxC whose sides are multiples of 4 (a 4x4x4 cube of chips) up to 256 and that spans at
 # most `max_cubes` cubes, (A/4)(B/4)(C/4); A <= B <= C except on v4 (xpk's
 # enforce_nondecreasing=False). xpk calls it with max_cubes 64 for v4, 140 for v5p and 144 for
-# tpu7x, which also matches GKE's "Plan TPUs in GKE" tables (v5p 16x16x24 = 96 cubes, 4x4x20).
-# A rule, not a list: a hand-written list lacked shapes GKE offers (v5p 4x4x20, tpu7x 4x4x12).
+# tpu7x. A rule, not a list: the hand-written list this replaced lacked shapes GKE offers (v5p
+# 4x4x20, tpu7x 4x4x12); every shape it had is within the rule.
 SUB_CUBE_SHAPES = ("2x2x1", "2x2x2", "2x2x4", "2x4x4")
 CUBE_SIDE = 4
 MAX_SIDE = 256

@@ -305,3 +305,15 @@ def test_the_incremental_dispatcher_before_the_field_renders_without_it(tmp_path
     multi_kueue = _manager_configuration(result)["multiKueue"]
     assert multi_kueue["dispatcherName"] == "kueue.x-k8s.io/multikueue-dispatcher-incremental"
     assert "incrementalDispatcherConfig" not in multi_kueue
+
+
+def test_every_shape_the_old_hand_written_lists_had_is_still_offered():
+    old = {
+        "v4": "2x2x1 2x2x2 2x2x4 2x4x4 4x4x4 4x4x8 4x8x8 8x8x8 8x8x12 8x8x16 8x16x16",
+        "v5p": "2x2x1 2x2x2 2x2x4 2x4x4 4x4x4 4x4x8 4x4x12 4x4x16 4x8x8 4x8x12 4x8x16 4x12x12 4x12x16 4x16x16 "
+        "8x8x8 8x8x12 8x8x16 8x12x12 8x12x16 8x16x16 12x12x12 12x12x16 12x16x16 16x16x16 16x16x20 16x16x24",
+        "tpu7x": "2x2x1 2x2x2 2x2x4 2x4x4 4x4x4 4x4x8 4x8x8 8x8x8 8x8x16 8x16x16 16x16x16",
+    }
+    for version, shapes in old.items():
+        for topology in shapes.split():
+            assert catalogue.topology_problem(catalogue.TPU_GENERATIONS[version], topology) is None, (version, topology)
