@@ -36,10 +36,84 @@ class TpuGeneration:
     dims: int  # 2 for AxB, 3 for AxBxC
     machine_types: dict[str, int]  # machine type -> chips per VM
     default_machine_type: str  # the 4-chip type
-    topologies: tuple[str, ...]  # every slice shape GKE accepts, smallest first
+    shapes_2d: tuple[str, ...] = ()  # 2D generations: every slice shape GKE offers, smallest first
+    max_cubes: int = 0  # 3D generations: the most 4x4x4 cubes a slice spans (the 3D rule below)
+    any_order: bool = False  # 3D: AxBxC in any order (v4), else A <= B <= C
     single_chip_machine_type: str | None = None  # for 1x1
     workload_policy: bool = False  # multi-host placement via a HIGH_THROUGHPUT workload policy
     min_gke_version: str | None = None
+
+    @property
+    def topologies(self) -> tuple[str, ...]:
+        """Every slice shape GKE offers for this generation, smallest first."""
+        return _enumerate_topologies(self.dims, self.shapes_2d, self.max_cubes, self.any_order)
+
+
+# The 3D slice rule, as xpk derives the shapes GKE offers (generate_tpu_topologies in
+# AI-Hypercomputer/xpk src/xpk/core/system_characteristics.py): the four sub-cube shapes, and
+# every AxBxC whose sides are multiples of 4 (a 4x4x4 cube of chips) up to 256 and that spans at
+# most `max_cubes` cubes, (A/4)(B/4)(C/4); A <= B <= C except on v4 (xpk's
+# enforce_nondecreasing=False). xpk calls it with max_cubes 64 for v4, 140 for v5p and 144 for
+# tpu7x. A rule, not a list: the hand-written list this replaced lacked shapes GKE offers (v5p
+# 4x4x20, tpu7x 4x4x12); every shape it had is within the rule.
+SUB_CUBE_SHAPES = ("2x2x1", "2x2x2", "2x2x4", "2x4x4")
+CUBE_SIDE = 4
+MAX_SIDE = 256
+
+
+def _sides(topology: str) -> tuple[int, ...] | None:
+    """The sides of a topology written canonically (4x4x8, not 4x4x08), else None."""
+    try:
+        sides = tuple(int(d) for d in topology.split("x"))
+    except ValueError:
+        return None
+    return sides if "x".join(map(str, sides)) == topology else None
+
+
+def topology_problem(gen: TpuGeneration, topology: str) -> str | None:
+    """Why GKE offers no `topology` slice of this generation, or None when it does."""
+    sides = _sides(topology)
+    if gen.dims == 2 or sides is None or len(sides) != 3:
+        if topology in gen.shapes_2d:
+            return None
+        return f"{topology!r} is not a {gen.version} topology; allowed: {topology_rule(gen)}"
+    if topology in SUB_CUBE_SHAPES:
+        return None
+    if (
+        all(CUBE_SIDE <= s <= MAX_SIDE and s % CUBE_SIDE == 0 for s in sides)
+        and prod(s // CUBE_SIDE for s in sides) <= gen.max_cubes
+        and (gen.any_order or list(sides) == sorted(sides))
+    ):
+        return None
+    return f"{topology!r} is not a {gen.version} topology; allowed: {topology_rule(gen)}"
+
+
+def topology_rule(gen: TpuGeneration) -> str:
+    """The generation's slice shapes in words, for messages."""
+    if gen.dims == 2:
+        return ", ".join(gen.shapes_2d)
+    order = "in any order" if gen.any_order else "with A <= B <= C"
+    return (
+        f"{', '.join(SUB_CUBE_SHAPES)}, or AxBxC {order}, each side a multiple of {CUBE_SIDE} up to "
+        f"{MAX_SIDE}, spanning at most {gen.max_cubes} {CUBE_SIDE}x{CUBE_SIDE}x{CUBE_SIDE} cubes "
+        f"((A/{CUBE_SIDE})(B/{CUBE_SIDE})(C/{CUBE_SIDE}) <= {gen.max_cubes}; e.g. 4x4x4, 4x4x8, 4x8x8)"
+    )
+
+
+@lru_cache(maxsize=None)
+def _enumerate_topologies(dims: int, shapes_2d: tuple[str, ...], max_cubes: int, any_order: bool) -> tuple[str, ...]:
+    if dims == 2:
+        return shapes_2d
+    per_side = MAX_SIDE // CUBE_SIDE
+    found = [
+        (a, b, c)
+        for a in range(1, per_side + 1)
+        for b in range(1 if any_order else a, per_side + 1)
+        if a * b <= max_cubes
+        for c in range(1 if any_order else b, min(per_side, max_cubes // (a * b)) + 1)
+    ]
+    big = sorted(found, key=lambda t: (prod(t), t))
+    return SUB_CUBE_SHAPES + tuple("x".join(str(s * CUBE_SIDE) for s in t) for t in big)
 
 
 def _t(*shapes: str) -> tuple[str, ...]:
@@ -53,10 +127,8 @@ TPU_GENERATIONS: dict[str, TpuGeneration] = {
         dims=3,
         machine_types={"ct4p-hightpu-4t": 4},
         default_machine_type="ct4p-hightpu-4t",
-        topologies=_t(
-            "2x2x1", "2x2x2", "2x2x4", "2x4x4", "4x4x4", "4x4x8", "4x8x8", "8x8x8",
-            "8x8x12", "8x8x16", "8x16x16",
-        ),
+        max_cubes=64,
+        any_order=True,
     ),
     "v5e": TpuGeneration(
         version="v5e",
@@ -65,7 +137,7 @@ TPU_GENERATIONS: dict[str, TpuGeneration] = {
         machine_types={"ct5lp-hightpu-1t": 1, "ct5lp-hightpu-4t": 4, "ct5lp-hightpu-8t": 8},
         default_machine_type="ct5lp-hightpu-4t",
         single_chip_machine_type="ct5lp-hightpu-1t",
-        topologies=_t("1x1", "2x2", "2x4", "4x4", "4x8", "8x8", "8x16", "16x16"),
+        shapes_2d=_t("1x1", "2x2", "2x4", "4x4", "4x8", "8x8", "8x16", "16x16"),
     ),
     "v5p": TpuGeneration(
         version="v5p",
@@ -73,12 +145,7 @@ TPU_GENERATIONS: dict[str, TpuGeneration] = {
         dims=3,
         machine_types={"ct5p-hightpu-4t": 4},
         default_machine_type="ct5p-hightpu-4t",
-        topologies=_t(
-            "2x2x1", "2x2x2", "2x2x4", "2x4x4", "4x4x4", "4x4x8", "4x4x12", "4x4x16",
-            "4x8x8", "4x8x12", "4x8x16", "4x12x12", "4x12x16", "4x16x16", "8x8x8",
-            "8x8x12", "8x8x16", "8x12x12", "8x12x16", "8x16x16", "12x12x12", "12x12x16",
-            "12x16x16", "16x16x16", "16x16x20", "16x16x24",
-        ),
+        max_cubes=140,
     ),
     "v6e": TpuGeneration(
         version="v6e",
@@ -87,7 +154,7 @@ TPU_GENERATIONS: dict[str, TpuGeneration] = {
         machine_types={"ct6e-standard-1t": 1, "ct6e-standard-4t": 4, "ct6e-standard-8t": 8},
         default_machine_type="ct6e-standard-4t",
         single_chip_machine_type="ct6e-standard-1t",
-        topologies=_t("1x1", "2x2", "2x4", "4x4", "4x8", "8x8", "8x16", "16x16"),
+        shapes_2d=_t("1x1", "2x2", "2x4", "4x4", "4x8", "8x8", "8x16", "16x16"),
     ),
     "tpu7x": TpuGeneration(
         version="tpu7x",
@@ -95,10 +162,7 @@ TPU_GENERATIONS: dict[str, TpuGeneration] = {
         dims=3,
         machine_types={"tpu7x-standard-4t": 4},
         default_machine_type="tpu7x-standard-4t",
-        topologies=_t(
-            "2x2x1", "2x2x2", "2x2x4", "2x4x4", "4x4x4", "4x4x8", "4x8x8", "8x8x8",
-            "8x8x16", "8x16x16", "16x16x16",
-        ),
+        max_cubes=144,
         workload_policy=True,
         min_gke_version="1.34.0-gke.2201000",
     ),
@@ -148,10 +212,9 @@ def tpu_slice(version: str, topology: str, machine_type: str | None = None) -> T
     gen = TPU_GENERATIONS.get(version)
     if gen is None:
         raise CatalogueError(f"unknown TPU version {version!r}; allowed: {', '.join(TPU_VERSIONS)}")
-    if topology not in gen.topologies:
-        raise CatalogueError(
-            f"{topology!r} is not a {version} topology; allowed: {', '.join(gen.topologies)}"
-        )
+    problem = topology_problem(gen, topology)
+    if problem is not None:
+        raise CatalogueError(problem)
     chips = topology_chips(topology)
     if machine_type is None:
         machine_type = default_tpu_machine_type(gen, topology)

@@ -69,6 +69,14 @@ def pool_node_labels(pool) -> dict[str, str]:
 def pool_taints(pool) -> list[dict[str, str]]:
     """Every taint the pool's nodes carry: GKE's accelerator and queued-provisioning taints and
     the pool's own."""
+    taints = gke_taints(pool)
+    taints.extend({"key": t.key, "value": t.value, "effect": t.effect} for t in pool.taints)
+    return taints
+
+
+def gke_taints(pool) -> list[dict[str, str]]:
+    """The taints a pool's nodes carry whatever the stack says: GKE's accelerator taint and the
+    queued-provisioning one."""
     taints: list[dict[str, str]] = []
     if pool.tpu is not None:
         taints.append(dict(catalogue.TPU_TAINT))
@@ -76,7 +84,6 @@ def pool_taints(pool) -> list[dict[str, str]]:
         taints.append(dict(catalogue.GPU_TAINT))
     if pool.capacity == "queued":
         taints.append(dict(QUEUED_TAINT))
-    taints.extend({"key": t.key, "value": t.value, "effect": t.effect} for t in pool.taints)
     return taints
 
 

@@ -6,6 +6,7 @@ in its own virtualenv without pydantic) share this one parser."""
 from __future__ import annotations
 
 import re
+from decimal import ROUND_CEILING, Decimal, InvalidOperation
 from typing import Any
 
 # The API's grammar, as Kueue's CRDs spell it (pattern on nominalQuota).
@@ -35,3 +36,43 @@ def value(q: Any) -> float | None:
         if text.endswith(suffix):
             return float(text[: -len(suffix)]) * _SUFFIXES[suffix]
     return float(text)
+
+
+# Extended resources (nvidia.com/gpu, google.com/tpu, any name with a domain other than
+# kubernetes.io) are counted in whole units: the API server refuses a container whose request or
+# limit for one is not an integer ("must be an integer": validateResourceQuantityValue, with
+# IsIntegerResourceName and IsExtendedResourceName in k8s.io/kubernetes
+# pkg/apis/core/helper/helpers.go and pkg/apis/core/validation/validation.go), judged on the
+# quantity's milli-value rounded up, as resource.Quantity.MilliValue does.
+NATIVE_RESOURCE_DOMAIN = "kubernetes.io/"
+QUOTA_REQUESTS_PREFIX = "requests."
+
+
+def is_extended_resource(name: str) -> bool:
+    return "/" in name and NATIVE_RESOURCE_DOMAIN not in name and not name.startswith(QUOTA_REQUESTS_PREFIX)
+
+
+def is_whole(q: Any) -> bool:
+    """Whether a quantity is a whole number, to the API server's milli precision."""
+    if isinstance(q, bool):
+        return False
+    if isinstance(q, int):
+        return True
+    if not isinstance(q, str) or not is_quantity(q):
+        return False
+    number, factor = q, Decimal(1)
+    for suffix in sorted(_SUFFIXES, key=len, reverse=True):
+        if q.endswith(suffix):
+            number = q[: -len(suffix)]
+            size = _SUFFIXES[suffix]
+            factor = Decimal(size) if isinstance(size, int) else Decimal(10) ** _DECIMAL_EXPONENT[suffix]
+            break
+    try:
+        milli = (Decimal(number) * factor * 1000).to_integral_value(rounding=ROUND_CEILING)
+    except InvalidOperation:
+        return False
+    return milli % 1000 == 0
+
+
+# The decimal suffixes' exact powers of ten (_SUFFIXES holds them as floats).
+_DECIMAL_EXPONENT = {"n": -9, "u": -6, "m": -3, "k": 3, "M": 6, "G": 9, "T": 12, "P": 15, "E": 18}

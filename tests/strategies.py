@@ -28,9 +28,10 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from components import catalogue
+from components import catalogue, kueue_releases
 from components import regions as R
 from components import versions as V
+from components.config.batch import KueueConfig
 
 NS = "gke-ai-batch"
 SEVEN_DAYS = 7 * 86400
@@ -61,7 +62,9 @@ CPU_MACHINES = ("e2-standard-4", "n2-standard-8", "c3-standard-22", "n2d-highmem
 T4_MACHINES = ("n1-standard-4", "n1-standard-8", "n1-highmem-16")
 QUOTA_RESOURCES = ("cpu", "memory", "google.com/tpu", "nvidia.com/gpu", "ephemeral-storage")
 POOL_LABEL_KEYS = ("team", "env", "example.com/owner")
-FRAMEWORKS_EXTRA = ("kubeflow.org/pytorchjob", "ray.io/rayjob", "pod", "leaderworkerset.x-k8s.io/leaderworkerset")
+FRAMEWORKS_EXTRA = (
+    "kubeflow.org/pytorchjob", "ray.io/rayjob", "pod", "leaderworkerset.x-k8s.io/leaderworkerset", "ray.io/rayservice",
+)
 
 # minMasterVersion is a minor alias the channel offers (components/versions.py); every minor the
 # channels offer is at or above the flexStart (1.33.0-gke.1712000 TPU, 1.32.2-gke.1652000 GPU)
@@ -677,7 +680,8 @@ def workload(
             completions = draw(st.integers(1, 8))
             wl["completions"] = completions
             if draw(st.booleans()):
-                wl["parallelism"] = draw(st.integers(1, completions))
+                # Above completions too: Kubernetes and Kueue run min(parallelism, completions).
+                wl["parallelism"] = draw(st.integers(1, completions + 2))
         elif draw(st.booleans()):
             wl["parallelism"] = draw(st.integers(1, 8))
         if draw(st.integers(0, 2)) == 0:
@@ -840,7 +844,10 @@ def valid_stacks(
         if draw(st.booleans()):
             kueue["version"] = draw(st.sampled_from(("0.15.0", "0.19.2", "0.20.1")))
         if draw(st.booleans()):
-            extra = draw(st.lists(st.sampled_from(FRAMEWORKS_EXTRA), max_size=2, unique=True))
+            # Only what the chosen release has (components/kueue_releases.py; others are refused).
+            version = kueue.get("version", KueueConfig().version)
+            offered = [f for f in FRAMEWORKS_EXTRA if kueue_releases.has(version, kueue_releases.INTEGRATIONS[f])]
+            extra = draw(st.lists(st.sampled_from(offered), max_size=2, unique=True))
             kueue["integrations"] = needed + extra
         if fair_sharing is not None:
             kueue["fairSharing"] = fair_sharing

@@ -128,7 +128,7 @@ def test_bad_fleets_are_refused(fleet, names, fragment):
 
 def test_defaults_are_kueues_written_out():
     # apis/config/v1beta2/defaults.go:47-50, 134-138 at v0.19.2
-    assert mk.multikueue_configuration(mk.MultiKueueSettings()) == {
+    assert mk.multikueue_configuration(mk.MultiKueueSettings(), "0.19.2") == {
         "gcInterval": "1m",
         "origin": "multikueue",
         "workerLostTimeout": "15m",
@@ -144,7 +144,7 @@ def test_defaults_are_kueues_written_out():
      {"gcInterval": "90s", "workerLostTimeout": "2h", "origin": "fleet-prod"}),
 ])
 def test_settings_reach_the_configuration(stack, expected):
-    block = mk.multikueue_configuration(mk.MultiKueueSettings.model_validate(stack))
+    block = mk.multikueue_configuration(mk.MultiKueueSettings.model_validate(stack), "0.19.2")
     assert {k: block.get(k) for k in expected} == expected
 
 

@@ -69,12 +69,21 @@ def judge(world: World, wl: Workload, capacity_types: dict[str, set[str]] | None
             "namespace",
         )
         return v
+    if cq.stop_policy != "None":
+        # "if set to a value different from None, the ClusterQueue is considered Inactive, no
+        # new reservation being made" (ClusterQueueSpec.stopPolicy,
+        # apis/kueue/v1beta2/clusterqueue_types.go:132-144, v0.19.2): Hold lets what is admitted
+        # finish, HoldAndDrain evicts it too; neither admits a workload created with the stack.
+        v.never, v.rule = (
+            f"ClusterQueue {cq.name} is stopped (stopPolicy {cq.stop_policy}): Kueue admits nothing "
+            "new from it; remove its stopPolicy (or set None), or drop the workload",
+            "stop-policy",
+        )
+        return v
     v.assignment = assigner.assign(world, cq, wl.pod_sets)
     if v.assignment.error:
         v.never, v.rule = v.assignment.error, "quota"
         return v
-    if cq.stop_policy != "None":
-        v.waits.append(f"ClusterQueue {cq.name} is held (stopPolicy {cq.stop_policy})")
     for (flavor, resource), amount in sorted(v.assignment.borrowed.items()):
         v.waits.append(f"borrows {show(resource, amount)} {resource} of {flavor} from cohort {cq.cohort}")
     for flavor in v.flavors:

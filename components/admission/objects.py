@@ -166,9 +166,13 @@ class Workload:
         return self.local_queue is not None
 
 
-def _job_pods(spec: Mapping[str, Any]) -> int:
+def job_pods(spec: Mapping[str, Any]) -> int:
     """Kueue's pod count for a Job: parallelism, capped by completions
-    (pkg/controller/jobs/job/job_controller.go:podsCount; jobset_controller.go:PodsCountPerReplica)."""
+    (pkg/controller/jobs/job/job_controller.go:podsCount; jobset_controller.go:PodsCountPerReplica).
+    Kubernetes runs no more either: "the actual number of pods running in steady state will be
+    less than this number when ((.spec.completions - .status.successful) < .spec.parallelism)"
+    (JobSpec.parallelism, k8s.io/api batch/v1 types.go), and its Job validation sets no bound
+    between the two, so parallelism above completions is valid."""
     parallelism = spec.get("parallelism", 1)
     completions = spec.get("completions", parallelism)
     return min(parallelism, completions)
@@ -184,7 +188,7 @@ def workload_from_manifests(manifests: Sequence[Mapping[str, Any]]) -> Workload 
         m = by_kind["JobSet"][0]
         pod_sets = tuple(
             PodSet(rj["name"], rj["template"]["spec"]["template"].get("spec") or {}, rj.get("replicas", 1),
-                   _job_pods(rj["template"]["spec"]))
+                   job_pods(rj["template"]["spec"]))
             for rj in m["spec"].get("replicatedJobs") or ()
         )
         annotations = m["metadata"].get("annotations") or {}
@@ -201,7 +205,7 @@ def workload_from_manifests(manifests: Sequence[Mapping[str, Any]]) -> Workload 
     if "Job" in by_kind:
         m = by_kind["Job"][0]
         spec = m["spec"]
-        pod_sets = (PodSet("main", spec["template"].get("spec") or {}, 1, _job_pods(spec)),)
+        pod_sets = (PodSet("main", spec["template"].get("spec") or {}, 1, job_pods(spec)),)
         return _workload(m, "Job", pod_sets, None, suspended=bool(spec.get("suspend")))
     return None
 

@@ -107,6 +107,25 @@ def _check_k8s_name(value: str) -> str:
 
 K8sName = Annotated[str, AfterValidator(_check_k8s_name)]
 
+# LocalQueue names: Kueue checks the kueue.x-k8s.io/queue-name label of a job as a DNS-1123
+# subdomain (ValidateLabelAsCRDName in pkg/controller/jobframework/validation.go:146-154,
+# v0.19.2), and the LocalQueue CRD's names are ordinary object names; a label value also holds
+# at most 63 characters. So dots are allowed (team.a), unlike in namespaces and ClusterQueues.
+_QUEUE_NAME_RX = re.compile(rf"{_K8S_LABEL}(\.{_K8S_LABEL})*", re.ASCII)
+
+
+def _check_queue_name(value: str) -> str:
+    if len(value) > 63 or not _QUEUE_NAME_RX.fullmatch(value):
+        raise ValueError(
+            f"{value!r} is not a valid LocalQueue name: lowercase letters, digits, '-' and '.', each "
+            "dot-separated part starting and ending with a letter or digit, at most 63 characters "
+            "(a DNS subdomain that fits the kueue.x-k8s.io/queue-name label)"
+        )
+    return value
+
+
+QueueName = Annotated[str, AfterValidator(_check_queue_name)]
+
 
 # Label keys and other qualified names: an optional DNS-subdomain prefix (at most 253
 # characters) and "/", then a name of at most 63 letters, digits, '-', '_' or '.', starting and

@@ -7,7 +7,7 @@ from typing import Any, Iterator, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from .. import quantity
+from .. import kueue_releases, quantity
 from .base import (
     LABEL_VALUE_RULE,
     GroupEmail,
@@ -18,6 +18,7 @@ from .base import (
     Labels,
     Model,
     Quantity,
+    QueueName,
     RuleError,
     is_label_value,
     is_qualified_name,
@@ -32,30 +33,11 @@ from .base import (
 PROBE_IMAGE = (
     "registry.k8s.io/kubectl:v1.36.2@sha256:b0d792e0d8dfb9bb1b922b78b23137e2a34bb6f9667640353a9d2aadd1fd7761"
 )
-KUEUE_MIN_VERSION = (0, 15, 0)  # first release whose storage API is v1beta2
 _SEMVER_RX = re.compile(r"([0-9]+)\.([0-9]+)\.([0-9]+)", re.ASCII)
 
-# Kueue's integration framework names (Configuration v1beta2, integrations.frameworks).
-KUEUE_FRAMEWORKS = (
-    "batch/job",
-    "jobset.x-k8s.io/jobset",
-    "kubeflow.org/mpijob",
-    "kubeflow.org/paddlejob",
-    "kubeflow.org/pytorchjob",
-    "kubeflow.org/tfjob",
-    "kubeflow.org/xgboostjob",
-    "kubeflow.org/jaxjob",
-    "trainer.kubeflow.org/trainjob",
-    "ray.io/rayjob",
-    "ray.io/rayservice",
-    "ray.io/raycluster",
-    "workload.codeflare.dev/appwrapper",
-    "sparkoperator.k8s.io/sparkapplication",
-    "pod",
-    "deployment",
-    "statefulset",
-    "leaderworkerset.x-k8s.io/leaderworkerset",
-)
+# Kueue's integration framework names (Configuration v1beta2, integrations.frameworks), each
+# with the first release that has it (components/kueue_releases.py).
+KUEUE_FRAMEWORKS = tuple(kueue_releases.INTEGRATIONS)
 
 
 def check_chart_version(value: str, what: str) -> str:
@@ -66,10 +48,6 @@ def check_chart_version(value: str, what: str) -> str:
             "0.19.2 (no 'v', no ranges)"
         )
     return value
-
-
-def semver(value: str) -> tuple[int, int, int]:
-    return tuple(int(p) for p in _SEMVER_RX.fullmatch(value).groups())  # type: ignore[return-value]
 
 
 class FairSharing(Model):
@@ -121,9 +99,10 @@ class KueueConfig(Model):
     @classmethod
     def _version(cls, v: str) -> str:
         check_chart_version(v, "Kueue")
-        if semver(v) < KUEUE_MIN_VERSION:
+        if kueue_releases.release(v) < kueue_releases.MIN_RELEASE:
             raise ValueError(
-                f"Kueue {v} is too old: the project emits kueue.x-k8s.io/v1beta2, served from 0.15.0 on"
+                f"Kueue {v} is too old: the project emits kueue.x-k8s.io/v1beta2, served from "
+                f"{kueue_releases.text(kueue_releases.MIN_RELEASE)} on"
             )
         return v
 
@@ -324,7 +303,7 @@ class ClusterQueueConfig(Model):
 class TeamConfig(Model):
     namespace: K8sName
     """Created unless it is default; kube-*, gke-* and gmp-* namespaces belong to Kubernetes and GKE."""
-    local_queue: K8sName
+    local_queue: QueueName
     """LocalQueue in that namespace; workloads name it in kueue.x-k8s.io/queue-name."""
     cluster_queue: K8sName
     labels: Labels = {}

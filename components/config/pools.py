@@ -52,12 +52,9 @@ class TpuSpec(Model):
 
     @model_validator(mode="after")
     def _in_catalogue(self):
-        gen = catalogue.TPU_GENERATIONS[self.version]
-        if self.topology not in gen.topologies:
-            raise RuleError(
-                "topology",
-                f"{self.topology!r} is not a {self.version} topology; allowed: {', '.join(gen.topologies)}",
-            )
+        problem = catalogue.topology_problem(catalogue.TPU_GENERATIONS[self.version], self.topology)
+        if problem is not None:
+            raise RuleError("topology", problem)
         if self.machine_type is not None:
             try:
                 catalogue.tpu_slice(self.version, self.topology, self.machine_type)
@@ -207,11 +204,26 @@ class NodePoolConfig(Model):
             yield from self._tpu_rules()
         else:
             yield from self._node_count_rules()
+        yield from self._taints_gke_sets()
         if self.gpu is not None:
             yield from self._gpu_rules()
         elif self.tpu is None and self.machine_type is None:
             yield RuleError((), "say what the pool runs: tpu, gpu (with machineType) or a machineType")
         yield from self._capacity_rules()
+
+    def _taints_gke_sets(self) -> Iterator[RuleError]:
+        """A node's taints are unique by key and effect ("taints must be unique by key and
+        effect pair": validateNodeTaints, k8s.io/kubernetes pkg/apis/core/validation/validation.go),
+        and that includes the taints GKE puts on the pool's nodes itself (naming.gke_taints):
+        the program writes the GPU one into the node config, GKE adds the TPU one."""
+        theirs = {(t["key"], t["effect"]) for t in naming.gke_taints(self)}
+        for i, taint in enumerate(self.taints):
+            if (taint.key, taint.effect) in theirs:
+                yield RuleError(
+                    ("taints", i),
+                    f"taint {taint.key}:{taint.effect} is one GKE puts on this pool's nodes already, and a "
+                    "node's taints are unique by key and effect; remove it",
+                )
 
     def _tpu_rules(self) -> Iterator[RuleError]:
         if self.machine_type is not None:

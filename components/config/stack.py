@@ -8,7 +8,7 @@ from typing import Iterator
 
 from pydantic import Field, model_validator
 
-from .. import catalogue, naming, quantity, regions, versions
+from .. import catalogue, kueue_releases, naming, quantity, regions, versions
 from .base import Model, RuleError, raise_all
 from .batch import (
     ClusterQueueConfig,
@@ -109,6 +109,7 @@ class StackConfig(Model):
         yield from self._check_production()
         yield from self._check_locations()
         yield from self._check_version()
+        yield from self._check_kueue_release()
         if self.fleet is not None:
             # Pools, flavors, queues and teams are checked per worker, each as a stack of its own.
             yield from fleet_problems(self, self.fleet)
@@ -248,6 +249,26 @@ class StackConfig(Model):
         later = [m for m in vers.minors(channel) if versions.minor_of(m) > versions.minor_of(minimum)]
         hint = f"set minMasterVersion to {later[0]!r}" if later else f"use a channel that offers a minor above {minimum}"
         yield RuleError(at, f"{what} need GKE {minimum} or later; {given}; {hint}")
+
+    # -- the Kueue release ----------------------------------------------------------------------
+
+    def _check_kueue_release(self) -> Iterator[RuleError]:
+        """What the program writes into Kueue's Configuration and flags must exist in the
+        release it installs (components/kueue_releases.py): the manager would not start."""
+        version = self.kueue.version
+        for i, framework in enumerate(self.kueue.integrations):
+            problem = kueue_releases.lacks(version, framework, kueue_releases.INTEGRATIONS[framework])
+            if problem:
+                yield RuleError(("kueue", "integrations", i), problem)
+        if self.fleet is not None and self.fleet.multi_kueue.incremental_step_size is not None:
+            name = "multiKueue.incrementalDispatcherConfig"
+            problem = kueue_releases.lacks(version, name, kueue_releases.CONFIG_FIELDS[name])
+            if problem:
+                yield RuleError(
+                    ("fleet", "multiKueue", "incrementalStepSize"),
+                    f"{problem}; before it the Incremental dispatcher adds 3 workers per round: remove "
+                    "incrementalStepSize, or raise kueue.version",
+                )
 
     # -- node pools -------------------------------------------------------------------------
 
@@ -803,14 +824,12 @@ class StackConfig(Model):
             yield from self._check_generated_names(at, wl, pool)
             if pool_known:
                 yield from self._check_target(at, wl, pool, team_known=not team_problems)
-            if isinstance(wl, JobWorkload) and wl.completions is not None and wl.parallelism is not None:
-                if wl.parallelism > wl.completions:
-                    yield RuleError((*at, "parallelism"), "parallelism exceeds completions")
 
     def _check_target(self, at: tuple, wl, pool: NodePoolConfig | None, team_known: bool) -> Iterator[RuleError]:
         """The rules on what a workload runs on: its pool (None: a bare shape, or none given),
         which must be one the stack has."""
         yield from self._check_accelerator_request(at, wl, pool)
+        yield from self._check_host_ports(at, wl)
         if pool is not None and not isinstance(wl, ProvisioningRequestWorkload) and team_known:
             yield from self._check_pool_reachable(at, wl, pool)
         if isinstance(wl, JobSetWorkload):
@@ -825,6 +844,31 @@ class StackConfig(Model):
                 )
             if pool is None and wl.gpu is None and wl.tpu is None:
                 yield RuleError((*at, "pool"), "a ProvisioningRequest needs a queued pool (or a gpu or tpu shape)")
+
+    def uses_host_network(self, wl) -> bool:
+        """Whether the workload's pods run on the host network: multi-host TPU slices on
+        Standard, whose hosts talk over it (TPU runtime ports 8471/8431). Autopilot forbids
+        hostNetwork, and GKE wires multi-host slices there itself."""
+        if wl.pool is not None:
+            tpu = self.pool(wl.pool).tpu
+            return tpu is not None and tpu.slice.multi_host
+        return wl.tpu is not None and wl.tpu.slice.multi_host and self.cluster.standard
+
+    def _check_host_ports(self, at: tuple, wl) -> Iterator[RuleError]:
+        """On the host network every containerPort is a host port too (the API server defaults
+        hostPort to containerPort: defaultHostNetworkPorts, pkg/apis/core/v1/defaults.go), and a pod's
+        host ports are unique by port, protocol and host IP (AccumulateUniqueHostPorts in
+        k8s.io/kubernetes pkg/apis/core/validation/validation.go: "Duplicate value"). Off the
+        host network a repeated containerPort is only a warning."""
+        if not self.uses_host_network(wl):
+            return
+        for i, port in enumerate(wl.ports):
+            if port in wl.ports[:i]:
+                yield RuleError(
+                    (*at, "ports", i),
+                    f"port {port} is listed twice; this workload's pods use the host network, where each "
+                    "containerPort is also a host port and the API server refuses a repeated one",
+                )
 
     def pool_flavor(self, pool: NodePoolConfig) -> str | None:
         """The flavor a pool's nodes belong to, declared or derived."""
@@ -904,18 +948,18 @@ class StackConfig(Model):
     def _check_accelerator_request(self, at: tuple, wl, pool: NodePoolConfig | None) -> Iterator[RuleError]:
         tpu = pool.tpu if pool is not None else wl.tpu
         gpu = pool.gpu if pool is not None else wl.gpu
-        asked = wl.resources.get("google.com/tpu")
-        if tpu is not None and asked is not None and str(asked) != str(tpu.slice.chips_per_vm):
+        asked = quantity.value(wl.resources.get(catalogue.TPU_RESOURCE))
+        if tpu is not None and asked is not None and asked != tpu.slice.chips_per_vm:
             yield RuleError(
-                (*at, "resources", "google.com/tpu"),
+                (*at, "resources", catalogue.TPU_RESOURCE),
                 f"a TPU pod takes all {tpu.slice.chips_per_vm} chips of its {tpu.slice.machine_type} VM; "
                 "leave google.com/tpu out to derive it",
             )
-        asked = wl.resources.get("nvidia.com/gpu")
-        if gpu is not None and isinstance(asked, int) and asked > gpu.count:
+        asked = quantity.value(wl.resources.get(catalogue.GPU_RESOURCE))
+        if gpu is not None and asked is not None and asked > gpu.count:
             yield RuleError(
-                (*at, "resources", "nvidia.com/gpu"),
-                f"{asked} GPUs per pod never fit a node with {gpu.count}",
+                (*at, "resources", catalogue.GPU_RESOURCE),
+                f"{wl.resources[catalogue.GPU_RESOURCE]} GPUs per pod never fit a node with {gpu.count}",
             )
 
     def _check_workload_team(self, at: tuple, wl) -> Iterator[RuleError]:

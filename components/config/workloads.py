@@ -9,7 +9,8 @@ from typing import Annotated, ClassVar, Iterator, Literal, Union
 
 from pydantic import Field, model_validator
 
-from .base import CLUSTER_NODES_MAX, SEVEN_DAYS, K8sName, Labels, Model, PinnedImage, Quantity, RuleError, raise_all
+from .. import quantity
+from .base import CLUSTER_NODES_MAX, SEVEN_DAYS, K8sName, Labels, Model, PinnedImage, Quantity, QueueName, RuleError, raise_all
 from .pools import GpuSpec, TpuSpec
 
 
@@ -29,7 +30,7 @@ class WorkloadBase(Model):
     name: K8sName
     team: K8sName
     """The team's namespace; the workload joins the team's LocalQueue."""
-    local_queue: K8sName | None = None
+    local_queue: QueueName | None = None
     """Only when the team has more than one LocalQueue."""
     pool: str | None = None
     """Node pool entry to run on (Standard)."""
@@ -82,6 +83,13 @@ class WorkloadBase(Model):
         for i, port in enumerate(self.ports):
             if not 1 <= port <= 65535:
                 yield RuleError(("ports", i), f"{port} is not a port number")
+        for name, amount in self.resources.items():
+            if quantity.is_extended_resource(name) and not quantity.is_whole(amount):
+                yield RuleError(
+                    ("resources", name),
+                    f"{name} is an extended resource, counted in whole units: the API server refuses "
+                    f"{amount!r} (requests and limits of extended resources must be integers)",
+                )
 
 
 class JobSetWorkload(WorkloadBase):

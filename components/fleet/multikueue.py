@@ -13,6 +13,7 @@ from typing import Any, Mapping, Sequence
 
 from .queues import MULTIKUEUE_CONTROLLER, cluster_queue_problems  # noqa: F401 (re-exported)
 from ..config.base import _check_k8s_name as _k8s_name
+from .. import kueue_releases
 from ..plan.kueue import KUEUE_API, KUEUE_NAMESPACE, go_duration
 from ..config.fleet import DISPATCHERS, WORKERS_MAX, MultiKueueSettings  # noqa: F401 (re-exported)
 from ..versions import MANAGED_BY_MINOR, managed_by_problem  # noqa: F401 (re-exported)
@@ -26,20 +27,23 @@ KUBECONFIG_KEY = "kubeconfig"
 MIN_WORKERS, MAX_WORKERS = 1, WORKERS_MAX
 
 
-def multikueue_configuration(settings: MultiKueueSettings) -> dict[str, Any]:
+def multikueue_configuration(settings: MultiKueueSettings, kueue_version: str) -> dict[str, Any]:
     """The Configuration's `multiKueue` block.
 
     Every field is written, defaults included: the chart takes the Configuration as one
     string, so what is written is what the manager runs, a Kueue upgrade that changes a default
     does not change the fleet's behaviour unseen, and the report shows the values in force.
-    `incrementalDispatcherConfig` is the exception: Kueue refuses it under AllAtOnce."""
+    `incrementalDispatcherConfig` is the exception: Kueue refuses it under AllAtOnce, and a
+    release before it has a fixed step of 3 (components/kueue_releases.py; config refuses
+    incrementalStepSize there)."""
     out: dict[str, Any] = {
         "gcInterval": go_duration(settings.gc_interval),
         "origin": settings.origin,
         "workerLostTimeout": go_duration(settings.worker_lost_timeout),
         "dispatcherName": DISPATCHERS[settings.dispatcher],
     }
-    if settings.dispatcher == "Incremental":
+    step_field = kueue_releases.CONFIG_FIELDS["multiKueue.incrementalDispatcherConfig"]
+    if settings.dispatcher == "Incremental" and kueue_releases.has(kueue_version, step_field):
         # defaults.go:140-143 fills stepSize 3; written out for the same reason as the rest.
         out["incrementalDispatcherConfig"] = {"stepSize": settings.incremental_step_size or 3}
     return out

@@ -209,7 +209,7 @@ def _manager_plan(
     )
     plan = build_plan(manager_cfg, project)
     multikueue_queues = [_through_multikueue(q, checks[q.name][0]) for q in plan.queues]
-    values = kueue_values(manager_cfg, multi_kueue=multikueue_configuration(fleet.multi_kueue))
+    values = kueue_values(manager_cfg, multi_kueue=multikueue_configuration(fleet.multi_kueue, manager_cfg.kueue.version))
     return dataclasses.replace(
         plan, flavors=list(flavors.values()), queues=multikueue_queues, provisioning=[], kueue_values=values,
         # The manager submits the samples; its config names them, as the stack does.

@@ -11,7 +11,7 @@ import yaml
 
 from ..config.batch import ClusterQueueConfig, QuotaLimits
 from ..config.stack import BUILTIN_NAMESPACES, StackConfig
-from .. import quantity, versions
+from .. import kueue_releases, quantity, versions
 from ..admission.objects import (  # noqa: F401 (re-exported)
     NAMESPACE_NAME_LABEL,
     PROVISIONING_CONTROLLER,
@@ -402,9 +402,11 @@ def kueue_values(cfg: StackConfig, multi_kueue: dict[str, Any] | None = None) ->
             "controllerManagerConfigYaml": yaml.safe_dump(kueue_manager_config(cfg, multi_kueue), sort_keys=False)
         }
     }
-    if cfg.kueue.wait_for_pods_ready is False:
-        # Kueue 0.19 turns waitForPodsReady on even when the Configuration omits it (#11855).
-        values["controllerManager"] = {"featureGates": [{"name": "DisableWaitForPodsReady", "enabled": True}]}
+    gate = "DisableWaitForPodsReady"
+    if cfg.kueue.wait_for_pods_ready is False and kueue_releases.has(cfg.kueue.version, kueue_releases.FEATURE_GATES[gate]):
+        # Kueue 0.19 turns waitForPodsReady on even when the Configuration omits it (#11855); the
+        # gate came with that change, and before it an omitted waitForPodsReady is off already.
+        values["controllerManager"] = {"featureGates": [{"name": gate, "enabled": True}]}
     return values
 
 

@@ -69,7 +69,7 @@ def resolve_target(cfg: StackConfig, wl) -> Target:
                 tolerations=tolerations,
                 vms=tslice.vms,
                 multi_host=tslice.multi_host,
-                host_network=tslice.multi_host,
+                host_network=cfg.uses_host_network(wl),
                 tpu=True,
             )
         accel = {catalogue.GPU_RESOURCE: entry.gpu.count} if entry.gpu else {}
@@ -82,8 +82,7 @@ def resolve_target(cfg: StackConfig, wl) -> Target:
             tolerations=[],
             vms=tslice.vms,
             multi_host=tslice.multi_host,
-            # Autopilot forbids hostNetwork; GKE wires multi-host slices there itself.
-            host_network=tslice.multi_host and cfg.cluster.standard,
+            host_network=cfg.uses_host_network(wl),
             tpu=True,
         )
     if wl.gpu is not None:

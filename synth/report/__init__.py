@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from components.admission import podsecurity
+from components.admission.objects import job_pods
 from components.catalogue import GPU_RESOURCE, TPU_RESOURCE
 from components.plan.podsecurity import pod_specs
 from components import quantity
@@ -497,9 +498,9 @@ def _demand(workload) -> tuple[int, dict[str, float]]:
         if kind == "JobSet":
             for rj in spec.get("replicatedJobs", []):
                 job = rj["template"]["spec"]
-                add(rj.get("replicas", 1) * job.get("parallelism", 1), job["template"]["spec"])
+                add(rj.get("replicas", 1) * job_pods(job), job["template"]["spec"])
         elif kind == "Job" and workload.kind != "provisioningRequest":
-            add(spec.get("parallelism", 1), spec["template"]["spec"])
+            add(job_pods(spec), spec["template"]["spec"])
         elif kind == "ProvisioningRequest":
             templates = {t["metadata"]["name"]: t for t in workload.manifests if t.get("kind") == "PodTemplate"}
             for ps in spec.get("podSets", []):
