@@ -1,4 +1,4 @@
-"""The gke-private-nodes advisory asks one decision, once: a stack that leaves
+"""Advisories ask one decision, once. gke-private-nodes: a stack that leaves
 cluster.privateNodes unset hears it, naming the key and both answers; a stack that writes
 `privateNodes: false` has decided and hears nothing. No shipped stack prints it."""
 
@@ -43,3 +43,16 @@ def test_only_a_written_false_reaches_the_cluster():
 @pytest.mark.parametrize("stack", STACKS)
 def test_no_shipped_stack_prints_it(stack):
     assert advice(synth_stack(stack)) == []
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_every_advisory_a_shipped_stack_prints_names_its_decision(stack):
+    # An advisory printed on every run with nothing to decide teaches people to skip them all.
+    for v in synth_stack(stack).violations:
+        assert v["enforcement"] == "advisory" and "decide" in v["message"], v
+
+
+def test_interruptible_only_names_both_answers():
+    [v] = [v for v in synth_stack("fleet-dws").violations if v["policy"] == "queue-interruptible-only"]
+    assert "add an on-demand or reservation flavor" in v["message"]
+    assert '"queue-interruptible-only": "disabled" in policy/config/<stack>.json' in v["message"]
