@@ -77,3 +77,15 @@ def test_every_tpu_generation_and_gpu_type_names_its_quotas(version):
     gen = catalogue.TPU_GENERATIONS[version]
     assert gen.quota is not None and gen.preemptible_quota is not None
     assert all(g.quota_stem for g in catalogue.GPU_TYPES.values())
+
+
+def test_a_machine_type_the_catalogue_does_not_size_is_listed_unsized(tmp_path):
+    from conftest import base_config, synth_config
+
+    config = base_config(cluster={"name": "t", "nodeLocations": ["us-central1-a"], "systemPool": {"machineType": "c4-standard-8"}},
+                         nodePools=[{"name": "cpu", "machineType": "c4-standard-8", "maxNodes": 2}])
+    result = synth_config(tmp_path, config)
+    assert result.error is None and result.exit_code == 0
+    text = result.extra_files["report.md"]
+    assert "2 × c4-standard-8: not in the catalogue (components/machines.py), vCPUs unknown" in text
+    assert "CPUs per VM family (vm_family: C4)" in text

@@ -27,7 +27,7 @@ class Draw:
     cluster: str
     pool: str
     quota: Quota | None  # None: a reservation, no quota to request
-    figure: int
+    figure: int | None  # None: a machine type the catalogue does not size
     unit: str
     basis: str
 
@@ -40,15 +40,26 @@ def draws(plan) -> list[Draw]:
     entries = {e.name: e for e in cfg.node_pools}
     out: list[Draw] = []
 
-    def add(pool: str, quota: Quota | None, figure: int, unit: str, basis: str) -> None:
+    def add(pool: str, quota: Quota | None, figure: int | None, unit: str, basis: str) -> None:
         where = GLOBAL if quota is not None and quota.global_ else region
         out.append(Draw(plan.project, where, cluster, pool, quota, figure, unit, basis))
 
+    def cpus(pool: str, name: str, nodes: int, preemptible: bool, how: str) -> None:
+        try:
+            mt = machine_type(name)
+        except catalogue.CatalogueError:
+            # A machine type the catalogue does not size renders unchecked; its series may
+            # still say which quota it draws on.
+            series = name.split("-", 1)[0]
+            quota = catalogue.PREEMPTIBLE_CPUS if preemptible else catalogue.cpu_quota(series)
+            add(pool, quota, None, "vCPUs", f"{nodes} × {name}: not in the catalogue (components/machines.py), vCPUs unknown")
+            return
+        quota = catalogue.PREEMPTIBLE_CPUS if preemptible else catalogue.cpu_quota(mt.series)
+        add(pool, quota, mt.vcpus * nodes, "vCPUs", f"{nodes} × {name} ({mt.vcpus} vCPUs){how}")
+
     if cfg.cluster.standard and cfg.cluster.system is not None:
         system = cfg.cluster.system
-        vcpus = machine_type(system.machine_type).vcpus
-        add("system", catalogue.cpu_quota(machine_type(system.machine_type).series), vcpus * system.max_nodes,
-            "vCPUs", f"{system.max_nodes} × {system.machine_type} ({vcpus} vCPUs)")
+        cpus("system", system.machine_type, system.max_nodes, False, "")
     for pool in plan.pools:
         entry = entries[pool.entry]
         preemptible = pool.capacity in catalogue.PREEMPTIBLE_QUOTA_CAPACITIES
@@ -62,14 +73,12 @@ def draws(plan) -> list[Draw]:
             add(pool.name, gen.preemptible_quota if preemptible else gen.quota, pool.chips, "TPU chips",
                 f"{pool.nodes} × {pool.machine_type} ({pool.tpu.chips_per_vm} chips), {pool.capacity}")
             continue
-        mt = machine_type(pool.machine_type)
         if pool.kind == "gpu":
             gpu = catalogue.GPU_TYPES[entry.gpu.type]
             how = f"{pool.nodes} × {pool.machine_type} ({pool.chips // max(pool.nodes, 1)} GPUs), {pool.capacity}"
             add(pool.name, gpu.preemptible_quota if preemptible else gpu.quota, pool.chips, "GPUs", how)
             add(pool.name, catalogue.GPUS_ALL_REGIONS, pool.chips, "GPUs", how)
-        add(pool.name, catalogue.PREEMPTIBLE_CPUS if preemptible else catalogue.cpu_quota(mt.series),
-            mt.vcpus * pool.nodes, "vCPUs", f"{pool.nodes} × {pool.machine_type} ({mt.vcpus} vCPUs), {pool.capacity}")
+        cpus(pool.name, pool.machine_type, pool.nodes, preemptible, f", {pool.capacity}")
     if not cfg.cluster.standard:
         # Autopilot picks the machines; what is known is the accelerators the workloads ask for,
         # all of them running at once.
@@ -96,12 +105,13 @@ def section(plans) -> list[str]:
     if not rows:
         return ["No node pool, and no workload asks for an accelerator: nothing beyond GKE's own defaults."]
     per_pool = [
-        [code(d.project), d.region, code(d.cluster), code(d.pool), _quota(d.quota), d.figure, d.unit, d.basis]
+        [code(d.project), d.region, code(d.cluster), code(d.pool), _quota(d.quota),
+         DASH if d.figure is None else d.figure, d.unit, d.basis]
         for d in rows
     ]
     sums: dict[tuple[str, str, str, str], int] = {}
     for d in rows:
-        if d.quota is not None:
+        if d.quota is not None and d.figure is not None:
             key = (d.project, d.region, _quota(d.quota), d.unit)
             sums[key] = sums.get(key, 0) + d.figure
     total = [[code(p), r, q, n, u] for (p, r, q, u), n in sorted(sums.items())]
