@@ -4,10 +4,12 @@ bucket, the secrets keys, and per stack a read-only preview identity and a deplo
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 import pulumi
 import pulumi_gcp as gcp
 
+from components.plan import apis as api
 from components.plan.cluster import NODE_SA_ROLE
 
 from .model import MAIN_PROJECT, BootstrapConfig, Stack
@@ -28,6 +30,18 @@ RESOURCE_POLICY_PERMISSIONS = [
     "compute.resourcePolicies.use",
 ]
 RESOURCE_POLICY_ROLE_ID = "gkeAiBatchResourcePolicies"
+
+# The main program enables its projects' APIs itself (components/services.py), as
+# gcp.projects.Service resources with disableOnDestroy false: the deployer may enable an API and
+# read which are on, never turn one off (serviceusage.services.disable is not here). Enabling
+# returns an operation the provider polls (Service Usage REST reference, services.enable).
+SERVICE_ENABLER_PERMISSIONS = [
+    "serviceusage.services.enable",
+    "serviceusage.services.get",
+    "serviceusage.services.list",
+    "serviceusage.operations.get",
+]
+SERVICE_ENABLER_ROLE_ID = "gkeAiBatchServices"
 
 # The roles the main program grants itself (components/cluster.py: the node service account's
 # projects.IAMMember). The deployer's projectIamAdmin may add or remove these and no other
@@ -103,10 +117,59 @@ def state_condition(bucket: str, stack: str, *, meta: bool = True) -> dict[str, 
     return {"title": title, "description": f"Pulumi state of stack {stack} only{what}", "expression": " || ".join(clauses)}
 
 
+def bootstrap_apis(cfg: BootstrapConfig) -> tuple[str, ...]:
+    """What the bootstrap project serves: the pool and provider and the stacks' service accounts
+    (IAM), the GitHub token exchange (STS: google-github-actions/auth trades the OIDC token for a
+    federated one, then IAM Credentials for the service account's access token;
+    https://cloud.google.com/iam/docs/workload-identity-federation-with-deployment-pipelines,
+    "Before you begin"), the state bucket (Cloud Storage), the secrets keys (Cloud KMS), and
+    Resource Manager and Service Usage, through which IAM policies are set and APIs enabled."""
+    wanted = [api.IAM, api.IAM_CREDENTIALS, api.STS, api.STORAGE, api.RESOURCE_MANAGER, api.SERVICE_USAGE]
+    if cfg.kms is not None and any(s.secrets_provider == "gcpkms" for s in cfg.stacks):
+        wanted.append(api.KMS)
+    return tuple(wanted)
+
+
+def stack_project_apis(stack: Stack) -> tuple[str, ...]:
+    """What the bootstrap calls in a main stack's project: IAM (the node service account and the
+    custom roles), Resource Manager (the deployer's project grants), Service Usage (the
+    deployer enables the main program's APIs through it), and GKE when it names GKE's service
+    agent for the secrets key (projects.ServiceIdentity of container.googleapis.com, which
+    exists only once the API is on)."""
+    wanted = [api.IAM, api.RESOURCE_MANAGER, api.SERVICE_USAGE]
+    if stack.secrets_encryption_key is not None:
+        wanted.append(api.CONTAINER)
+    return tuple(wanted)
+
+
+def enable_apis(cfg: BootstrapConfig, project: str) -> dict[str, list[gcp.projects.Service]]:
+    """project -> its Service resources: the bootstrap project's and each stack project's, one
+    per API and project (stacks may share a project), named as the main program names them
+    (components/plan/apis.py), and with disableOnDestroy false for the same reason
+    (components/services.py): turning an API off breaks whatever else uses it."""
+    wanted: dict[str, list[str]] = {project: list(bootstrap_apis(cfg))}
+    for stack in cfg.stacks:
+        have = wanted.setdefault(stack.project, [])
+        have.extend(a for a in stack_project_apis(stack) if a not in have)
+    return {
+        where: [
+            gcp.projects.Service(
+                api.resource_name(service, where, project),
+                project=where,
+                service=service,
+                disable_on_destroy=False,
+                disable_dependent_services=False,
+            )
+            for service in services
+        ]
+        for where, services in wanted.items()
+    }
+
+
 class WorkloadIdentity(pulumi.ComponentResource):
-    def __init__(self, name: str, cfg: BootstrapConfig, project: str, opts: pulumi.ResourceOptions | None = None):
+    def __init__(self, name: str, cfg: BootstrapConfig, project: str, apis: Sequence[pulumi.Resource] = (), opts: pulumi.ResourceOptions | None = None):
         super().__init__("gke-ai-batch-bootstrap:wif:WorkloadIdentity", name, None, opts)
-        keep = pulumi.ResourceOptions(parent=self, protect=cfg.protect())
+        keep = pulumi.ResourceOptions(parent=self, protect=cfg.protect(), depends_on=list(apis))
         wif = cfg.workload_identity
         self.pool = gcp.iam.WorkloadIdentityPool(
             "pool",
@@ -133,9 +196,9 @@ class WorkloadIdentity(pulumi.ComponentResource):
 
 
 class StateStore(pulumi.ComponentResource):
-    def __init__(self, name: str, cfg: BootstrapConfig, project: str, opts: pulumi.ResourceOptions | None = None):
+    def __init__(self, name: str, cfg: BootstrapConfig, project: str, apis: Sequence[pulumi.Resource] = (), opts: pulumi.ResourceOptions | None = None):
         super().__init__("gke-ai-batch-bootstrap:state:StateStore", name, None, opts)
-        keep = pulumi.ResourceOptions(parent=self, protect=cfg.protect())
+        keep = pulumi.ResourceOptions(parent=self, protect=cfg.protect(), depends_on=list(apis))
         # Versioning keeps every earlier state file (a bad `pulumi up` or a deleted object can be
         # restored); uniform bucket-level access turns object ACLs off, so IAM alone decides; and
         # enforced public access prevention refuses allUsers/allAuthenticatedUsers grants
@@ -203,10 +266,12 @@ class StackAccess(pulumi.ComponentResource):
         wif: WorkloadIdentity,
         state: StateStore,
         opts: pulumi.ResourceOptions | None = None,
+        apis: Sequence[pulumi.Resource] = (),
     ):
+        """`apis`: the Services of the bootstrap project and of the stack's project."""
         super().__init__("gke-ai-batch-bootstrap:stack:StackAccess", stack.name, None, opts)
-        child = pulumi.ResourceOptions(parent=self)
-        keep = pulumi.ResourceOptions(parent=self, protect=cfg.protect(stack))
+        child = pulumi.ResourceOptions(parent=self, depends_on=list(apis))
+        keep = pulumi.ResourceOptions(parent=self, protect=cfg.protect(stack), depends_on=list(apis))
         s = stack.name
 
         def make(cls, name: str, **kwargs):
@@ -264,17 +329,24 @@ class StackAccess(pulumi.ComponentResource):
 
         # Deployer: what the main program creates, and no more.
         make(gcp.projects.IAMMember, "deployer-container", project=stack.project, role="roles/container.admin", member=deployer, opts=child)
-        policies_role = make(gcp.projects.IAMCustomRole,
-            "resource-policies",
-            project=stack.project,
-            # Per stack: two stacks may share a project, and a custom role id is the project's.
-            role_id=f"{RESOURCE_POLICY_ROLE_ID}_{s.replace('-', '_')}",
-            title="gke-ai-batch: Compute resource policies",
-            description="The tpu7x workload policy the main program creates (components/nodepools.py)",
-            permissions=RESOURCE_POLICY_PERMISSIONS,
-            opts=keep,
-        )
-        make(gcp.projects.IAMMember, "deployer-resource-policies", project=stack.project, role=pulumi.Output.all(policies_role.project, policies_role.role_id).apply(lambda a: f"projects/{a[0]}/roles/{a[1]}"), member=deployer, opts=child)
+        def deployer_role(name: str, role_id: str, title: str, description: str, permissions: list[str]) -> None:
+            role = make(gcp.projects.IAMCustomRole,
+                name,
+                project=stack.project,
+                # Per stack: two stacks may share a project, and a custom role id is the project's.
+                role_id=f"{role_id}_{s.replace('-', '_')}",
+                title=title,
+                description=description,
+                permissions=permissions,
+                opts=keep,
+            )
+            path = pulumi.Output.all(role.project, role.role_id).apply(lambda a: f"projects/{a[0]}/roles/{a[1]}")
+            make(gcp.projects.IAMMember, f"deployer-{name}", project=stack.project, role=path, member=deployer, opts=child)
+
+        deployer_role("resource-policies", RESOURCE_POLICY_ROLE_ID, "gke-ai-batch: Compute resource policies",
+                      "The tpu7x workload policy the main program creates (components/nodepools.py)", RESOURCE_POLICY_PERMISSIONS)
+        deployer_role("services", SERVICE_ENABLER_ROLE_ID, "gke-ai-batch: enable APIs",
+                      "Enable the APIs the main program needs (components/plan/apis.py); never disable one", SERVICE_ENABLER_PERMISSIONS)
         # The node service account is created here, not by the main program: the deployer then
         # needs neither iam.serviceAccounts.create on the project nor setIamPolicy on accounts,
         # only actAs on this one account (clusters and node pools run as it; GKE checks
@@ -341,9 +413,12 @@ class StackAccess(pulumi.ComponentResource):
 
 def deploy(cfg: BootstrapConfig, project: str) -> dict[str, pulumi.Output]:
     """Register everything; return the stack outputs the GitHub repository needs (and only those)."""
-    wif = WorkloadIdentity("github", cfg, project)
-    state = StateStore("state", cfg, project)
-    stacks = {s.name: StackAccess(s, cfg, project, wif, state) for s in cfg.stacks}
+    apis = enable_apis(cfg, project)
+    wif = WorkloadIdentity("github", cfg, project, apis=apis[project])
+    state = StateStore("state", cfg, project, apis=apis[project])
+    stacks = {
+        s.name: StackAccess(s, cfg, project, wif, state, apis=[*apis[project], *apis[s.project]]) for s in cfg.stacks
+    }
     # secretsProvider is what the deploy workflow's first `up` (upsert) creates the stack with:
     # left out, Pulumi would create it with a passphrase the workflow does not have.
     emails = {

@@ -30,6 +30,29 @@ GPU_TAINT = {"key": GPU_RESOURCE, "value": "present", "effect": "NoSchedule"}
 
 
 @dataclass(frozen=True)
+class Quota:
+    """A regional Compute Engine quota (compute.googleapis.com) a node draws on, as the
+    console's Quotas page names it (IAM & Admin > Quotas, filter by name), with the API's
+    metric name where Google documents one. GKE's nodes are Compute Engine VMs, so TPU and GPU
+    node pools draw on Compute Engine quota, not the Cloud TPU API's (GKE docs
+    troubleshooting/tpus, "Insufficient quota"; Cloud TPU docs tpu/docs/quota: "If you are using
+    GKE, see Ensure sufficient quota")."""
+
+    name: str
+    metric: str | None = None
+    global_: bool = False  # a project-wide limit over every region (GPUs (all regions))
+
+
+# Capacity that draws on preemptible quota: Spot VMs (Compute Engine docs compute/resource-usage,
+# "Preemptible quotas"), flex-start and queued provisioning (the Dynamic Workload Scheduler's
+# two modes: GKE docs how-to/dws-flex-start-training and how-to/provisioningrequest, "Quota":
+# they consume preemptible quota although their VMs are not preempted). Reservations draw on
+# the reservation itself: creating it consumed the quota, and a pool that uses it needs none.
+PREEMPTIBLE_QUOTA_CAPACITIES = ("spot", "flexStart", "queued")
+RESERVATION_CAPACITY = "reservation"
+
+
+@dataclass(frozen=True)
 class TpuGeneration:
     version: str  # the config value: v4, v5e, v5p, v6e, tpu7x
     accelerator: str  # value of cloud.google.com/gke-tpu-accelerator
@@ -42,6 +65,12 @@ class TpuGeneration:
     single_chip_machine_type: str | None = None  # for 1x1
     workload_policy: bool = False  # multi-host placement via a HIGH_THROUGHPUT workload policy
     min_gke_version: str | None = None
+    # Compute Engine's TPU quotas, in chips (compute/resource-usage#tpu_quota; GKE docs
+    # troubleshooting/tpus#insufficient_quota): on-demand, and preemptible (spot, flex-start,
+    # queued). v6e and tpu7x on-demand chips are one metric, "TPUs per TPU family", with the
+    # family as a dimension.
+    quota: Quota | None = None
+    preemptible_quota: Quota | None = None
 
     @property
     def topologies(self) -> tuple[str, ...]:
@@ -127,6 +156,8 @@ TPU_GENERATIONS: dict[str, TpuGeneration] = {
         dims=3,
         machine_types={"ct4p-hightpu-4t": 4},
         default_machine_type="ct4p-hightpu-4t",
+        quota=Quota("TPU v4 PodSlice chips", "TPU_V4_PODSLICE"),
+        preemptible_quota=Quota("Preemptible TPU v4 PodSlice chips", "PREEMPTIBLE_TPU_V4_PODSLICE"),
         max_cubes=64,
         any_order=True,
     ),
@@ -136,6 +167,8 @@ TPU_GENERATIONS: dict[str, TpuGeneration] = {
         dims=2,
         machine_types={"ct5lp-hightpu-1t": 1, "ct5lp-hightpu-4t": 4, "ct5lp-hightpu-8t": 8},
         default_machine_type="ct5lp-hightpu-4t",
+        quota=Quota("TPU v5 Lite PodSlice chips"),
+        preemptible_quota=Quota("Preemptible TPU v5 Lite Podslice chips"),
         single_chip_machine_type="ct5lp-hightpu-1t",
         shapes_2d=_t("1x1", "2x2", "2x4", "4x4", "4x8", "8x8", "8x16", "16x16"),
     ),
@@ -145,6 +178,8 @@ TPU_GENERATIONS: dict[str, TpuGeneration] = {
         dims=3,
         machine_types={"ct5p-hightpu-4t": 4},
         default_machine_type="ct5p-hightpu-4t",
+        quota=Quota("TPU v5p chips"),
+        preemptible_quota=Quota("Preemptible TPU v5p chips"),
         max_cubes=140,
     ),
     "v6e": TpuGeneration(
@@ -153,6 +188,8 @@ TPU_GENERATIONS: dict[str, TpuGeneration] = {
         dims=2,
         machine_types={"ct6e-standard-1t": 1, "ct6e-standard-4t": 4, "ct6e-standard-8t": 8},
         default_machine_type="ct6e-standard-4t",
+        quota=Quota("TPUs per TPU family (tpu_family: CT6E)"),
+        preemptible_quota=Quota("Preemptible TPU slices v6e"),
         single_chip_machine_type="ct6e-standard-1t",
         shapes_2d=_t("1x1", "2x2", "2x4", "4x4", "4x8", "8x8", "8x16", "16x16"),
     ),
@@ -162,6 +199,8 @@ TPU_GENERATIONS: dict[str, TpuGeneration] = {
         dims=3,
         machine_types={"tpu7x-standard-4t": 4},
         default_machine_type="tpu7x-standard-4t",
+        quota=Quota("TPUs per TPU family (tpu_family: tpu7x)"),
+        preemptible_quota=Quota("Preemptible TPU slices tpu7x"),
         max_cubes=144,
         workload_policy=True,
         min_gke_version="1.34.0-gke.2201000",
@@ -252,13 +291,28 @@ def tpu_topologies_for_machine(gen: TpuGeneration, machine_type: str) -> tuple[s
 class GpuType:
     type: str  # the guest accelerator type and the cloud.google.com/gke-accelerator value
     machine_types: dict[str, int]  # machine type -> GPUs per VM; {} means any n1 shape
+    # Compute Engine's GPU quotas, per region (compute/resource-usage#gpu_quota): NVIDIA_<X>_GPUS
+    # for on-demand VMs, PREEMPTIBLE_NVIDIA_<X>_GPUS for spot, flex-start and queued ones.
+    quota_stem: str = ""  # <X>: NVIDIA_<X>_GPUS
+
+    @property
+    def quota(self) -> Quota:
+        return Quota(f"NVIDIA {self.quota_label} GPUs", f"NVIDIA_{self.quota_stem}_GPUS")
+
+    @property
+    def preemptible_quota(self) -> Quota:
+        return Quota(f"Preemptible NVIDIA {self.quota_label} GPUs", f"PREEMPTIBLE_NVIDIA_{self.quota_stem}_GPUS")
+
+    @property
+    def quota_label(self) -> str:
+        return self.quota_stem.replace("_", " ")
 
 
 GPU_TYPES: dict[str, GpuType] = {
     g.type: g
     for g in (
         # T4 attaches to N1 general-purpose machine types in counts of 1, 2 or 4 (machines.N1_GPU_LIMITS).
-        GpuType("nvidia-tesla-t4", {}),
+        GpuType("nvidia-tesla-t4", {}, "T4"),
         GpuType(
             "nvidia-l4",
             {
@@ -266,6 +320,7 @@ GPU_TYPES: dict[str, GpuType] = {
                 "g2-standard-16": 1, "g2-standard-32": 1, "g2-standard-24": 2,
                 "g2-standard-48": 4, "g2-standard-96": 8,
             },
+            "L4",
         ),
         GpuType(
             "nvidia-tesla-a100",
@@ -273,22 +328,51 @@ GPU_TYPES: dict[str, GpuType] = {
                 "a2-highgpu-1g": 1, "a2-highgpu-2g": 2, "a2-highgpu-4g": 4,
                 "a2-highgpu-8g": 8, "a2-megagpu-16g": 16,
             },
+            "A100",
         ),
         GpuType(
             "nvidia-a100-80gb",
             {"a2-ultragpu-1g": 1, "a2-ultragpu-2g": 2, "a2-ultragpu-4g": 4, "a2-ultragpu-8g": 8},
+            "A100_80GB",
         ),
         GpuType(
             "nvidia-h100-80gb",
             {"a3-highgpu-1g": 1, "a3-highgpu-2g": 2, "a3-highgpu-4g": 4, "a3-highgpu-8g": 8},
+            "H100",
         ),
-        GpuType("nvidia-h100-mega-80gb", {"a3-megagpu-8g": 8}),
-        GpuType("nvidia-h200-141gb", {"a3-ultragpu-8g": 8}),
-        GpuType("nvidia-b200", {"a4-highgpu-8g": 8}),
+        GpuType("nvidia-h100-mega-80gb", {"a3-megagpu-8g": 8}, "H100_MEGA"),
+        GpuType("nvidia-h200-141gb", {"a3-ultragpu-8g": 8}, "H200"),
+        GpuType("nvidia-b200", {"a4-highgpu-8g": 8}, "B200"),
     )
 }
 
 T4_COUNTS = (1, 2, 4)
+
+# Every GPU, on-demand or preemptible, in any region, also counts against one project-wide
+# limit (compute/resource-usage#gpu_quota, "GPUs (all regions)").
+GPUS_ALL_REGIONS = Quota("GPUs (all regions)", "GPUS_ALL_REGIONS", global_=True)
+
+# vCPU quotas of the machine series a node pool can use (compute/resource-usage#cpu_quota): E2
+# and N1 share "CPUs"; A2 and A3 have their own; newer series count in "CPUs per VM family"
+# with the family as a dimension. Spot, flex-start and queued VMs draw on "Preemptible CPUs"
+# where the project has that quota in the region (and on the series' own quota otherwise).
+# TPU hosts count in TPU chips alone.
+CPUS = Quota("CPUs", "CPUS")
+CPU_QUOTAS: dict[str, Quota] = {
+    "e2": CPUS,
+    "n1": CPUS,
+    "n2": Quota("N2 CPUs", "N2_CPUS"),
+    "n2d": Quota("N2D CPUs", "N2D_CPUS"),
+    "c2": Quota("C2 CPUs", "C2_CPUS"),
+    "a2": Quota("A2 CPUs", "A2_CPUS"),
+    "a3": Quota("A3 CPUs", "A3_CPUS"),
+}
+PREEMPTIBLE_CPUS = Quota("Preemptible CPUs", "PREEMPTIBLE_CPUS")
+
+
+def cpu_quota(series: str) -> Quota:
+    """The on-demand vCPU quota of a machine series (CPU_QUOTAS, else CPUs per VM family)."""
+    return CPU_QUOTAS.get(series) or Quota(f"CPUs per VM family (vm_family: {series.upper()})", "CPUS_PER_VM_FAMILY")
 
 
 def check_gpu(gpu_type: str, count: int, machine_type: str) -> None:

@@ -3,6 +3,8 @@ provider for the layers above."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
@@ -50,13 +52,23 @@ class GkeCluster(pulumi.ComponentResource):
     service account, Workload Identity, shielded nodes with secure boot) or Autopilot."""
 
     def __init__(
-        self, resource_name: str, plan: Plan, opts: pulumi.ResourceOptions | None = None, *, scope: str = ""
+        self,
+        resource_name: str,
+        plan: Plan,
+        opts: pulumi.ResourceOptions | None = None,
+        *,
+        scope: str = "",
+        apis: Sequence[pulumi.Resource] = (),
     ):
-        """`scope`: the naming scope of this cluster's resources (components.naming.scoped)."""
+        """`scope`: the naming scope of this cluster's resources (components.naming.scoped);
+        `apis`: the project's enabled APIs (components/services.py), which every Google Cloud
+        resource here waits for: on a new project GKE, IAM and Resource Manager refuse calls
+        until their API is on."""
         super().__init__("gke-ai-batch:cluster:GkeCluster", resource_name, None, opts)
         cfg = plan.config
         protect = cfg.production
-        child = pulumi.ResourceOptions(parent=self)
+        apis = list(apis)
+        child = pulumi.ResourceOptions(parent=self, depends_on=apis)
 
         self.service_account: gcp.serviceaccount.Account | None = None
         if cfg.cluster.node_service_account is not None:
@@ -69,7 +81,7 @@ class GkeCluster(pulumi.ComponentResource):
                 account_id=node_service_account_id(cfg.cluster.name, cfg.cluster.location),
                 display_name=f"GKE nodes of {cfg.cluster.name}",
                 project=plan.project,
-                opts=pulumi.ResourceOptions(parent=self, protect=protect, delete_before_replace=True),
+                opts=pulumi.ResourceOptions(parent=self, protect=protect, delete_before_replace=True, depends_on=apis),
             )
             node_email = self.service_account.email
         member = node_email.apply(lambda e: f"serviceAccount:{e}")
@@ -121,7 +133,7 @@ class GkeCluster(pulumi.ComponentResource):
             # A fixed cluster name cannot be created beside the old one: replace by deleting
             # first (and protect production clusters from that altogether).
             opts=pulumi.ResourceOptions(
-                parent=self, protect=protect, depends_on=[self.node_role], delete_before_replace=True
+                parent=self, protect=protect, depends_on=[self.node_role, *apis], delete_before_replace=True
             ),
         )
         self.system_pool = None

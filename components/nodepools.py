@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import pulumi
 import pulumi_gcp as gcp
 
@@ -23,7 +25,9 @@ class NodePoolGroup(pulumi.ComponentResource):
         opts: pulumi.ResourceOptions | None = None,
         *,
         scope: str = "",
+        apis: Sequence[pulumi.Resource] = (),
     ):
+        """`apis`: the project's enabled APIs (Compute Engine's for the workload policy)."""
         super().__init__("gke-ai-batch:nodepools:NodePoolGroup", resource_name, None, opts)
         cfg = plan.config
         self.workload_policy = None
@@ -33,7 +37,7 @@ class NodePoolGroup(pulumi.ComponentResource):
                 project=plan.project,
                 **workload_policy_args(pools[0], region_of(cfg.cluster.location)),
                 # Fixed names: a replacement must delete the old one first.
-                opts=pulumi.ResourceOptions(parent=self, delete_before_replace=True),
+                opts=pulumi.ResourceOptions(parent=self, delete_before_replace=True, depends_on=list(apis)),
             )
         self.node_pools: list[gcp.container.NodePool] = []
         for pool in pools:

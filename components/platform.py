@@ -21,6 +21,7 @@ from .naming import scoped
 from .nodepools import NodePoolGroup
 from .plan import Plan
 from .queues import KueueQueues, Priorities, Team
+from .services import enable_apis
 from .workloads import SampleWorkload
 
 
@@ -36,12 +37,13 @@ class ClusterDeployment:
 
 
 def deploy(plan: Plan, scope: str = "") -> dict[str, Any]:
-    """Register every resource of the plan; return the stack outputs.
+    """Register every resource of the plan, its project's APIs first; return the stack outputs.
 
     `scope`: "" for a stack of one cluster; for one cluster of several, every logical name this
     registers is "<scope>/<name>" (components.naming.scoped) so that the clusters' URNs differ,
     and the outputs are returned as they are, for the caller to nest per cluster."""
-    return deploy_cluster(plan, scope).outputs
+    apis = enable_apis([plan], plan.project, scope)[plan.project]
+    return deploy_cluster(plan, scope, apis=apis).outputs
 
 
 def deploy_cluster(
@@ -51,17 +53,23 @@ def deploy_cluster(
     after_kueue: Sequence[dict[str, Any]] = (),
     admission_objects: Sequence[dict[str, Any]] = (),
     admission_needs: Sequence[pulumi.Resource] = (),
+    apis: Sequence[pulumi.Resource] = (),
 ) -> ClusterDeployment:
     """deploy(), plus what one cluster of a fleet adds: `after_kueue`, objects registered in
     order once Kueue is installed (a worker's ServiceAccount, RBAC and token for the manager);
     `admission_objects`, registered in order before the ClusterQueues and after
     `admission_needs` (the manager's kubeconfig Secrets and MultiKueue objects, which wait for
-    the workers)."""
+    the workers); `apis`, the Service resources of the cluster's project (components/services.py)."""
     cfg = plan.config
-    cluster = GkeCluster(scoped(scope, cfg.cluster.name), plan, scope=scope)
+    cluster = GkeCluster(scoped(scope, cfg.cluster.name), plan, scope=scope, apis=apis)
     groups = [
         NodePoolGroup(
-            scoped(scope, entry.name), plan, [p for p in plan.pools if p.entry == entry.name], cluster, scope=scope
+            scoped(scope, entry.name),
+            plan,
+            [p for p in plan.pools if p.entry == entry.name],
+            cluster,
+            scope=scope,
+            apis=apis,
         )
         for entry in cfg.node_pools
     ]

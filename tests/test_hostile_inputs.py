@@ -457,7 +457,7 @@ def test_json_diagnostics_name_file_line_path_rule_and_message(case, capsys):
     assert doc["exitCode"] == 2
     assert diagnostic == {
         "file": str(path),
-        "line": 26,
+        "line": 29,
         "column": 27,
         "path": "gke-ai-batch:nodePools[0].tpu.topology",
         "rule": "config",

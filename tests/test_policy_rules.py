@@ -296,6 +296,9 @@ def test_deletion_protection_only_on_production_stacks():
 def test_private_nodes():
     assert check("gke-private-nodes", CLUSTER, STANDARD) == []
     assert "public IP" in check("gke-private-nodes", CLUSTER, merge(STANDARD, {"privateClusterConfig": DROP}))[0]
+    # Public nodes written down (privateNodes: false) are a decision, not a finding.
+    decided = merge(STANDARD, {"privateClusterConfig": {"enablePrivateNodes": False, "enablePrivateEndpoint": DROP}})
+    assert check("gke-private-nodes", CLUSTER, decided) == []
 
 
 def test_control_plane_not_public():

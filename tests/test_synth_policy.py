@@ -54,9 +54,9 @@ def test_committed_stacks_have_no_mandatory_violations(stack):
     assert result.exit_code == synth.EXIT_OK
 
 
-def test_dev_reports_only_advisories_in_policy_json():
-    result = synth_stack("dev")
-    assert result.violations, "dev has public nodes: gke-private-nodes should advise"
+def test_an_undecided_stack_reports_only_advisories_in_policy_json(tmp_path):
+    result = synth_config(tmp_path, base_config())
+    assert result.violations, "privateNodes unset: gke-private-nodes should advise"
     assert {v["enforcement"] for v in result.violations} == {"advisory"}
     assert json.loads(result.extra_files["policy.json"]) == result.violations
     assert result.extra_files["policy.json"] == json.dumps(result.violations, indent=2, sort_keys=True) + "\n"

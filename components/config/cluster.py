@@ -319,6 +319,11 @@ class ClusterConfig(Model):
             yield RuleError(("masterAuthorizedNetworks",) if i is None else ("masterAuthorizedNetworks", i, "cidr"), message)
 
     @property
+    def private_nodes_decided(self) -> bool:
+        """privateNodes is written in the stack file, true or false (not left to the default)."""
+        return "private_nodes" in self.model_fields_set
+
+    @property
     def standard(self) -> bool:
         return self.mode == "standard"
 

@@ -18,6 +18,7 @@ from ..config.fleet import MANAGER_SCOPE
 from ..k8s import resource_name
 from ..plan.fleet import FleetPlan
 from ..platform import ClusterDeployment, deploy_cluster
+from ..services import enable_apis
 from .kubeconfig import worker_kubeconfig
 from .multikueue import encode_kubeconfig, kubeconfig_secret
 from .worker import token_secret
@@ -27,15 +28,23 @@ from .worker import token_secret
 def deploy_fleet(fleet: FleetPlan) -> dict[str, Any]:
     """Register every cluster; return the stack outputs, flat per cluster ("<scope>.<key>"), so
     that one cluster's secret kubeconfig does not make every output secret."""
+    # One Service per API and project: clusters that share a project share its Services.
+    apis = enable_apis([*(w.plan for w in fleet.workers), fleet.manager], fleet.manager.project)
     workers: dict[str, ClusterDeployment] = {
-        w.name: deploy_cluster(w.plan, w.name, after_kueue=w.rbac) for w in fleet.workers
+        w.name: deploy_cluster(w.plan, w.name, after_kueue=w.rbac, apis=apis[w.plan.project]) for w in fleet.workers
     }
     secrets = [kubeconfig_secret(name, _kubeconfig(name, d)) for name, d in workers.items()]
     # Each after what it names: Secrets, then MultiKueueClusters, the MultiKueueConfig, the check.
     order = {"MultiKueueCluster": 0, "MultiKueueConfig": 1, "AdmissionCheck": 2}
     multikueue = sorted((m for m in fleet.multikueue if m["kind"] in order), key=lambda m: order[m["kind"]])
     needs = [r for d in workers.values() for r in [*d.kueue_ready, *d.after_kueue.values()]]
-    manager = deploy_cluster(fleet.manager, MANAGER_SCOPE, admission_objects=[*secrets, *multikueue], admission_needs=needs)
+    manager = deploy_cluster(
+        fleet.manager,
+        MANAGER_SCOPE,
+        admission_objects=[*secrets, *multikueue],
+        admission_needs=needs,
+        apis=apis[fleet.manager.project],
+    )
     outputs: dict[str, Any] = {}
     for scope, d in [(MANAGER_SCOPE, manager), *workers.items()]:
         outputs.update({f"{scope}.{key}": value for key, value in d.outputs.items()})

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..config.stack import StackConfig
+from .apis import required_apis
 from .cluster import RegistryGrant, cluster_args, registry_grants
 from .flavors import FlavorPlan, plan_flavors
 from .kueue import (
@@ -65,6 +66,7 @@ class Plan:
     kueue_values: dict[str, Any]
     webhook_probe: list[dict[str, Any]]
     registry_grants: list[RegistryGrant]  # Artifact Registry repositories the nodes pull from
+    apis: tuple[str, ...]  # Google Cloud APIs the cluster's project must have enabled (plan.apis)
 
     @property
     def cluster_args(self) -> dict[str, Any]:
@@ -118,4 +120,5 @@ def build_plan(cfg: StackConfig, project: str = "my-project") -> Plan:
         kueue_values=kueue_values(cfg),
         webhook_probe=webhook_probe_manifests(cfg) if cfg.kueue.webhook_gate else [],
         registry_grants=registry_grants(cfg),
+        apis=required_apis(cfg, project),
     )

@@ -157,6 +157,11 @@ def control_plane_args(c: ClusterConfig) -> dict[str, Any]:
             "enable_private_nodes": True,
             "enable_private_endpoint": cp.ip_endpoint == "private",
         }
+    elif c.private_nodes_decided:
+        # Public nodes, written down: the gke-private-nodes advisory reads the explicit false as
+        # the decision it asks for. GKE reports a public cluster's enablePrivateNodes as false,
+        # so an existing cluster sees no diff.
+        args["private_cluster_config"] = {"enable_private_nodes": False}
     if cp.ip_endpoint != "disabled":
         networks: dict[str, Any] = {
             "cidr_blocks": [

@@ -115,12 +115,17 @@ def deletion_protection(type_: str, props: Mapping[str, Any], config: Mapping[st
 
 
 def private_nodes(type_: str, props: Mapping[str, Any], config: Mapping[str, Any] = EMPTY) -> Iterator[str]:
+    """Advises once, until the stack decides: an explicit enablePrivateNodes false (the program
+    writes it only for `privateNodes: false` in the stack file) is a decision, not an oversight,
+    and an advisory printed on every run for a settled choice only teaches people to skip them."""
     private = dig(props, "privateClusterConfig", "enablePrivateNodes")
-    if private is True or private == UNKNOWN:
+    if private is True or private is False or private == UNKNOWN:
         return
     yield (
-        "nodes get public IP addresses: set cluster.privateNodes (privateClusterConfig.enablePrivateNodes) "
-        "and give them egress through Cloud NAT"
+        "decide whether nodes get public IP addresses (cluster.privateNodes is unset, so they do): write "
+        "privateNodes true for nodes without them, which then reach registries outside Google's APIs "
+        "(registry.k8s.io, Docker Hub) only through a Cloud NAT this program does not create, or privateNodes "
+        "false to keep public nodes and settle this advisory"
     )
 
 

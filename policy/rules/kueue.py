@@ -227,7 +227,9 @@ def _interruptible_only(resources: Sequence[Resource], pools_for: Callable[[Reso
                     queue.urn,
                     (
                         f"ClusterQueue {name} admits {', '.join(served[name])} at the stack's top priority ({top}), "
-                        f"but every flavor it has is interruptible capacity: {where}; add an on-demand or "
-                        "reservation flavor so that this work has a home GKE does not reclaim"
+                        f"but every flavor it has is interruptible capacity: {where}; decide: add an on-demand or "
+                        "reservation flavor so that this work has a home GKE does not reclaim, or, if interruptible "
+                        "capacity is the plan for it, settle this advisory with \"queue-interruptible-only\": "
+                        "\"disabled\" in policy/config/<stack>.json"
                     ),
                 )

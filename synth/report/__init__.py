@@ -15,7 +15,7 @@ from components.plan.podsecurity import pod_specs
 from components import quantity
 from components.naming import scope_of
 
-from . import admission, fleet as fleet_view, preemption, replacement
+from . import admission, fleet as fleet_view, preemption, quota, replacement
 from .diagram import diagram
 from .md import DASH, code, codes, plural, table
 
@@ -36,6 +36,7 @@ def render(result, violations: list[dict[str, Any]]) -> str:
         ("Policy", _policy(violations)),
         ("Capacity per flavor", _flavors(plan)) if fleet is None else ("Fleet", fleet_view.section(fleet, result.recording)),
         ("Node pools", _pools(plan, protected) if fleet is None else fleet_view.pools(result)),
+        ("Quota to request", quota.section([plan] if fleet is None else [fleet.manager, *(w.plan for w in fleet.workers)])),
         ("Cluster queues", _queues(plan)),
         ("Teams", _teams(plan)),
         ("Namespaces: Pod Security and network isolation", _isolation(plan)),
