@@ -131,3 +131,17 @@ def test_each_deployer_may_enable_apis_but_never_disable_one():
         assert "serviceusage.services.enable" in role.inputs["permissions"]
         assert not any("disable" in p for p in role.inputs["permissions"])
     assert not any("disable" in p for p in SERVICE_ENABLER_PERMISSIONS)
+
+
+def test_the_docs_table_lists_exactly_the_apis_the_program_may_enable():
+    """docs/deploying.md's table is what a user enables by hand if they must: it names every API
+    components/plan/apis.py may enable on a cluster's project, and no other."""
+    import re
+
+    from components.plan import apis
+    from conftest import ROOT
+
+    text = (ROOT / "docs" / "deploying.md").read_text()
+    block = text.split("<!-- apis -->")[1]
+    table = block.split("\n\n")[1]
+    assert set(re.findall(r"`([a-z]+\.googleapis\.com)`", table)) == set(apis.WHY)

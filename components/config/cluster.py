@@ -195,7 +195,11 @@ class ClusterConfig(Model):
     deletion_protection: bool = True
     """GKE refuses to delete the cluster while true."""
     private_nodes: bool = False
-    """Nodes without public IPs (needs Cloud NAT to pull public images such as registry.k8s.io)."""
+    """Nodes without public IPs. They reach Google APIs through Private Google Access, but pull
+    Kueue's and JobSet's images from registry.k8s.io (and any other public registry) only through
+    a Cloud NAT on the cluster's network and region, which this program does not create. Unset:
+    public nodes, and the gke-private-nodes advisory asks you to decide; false decides on public
+    nodes."""
     control_plane: ControlPlane = ControlPlane()
     """Defaults: the DNS endpoint, and a public IP endpoint closed to every network not in masterAuthorizedNetworks."""
     master_authorized_networks: list[AuthorizedNetwork] = []
