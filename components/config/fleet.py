@@ -17,15 +17,16 @@ How a fleet maps onto single-cluster configs, so that every existing rule applie
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterator, Literal
+from typing import Annotated, Any, Iterator, Literal
 
-from pydantic import Field, model_validator
+from pydantic import AfterValidator, Field, model_validator
 
 from ..fleet.worker import JOB_RESOURCES
 from ..versions import managed_by_problem
 from .base import Duration, GkeName, K8sName, LabelValue, Model, RuleError, raise_all
 from .batch import FlavorConfig
 from .cluster import ClusterConfig, region_of
+from .gcpnames import check_project_id
 from .pools import NodePoolConfig
 
 # apis/config/v1beta2/configuration_types.go:393-399
@@ -88,8 +89,8 @@ class WorkerConfig(Model):
     name: GkeName
     """The worker's name in the fleet: its MultiKueueCluster, its kubeconfig Secret
     (multikueue-<name>) and its Pulumi naming scope."""
-    project: str | None = None
-    """GCP project of the worker's cluster; defaults to gcp:project (the same project given
+    project: Annotated[str, AfterValidator(check_project_id)] | None = None
+    """GCP project id of the worker's cluster; defaults to gcp:project (the same project given
     explicitly counts as the default)."""
     cluster: ClusterConfig
     node_pools: list[NodePoolConfig] = Field(min_length=1, max_length=500)
