@@ -83,6 +83,7 @@ REFUSED = [
     # 19. The subnetwork's region, project ids, the system pool's machine type, KMS key paths.
     ("subnetwork of another region", lambda c: cluster(c).update(subnetwork="projects/acme-ml/regions/europe-west4/subnetworks/nodes"), f"{NS}:cluster.subnetwork", "the subnetwork is in 'europe-west4', and the cluster's nodes are in 'us-central1'"),
     ("subnetwork self link of another region", lambda c: cluster(c).update(subnetwork="https://www.googleapis.com/compute/v1/projects/acme-ml/regions/us-east1/subnetworks/nodes"), f"{NS}:cluster.subnetwork", "must be in its region"),
+    ("subnetwork and network of two projects", lambda c: cluster(c).update(network="projects/acme-host/global/networks/vpc", subnetwork="projects/acme-other/regions/us-central1/subnetworks/nodes"), f"{NS}:cluster.subnetwork", "the subnetwork is in project 'acme-other' and the network in 'acme-host'"),
     ("system pool machine type GCE lacks", lambda c: cluster(c).update(systemPool={"machineType": "e2-standard-3"}), f"{NS}:cluster.systemPool.machineType", "unknown machine type 'e2-standard-3'"),
     ("KMS key of a non-project", lambda c: cluster(c).update(databaseEncryption={"keyName": "projects/------/locations/us-central1/keyRings/r/cryptoKeys/k"}), f"{NS}:cluster.databaseEncryption.keyName", "is not a Cloud KMS key name"),
     ("gcp:project with an uppercase letter", lambda c: c.update({"gcp:project": "Acme-ML"}), "gcp:project", "'Acme-ML' is not a Google Cloud project id: 6 to 30 lowercase letters"),
@@ -105,6 +106,8 @@ ACCEPTED = [
     ("subnetwork name", lambda c: cluster(c).update(subnetwork="gke-nodes")),
     ("subnetwork of the cluster's region", lambda c: cluster(c).update(subnetwork="projects/acme-host/regions/us-central1/subnetworks/nodes")),
     ("subnetwork self link of the cluster's region", lambda c: cluster(c).update(subnetwork="https://www.googleapis.com/compute/v1/projects/acme-host/regions/us-central1/subnetworks/nodes")),
+    ("Shared VPC subnetwork and network of the host project", lambda c: cluster(c).update(network="projects/acme-host/global/networks/vpc", subnetwork="projects/acme-host/regions/us-central1/subnetworks/nodes")),
+    ("subnetwork of the network named without a project", lambda c: cluster(c).update(network="vpc", subnetwork="projects/acme-host/regions/us-central1/subnetworks/nodes")),
     ("subnetwork of a zonal cluster's region", lambda c: cluster(c).update(location="us-central1-a", subnetwork="regions/us-central1/subnetworks/nodes")),
     ("teams of a namespace agree on a label", lambda c: teams(c)[1].update(labels={"cost-center": "ml", "owner": "lq2"})),
     ("system pool machine type GCE has", lambda c: cluster(c).update(systemPool={"machineType": "e2-standard-2"})),
@@ -198,3 +201,28 @@ def test_fleet_worker_in_another_project_is_accepted(tmp_path):
     worker(config)["project"] = "acme-ml-us-east4"
     result = synth_config(tmp_path, config)
     assert result.exit_code == 0, result.error
+
+
+@pytest.mark.parametrize(
+    "worker_network, reachable",
+    [("global/networks/vpc-ml", True), ("projects/acme-ml/global/networks/vpc-ml", False), ("other-vpc", False)],
+)
+def test_a_private_worker_is_reachable_in_the_managers_network_however_it_is_written(worker_network, reachable):
+    # "vpc-ml" and "global/networks/vpc-ml" name one network of the project; a worker there, in
+    # the manager's region, answers the manager at its private endpoint. A reference that names
+    # a project may be another project's network: refused, as before.
+    from test_fleet_config import FLEET, STACK
+
+    stack, fleet = copy.deepcopy(STACK), copy.deepcopy(FLEET)
+    stack["cluster"]["network"] = "vpc-ml"
+    fleet["workers"][0]["cluster"].update(
+        location="us-central1", nodeLocations=["us-central1-b"], privateNodes=True,
+        controlPlane={"ipEndpoint": "private"}, network=worker_network,
+    )
+    at = f"{NS}:fleet.workers[0].cluster.controlPlane.ipEndpoint"
+    try:
+        load({**stack, "fleet": fleet}, project="acme-ml")
+        found = {}
+    except ConfigError as exc:
+        found = dict(exc.problems)
+    assert (at not in found) is reachable, found

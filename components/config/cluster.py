@@ -12,7 +12,7 @@ from .. import netblocks, versions
 from ..catalogue import GPU_TYPES, TPU_GENERATIONS
 from ..regions import REGION_RX as _REGION_RX, ZONE_RX as _ZONE_RX, region_of  # noqa: F401 (re-exported)
 from .base import CLUSTER_NODES_MAX, GcpLabels, GkeName, GroupEmail, Model, RuleError, raise_all
-from .gcpnames import PROJECT_ID, check_network, check_subnetwork, parse_subnetwork
+from .gcpnames import PROJECT_ID, Reference, check_network, check_subnetwork, parse_network, parse_subnetwork
 
 
 def check_minor_version(value: str) -> str:
@@ -263,6 +263,17 @@ class ClusterConfig(Model):
                     "autoProvisioning", "Autopilot provisions nodes itself; autoProvisioning is Standard only"
                 )
         yield from self._control_plane_problems()
+        subnetwork = parse_subnetwork(self.subnetwork) if self.subnetwork else None
+        network = self.network_reference
+        if subnetwork is not None and subnetwork.project and network.project and subnetwork.project != network.project:
+            # A subnetwork belongs to a network of its own project (Shared VPC included: the host
+            # project holds both; https://cloud.google.com/vpc/docs/shared-vpc), so these two
+            # cannot be one network's.
+            yield RuleError(
+                "subnetwork",
+                f"the subnetwork is in project {subnetwork.project!r} and the network in {network.project!r}: "
+                "a subnetwork is in its network's project",
+            )
         if self.mode == "autopilot" and not self.dataplane_v2:
             # GKE docs concepts/dataplane-v2: "Autopilot clusters use GKE Dataplane V2" (always).
             yield RuleError("dataplaneV2", "Autopilot clusters always run GKE Dataplane V2; it cannot be turned off")
@@ -278,7 +289,6 @@ class ClusterConfig(Model):
                 f"{self.location!r} is a zone, and GKE creates Autopilot clusters only in a region: "
                 f"set location to {region!r} (Autopilot spreads the nodes over its zones)",
             )
-        subnetwork = parse_subnetwork(self.subnetwork) if self.subnetwork else None
         if subnetwork is not None and subnetwork.region not in (None, region):
             # Subnetworks are regional, and a node's interface can only be in a subnetwork of
             # the node's own region (https://cloud.google.com/vpc/docs/subnets); GKE takes the
@@ -339,6 +349,11 @@ class ClusterConfig(Model):
         # 0.0.0.0/1 and 128.0.0.0/1 together are as open as 0.0.0.0/0.
         for i, message in netblocks.problems([n.cidr for n in self.master_authorized_networks], self.private_nodes):
             yield RuleError(("masterAuthorizedNetworks",) if i is None else ("masterAuthorizedNetworks", i, "cidr"), message)
+
+    @property
+    def network_reference(self) -> Reference:
+        """The VPC network as the reference names it: its name, and its project where it says."""
+        return parse_network(self.network)
 
     @property
     def standard(self) -> bool:

@@ -298,9 +298,11 @@ def _reach_problems(top, fleet: FleetConfig) -> Iterator[RuleError]:
                 f"worker {w.name}: no authorized network lets the manager in: list the manager's egress address "
                 "(its Cloud NAT's)",
             )
-        elif ip == "private" and (w.project is not None or w.cluster.network != top.cluster.network
+        elif ip == "private" and (w.project is not None or w.cluster.network_reference != top.cluster.network_reference
                                   or region_of(w.cluster.location or "") != region_of(top.cluster.location or "")):
-            # A network name is per project: "default" in another project is another VPC.
+            # A network name is per project: "default" in another project is another VPC. Two
+            # references name one network when name and stated project agree ("vpc" and
+            # "global/networks/vpc" do).
             # A private endpoint answers its own VPC, and other regions only with global access,
             # which this program does not turn on (GKE docs how-to/latest/network-isolation).
             yield RuleError(at, f"worker {w.name}: its private endpoint answers only its VPC in its region; the manager "
