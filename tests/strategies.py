@@ -1573,6 +1573,37 @@ def _bad_region(draw, config) -> Mutation | None:
     return Mutation("bad_region", f"gcp:region: {old!r} -> {new!r}", ["gcp:region", f"{NS}:cluster.location"])
 
 
+def _gcp_reference(draw, config) -> Mutation | None:
+    """A reference GCP resolves to something that cannot be the cluster's: an Autopilot cluster in
+    a zone, a subnetwork of another region, or a second team giving its namespace another value
+    of a label (components/config/gcpnames.py, cluster.py, stack.py)."""
+    cluster = ours(config, "cluster")
+    region = cluster.get("location") or config.get("gcp:region")
+    candidates = ["subnetwork"]
+    if cluster.get("mode") == "autopilot" and region in REGIONS:
+        candidates.append("autopilot zone")
+    labelled = [i for i, t in enumerate(ours(config, "teams", [])) if t.get("labels")]
+    if labelled:
+        candidates.append("team label")
+    how = draw(st.sampled_from(candidates))
+    if how == "autopilot zone":
+        cluster["location"] = zone = draw(st.sampled_from(zones_of(region)))
+        return Mutation("gcp_reference", f"Autopilot cluster.location: {zone}", [f"{NS}:cluster.location"])
+    if how == "subnetwork":
+        other = draw(st.sampled_from([r for r in REGIONS if r != R.DEFAULT.region_of(region or "")]))
+        cluster["subnetwork"] = f"regions/{other}/subnetworks/nodes"
+        return Mutation("gcp_reference", f"cluster.subnetwork in {other}", [f"{NS}:cluster.subnetwork"])
+    teams = ours(config, "teams")
+    team = teams[draw(st.sampled_from(labelled))]
+    key = draw(st.sampled_from(sorted(team["labels"])))
+    twin = {**copy.deepcopy(team), "localQueue": f"{team['localQueue'][:50]}-twin", "labels": {key: team["labels"][key] + "x"}}
+    teams.append(twin)
+    # The twin is a second local queue of the team: workloads naming none now need one.
+    return Mutation(
+        "gcp_reference", f"teams[{len(teams) - 1}] relabels {key}", [key_path(("teams", len(teams) - 1, "labels", key))], exact=False
+    )
+
+
 _MUTATORS = {
     "unknown_key": _unknown_key,
     "misspelt_top_level": _misspelt_top_level,
@@ -1586,4 +1617,5 @@ _MUTATORS = {
     "duplicate": _duplicate,
     "renamed_target": _renamed_target,
     "bad_region": _bad_region,
+    "gcp_reference": _gcp_reference,
 }
