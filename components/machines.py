@@ -123,6 +123,20 @@ _OTHER: dict[str, tuple[str, str, int, float, bool]] = {  # name: (series, shape
     "c3-highcpu-192-metal": ("c3", "highcpu", 192, 512, False),
 }
 
+# Series the same listing has (tools/machinetypes.csv as of 0026ae3a) whose shapes are not modelled above (C4, C4A, C4D, H3, the M
+# memory-optimized series, T2A, X4, Z3, and the F1/G1 shared-core types): a name of one of them
+# in the listing's form is a machine type Compute Engine may have, taken on trust (unsized()),
+# so that a real type is never refused; its vCPUs and memory stay unknown here.
+UNSIZED_SERIES = ("c4", "c4a", "c4d", "f1", "g1", "h3", "m1", "m2", "m3", "m4", "t2a", "x4", "z3")
+_UNSIZED_RX = re.compile(r"(?P<series>[a-z0-9]+)-[a-z0-9]+(?:-[0-9]+)?(?:-[a-z0-9]+)?", re.ASCII)
+
+
+def unsized(name: str) -> bool:
+    """Whether `name` is written like a machine type of a series Compute Engine has but this
+    catalogue does not size (UNSIZED_SERIES), e.g. c4-standard-8 or c4a-highmem-16-lssd."""
+    m = _UNSIZED_RX.fullmatch(name)
+    return m is not None and m["series"] in UNSIZED_SERIES
+
 
 @dataclass(frozen=True)
 class CustomRule:

@@ -294,7 +294,8 @@ def cluster_part(draw, mode: str | None = None) -> tuple[dict[str, Any], dict[st
     elif draw(st.booleans()):
         cluster["mode"] = "standard"
     gcp: dict[str, Any] = {"gcp:project": draw(st.sampled_from(("test-project", "acme-ml-prod")))}
-    where = draw(st.sampled_from(("gcp:region", "region", "zone")))
+    # GKE creates Autopilot clusters only in a region.
+    where = draw(st.sampled_from(("gcp:region", "region", "zone") if standard else ("gcp:region", "region")))
     location = region
     if where == "gcp:region" or draw(st.booleans()):
         gcp["gcp:region"] = region
@@ -328,6 +329,23 @@ def cluster_part(draw, mode: str | None = None) -> tuple[dict[str, Any], dict[st
             )
         )
     cluster.update(draw(control_plane_keys(cluster, standard, region)))
+    if draw(st.integers(0, 3)) == 0:
+        # Every reference form the config takes (components/config/gcpnames.py); a subnetwork
+        # that names a region names the cluster's.
+        project = gcp["gcp:project"]
+        cluster["network"] = draw(
+            st.sampled_from(("vpc-ml", "global/networks/vpc-ml", f"projects/{project}/global/networks/vpc-ml"))
+        )
+        cluster["subnetwork"] = draw(
+            st.sampled_from(
+                (
+                    "nodes",
+                    f"regions/{region}/subnetworks/nodes",
+                    f"projects/{project}/regions/{region}/subnetworks/nodes",
+                    f"https://www.googleapis.com/compute/v1/projects/{project}/regions/{region}/subnetworks/nodes",
+                )
+            )
+        )
     if draw(st.booleans()):
         keys = st.sampled_from(("env", "cost-center", "team"))
         cluster["labels"] = draw(st.dictionaries(keys, k8s_name(8), max_size=2))
@@ -773,7 +791,9 @@ def valid_stacks(
             if any((t["namespace"], t["localQueue"]) == (namespace, team["localQueue"]) for t in teams):
                 continue
             if namespace not in BUILTIN_NAMESPACES and draw(st.integers(0, 3)) == 0:
-                team["labels"] = {"team": draw(k8s_name(8))}
+                # Teams sharing a namespace share its labels: one value per key.
+                shared = next((t["labels"] for t in teams if t["namespace"] == namespace and "labels" in t), None)
+                team["labels"] = dict(shared) if shared is not None else {"team": draw(k8s_name(8))}
             teams.append(team)
         if teams:
             config[f"{NS}:teams"] = teams
@@ -1389,11 +1409,14 @@ def _broken_ref(draw, config) -> Mutation | None:
 
 def _gcp_project(draw, config) -> Mutation:
     value = config.pop("gcp:project")
-    how = draw(st.sampled_from(("remove", "misspell", "empty")))
+    how = draw(st.sampled_from(("remove", "misspell", "empty", "not a project id")))
     if how == "misspell":
         config[draw(st.sampled_from(("gcp:projet", "gcp:Project", "gcp:project_id")))] = value
     elif how == "empty":
         config["gcp:project"] = ""
+    elif how == "not a project id":
+        # Resource Manager project ids: 6 to 30 of [a-z0-9-], a letter first, no '-' last.
+        config["gcp:project"] = draw(st.sampled_from(("Acme-ML", "acme", "acme-ml-", "1acme-ml", "acme_ml", "a" * 31)))
     return Mutation("gcp_project", f"gcp:project: {how}", ["gcp:project"])
 
 
@@ -1427,6 +1450,12 @@ BAD_VALUES: list[tuple[tuple, list[Any]]] = [
     (("workloads", "*", "resources", "*"), ["500 m", "1 Gi", "-1", "x"]),
     (("cluster", "masterAuthorizedNetworks", "*", "cidr"), ["10.0.0.1/8", "300.0.0.0/8", "10.0.0.0/33", "office"]),
     (("priorities", "*", "description"), ["x" * 2049]),
+    # Names Compute Engine checks (RFC 1035, at most 63), and machine types it does not have.
+    (("nodePools", "*", "reservation"), ["my res", "Res-A", "r_1", "r-", "x" * 64, "projects/Acme/reservations/r"]),
+    (("nodePools", "*", "machineType"), ["n2-standard-7", "n2-standrad-8", "e2 standard 4", "N2-STANDARD-8"]),
+    (("cluster", "systemPool", "machineType"), ["e2-standard-3", "e2-standrad-4", "E2-STANDARD-4"]),
+    (("cluster", "network"), ["My VPC", "vpc_1", "projects/acme-ml/networks/vpc", "vpc-"]),
+    (("cluster", "subnetwork"), ["sub net", "regions/us-central/subnetworks/s", "projects/p/regions/us-central1/subnetworks/s"]),
 ]
 
 
@@ -1551,6 +1580,37 @@ def _bad_region(draw, config) -> Mutation | None:
     return Mutation("bad_region", f"gcp:region: {old!r} -> {new!r}", ["gcp:region", f"{NS}:cluster.location"])
 
 
+def _gcp_reference(draw, config) -> Mutation | None:
+    """A reference GCP resolves to something that cannot be the cluster's: an Autopilot cluster in
+    a zone, a subnetwork of another region, or a second team giving its namespace another value
+    of a label (components/config/gcpnames.py, cluster.py, stack.py)."""
+    cluster = ours(config, "cluster")
+    region = cluster.get("location") or config.get("gcp:region")
+    candidates = ["subnetwork"]
+    if cluster.get("mode") == "autopilot" and region in REGIONS:
+        candidates.append("autopilot zone")
+    labelled = [i for i, t in enumerate(ours(config, "teams", [])) if t.get("labels")]
+    if labelled:
+        candidates.append("team label")
+    how = draw(st.sampled_from(candidates))
+    if how == "autopilot zone":
+        cluster["location"] = zone = draw(st.sampled_from(zones_of(region)))
+        return Mutation("gcp_reference", f"Autopilot cluster.location: {zone}", [f"{NS}:cluster.location"])
+    if how == "subnetwork":
+        other = draw(st.sampled_from([r for r in REGIONS if r != R.DEFAULT.region_of(region or "")]))
+        cluster["subnetwork"] = f"regions/{other}/subnetworks/nodes"
+        return Mutation("gcp_reference", f"cluster.subnetwork in {other}", [f"{NS}:cluster.subnetwork"])
+    teams = ours(config, "teams")
+    team = teams[draw(st.sampled_from(labelled))]
+    key = draw(st.sampled_from(sorted(team["labels"])))
+    twin = {**copy.deepcopy(team), "localQueue": f"{team['localQueue'][:50]}-twin", "labels": {key: team["labels"][key] + "x"}}
+    teams.append(twin)
+    # The twin is a second local queue of the team: workloads naming none now need one.
+    return Mutation(
+        "gcp_reference", f"teams[{len(teams) - 1}] relabels {key}", [key_path(("teams", len(teams) - 1, "labels", key))], exact=False
+    )
+
+
 _MUTATORS = {
     "unknown_key": _unknown_key,
     "misspelt_top_level": _misspelt_top_level,
@@ -1564,4 +1624,5 @@ _MUTATORS = {
     "duplicate": _duplicate,
     "renamed_target": _renamed_target,
     "bad_region": _bad_region,
+    "gcp_reference": _gcp_reference,
 }

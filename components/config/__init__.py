@@ -6,12 +6,12 @@ that lists every problem with its key path."""
 from __future__ import annotations
 
 import json
-import re
 from typing import Any, Mapping
 
 from pydantic import ValidationError
 
 from .errors import NAMESPACE, ConfigError, did_you_mean, format_path, from_validation_error
+from .gcpnames import PROJECT_ID_RULE, is_project_id
 from .stack import StackConfig
 
 __all__ = ["NAMESPACE", "ConfigError", "gcp_project_problem", "StackConfig", "decode", "load", "load_from_pulumi", "format_path", "split_namespace"]
@@ -86,21 +86,10 @@ def load_from_pulumi(source: str | None = None, project: str | None = None) -> S
     return load({k: decode(v) for k, v in ours.items()}, region=decode(region), project=project, source=source)
 
 
-# Project IDs: 6 to 30 lowercase letters, digits or hyphens, starting with a letter, not ending
-# with a hyphen (https://cloud.google.com/resource-manager/docs/creating-managing-projects);
-# legacy domain-scoped projects carry a "domain:" prefix. The id reaches resource names,
-# service account emails and file paths, so nothing else may pass.
-_PROJECT_ID_RX = re.compile(r"([a-z0-9.-]+\.[a-z]+:)?[a-z][-a-z0-9]{4,28}[a-z0-9]", re.ASCII)
-
-
 def gcp_project_problem(value: Any) -> tuple[str, str] | None:
-    """(key path, message) if gcp:project is missing or not a project id."""
+    """(key path, message) if gcp:project is missing or not a project id (gcpnames.PROJECT_ID)."""
     if value in (None, ""):
         return ("gcp:project", "required: the Google Cloud project to deploy into")
-    if not isinstance(value, str) or not _PROJECT_ID_RX.fullmatch(value):
-        return (
-            "gcp:project",
-            f"{value!r} is not a Google Cloud project id: 6 to 30 lowercase letters, digits or '-', "
-            "starting with a letter, not ending with '-'",
-        )
+    if not is_project_id(value):
+        return ("gcp:project", f"{value!r} is not a Google Cloud project id: {PROJECT_ID_RULE}")
     return None

@@ -9,10 +9,17 @@ from typing import Literal
 
 from pydantic import field_validator
 
-from .. import catalogue, regions, versions
+from .. import catalogue, machines, regions, versions
 from .base import Model, RuleError, raise_all
+from .gcpnames import GCE_NAME_RULE, GCE_NAME_RX
 
 TpuVersion = Literal["v4", "v5e", "v5p", "v6e", "tpu7x"]
+
+
+def _each(values: list[str], ok, message) -> list[str]:
+    """Refuse every entry of a list that is not ok, each at its index."""
+    raise_all(RuleError(i, message(value)) for i, value in enumerate(values) if not ok(value))
+    return values
 
 
 class ZoneOffer(Model):
@@ -26,12 +33,9 @@ class ZoneOffer(Model):
     @field_validator("gpu")
     @classmethod
     def _known(cls, v: list[str]) -> list[str]:
-        raise_all(
-            RuleError(i, f"unknown GPU type {gpu!r}; allowed: {', '.join(catalogue.GPU_TYPES)}")
-            for i, gpu in enumerate(v)
-            if gpu not in catalogue.GPU_TYPES
+        return _each(
+            v, catalogue.GPU_TYPES.__contains__, lambda gpu: f"unknown GPU type {gpu!r}; allowed: {', '.join(catalogue.GPU_TYPES)}"
         )
-        return v
 
 
 class ChannelOffer(Model):
@@ -48,22 +52,14 @@ class ChannelOffer(Model):
     @field_validator("minors")
     @classmethod
     def _minors(cls, v: list[str]) -> list[str]:
-        raise_all(
-            RuleError(i, f"{minor!r} is not a minor version such as '1.38'")
-            for i, minor in enumerate(v)
-            if not versions.MINOR_RX.fullmatch(minor)
-        )
-        return v
+        return _each(v, versions.MINOR_RX.fullmatch, lambda minor: f"{minor!r} is not a minor version such as '1.38'")
 
     @field_validator("patches")
     @classmethod
     def _patches(cls, v: list[str]) -> list[str]:
-        raise_all(
-            RuleError(i, f"{patch!r} is not an exact GKE version such as 1.36.2-gke.1000000")
-            for i, patch in enumerate(v)
-            if not versions.PATCH_RX.fullmatch(patch)
+        return _each(
+            v, versions.PATCH_RX.fullmatch, lambda patch: f"{patch!r} is not an exact GKE version such as 1.36.2-gke.1000000"
         )
-        return v
 
     @field_validator("default")
     @classmethod
@@ -82,6 +78,31 @@ class CatalogueOverride(Model):
     the catalogue lacks it, extends it otherwise."""
     channels: dict[Literal["RAPID", "REGULAR", "STABLE"], ChannelOffer] = {}
     """Release channel -> minors, default and patches it offers beyond the catalogue."""
+    machine_types: list[str] = []
+    """Compute Engine machine types newer than the machine catalogue (components/machines.py), for
+    CPU and system pools (a series it lists but does not size, such as c4, needs no entry); their
+    vCPUs and memory are unknown here, so queues' cpu and memory quotas are not derived from them."""
+
+    @field_validator("machine_types")
+    @classmethod
+    def _machine_type_names(cls, v: list[str]) -> list[str]:
+        return _each(v, GCE_NAME_RX.fullmatch, lambda name: f"{name!r} is not a machine type name: {GCE_NAME_RULE}")
+
+    def machine_type_problem(self, name: str) -> str | None:
+        """Why Compute Engine has no machine type `name`, as far as the machine catalogue and
+        this override know; None if it has one."""
+        if name in self.machine_types or machines.unsized(name):
+            return None
+        if not GCE_NAME_RX.fullmatch(name):
+            return f"{name!r} is not a machine type name: {GCE_NAME_RULE}"
+        try:
+            machines.machine_type(name)
+        except catalogue.CatalogueError as e:
+            return (
+                f"{e} (components/machines.py; if Compute Engine offers it now, add it under "
+                "gke-ai-batch:catalogue.machineTypes)"
+            )
+        return None
 
     @field_validator("zones")
     @classmethod
@@ -120,4 +141,5 @@ class CatalogueOverride(Model):
             if offer.patches:
                 parts.append(f"patches {', '.join(offer.patches)}")
             lines.append(f"channel {name}: {'; '.join(parts) or 'nothing'}")
+        lines += [f"adds machine type {name}" for name in self.machine_types]
         return lines

@@ -12,6 +12,7 @@ from .. import netblocks, versions
 from ..catalogue import GPU_TYPES, TPU_GENERATIONS
 from ..regions import REGION_RX as _REGION_RX, ZONE_RX as _ZONE_RX, region_of  # noqa: F401 (re-exported)
 from .base import CLUSTER_NODES_MAX, GcpLabels, GkeName, GroupEmail, Model, RuleError, raise_all
+from .gcpnames import PROJECT_ID, Reference, check_network, check_subnetwork, parse_network, parse_subnetwork
 
 
 def check_minor_version(value: str) -> str:
@@ -82,9 +83,10 @@ class AuthorizedNetwork(Model):
 
 
 # A key's resource name (https://cloud.google.com/kms/docs/resource-hierarchy#keys); ring and
-# key ids are 1 to 63 of [A-Za-z0-9_-] (KMS REST reference, keyRings.create, cryptoKeys.create).
+# key ids are 1 to 63 of [A-Za-z0-9_-] (KMS REST reference, keyRings.create, cryptoKeys.create);
+# the project is a project id (gcpnames.PROJECT_ID).
 _KMS_KEY_RX = re.compile(
-    r"projects/(?P<project>[a-z0-9.:-]{6,63})/locations/(?P<location>[a-z0-9-]+)"
+    rf"projects/(?P<project>{PROJECT_ID})/locations/(?P<location>[a-z0-9-]+)"
     r"/keyRings/[A-Za-z0-9_-]{1,63}/cryptoKeys/[A-Za-z0-9_-]{1,63}",
     re.ASCII,
 )
@@ -210,9 +212,11 @@ class ClusterConfig(Model):
     """Encrypt Secrets with a Cloud KMS key of the cluster's region (application-layer secrets encryption)."""
     binary_authorization: bool = False
     """Admit only images the project's Binary Authorization policy allows (PROJECT_SINGLETON_POLICY_ENFORCE)."""
-    network: str = "default"
-    """VPC network name or self link."""
-    subnetwork: str | None = None
+    network: Annotated[str, AfterValidator(check_network)] = "default"
+    """VPC network: a name, global/networks/NAME, projects/PROJECT/global/networks/NAME or its self link."""
+    subnetwork: Annotated[str, AfterValidator(check_subnetwork)] | None = None
+    """Subnetwork of the cluster's region: a name, regions/REGION/subnetworks/NAME,
+    projects/PROJECT/regions/REGION/subnetworks/NAME or its self link."""
     system_pool: SystemPool | None = None
     """Standard only; defaults to e2-standard-4, 1 to 3 nodes."""
     node_service_account: Annotated[str, AfterValidator(check_service_account_email)] | None = None
@@ -263,6 +267,17 @@ class ClusterConfig(Model):
                     "autoProvisioning", "Autopilot provisions nodes itself; autoProvisioning is Standard only"
                 )
         yield from self._control_plane_problems()
+        subnetwork = parse_subnetwork(self.subnetwork) if self.subnetwork else None
+        network = self.network_reference
+        if subnetwork is not None and subnetwork.project and network.project and subnetwork.project != network.project:
+            # A subnetwork belongs to a network of its own project (Shared VPC included: the host
+            # project holds both; https://cloud.google.com/vpc/docs/shared-vpc), so these two
+            # cannot be one network's.
+            yield RuleError(
+                "subnetwork",
+                f"the subnetwork is in project {subnetwork.project!r} and the network in {network.project!r}: "
+                "a subnetwork is in its network's project",
+            )
         if self.mode == "autopilot" and not self.dataplane_v2:
             # GKE docs concepts/dataplane-v2: "Autopilot clusters use GKE Dataplane V2" (always).
             yield RuleError("dataplaneV2", "Autopilot clusters always run GKE Dataplane V2; it cannot be turned off")
@@ -270,6 +285,23 @@ class ClusterConfig(Model):
             yield RuleError("location", "required: a region or zone (or set gcp:region in the stack)")
             return  # no region to hold the zones to
         region = region_of(self.location)
+        if self.mode == "autopilot" and region != self.location:
+            # "GKE Autopilot clusters are always regional" (GKE docs concepts/regional-clusters);
+            # the API refuses to create one in a zone.
+            yield RuleError(
+                "location",
+                f"{self.location!r} is a zone, and GKE creates Autopilot clusters only in a region: "
+                f"set location to {region!r} (Autopilot spreads the nodes over its zones)",
+            )
+        if subnetwork is not None and subnetwork.region not in (None, region):
+            # Subnetworks are regional, and a node's interface can only be in a subnetwork of
+            # the node's own region (https://cloud.google.com/vpc/docs/subnets); GKE takes the
+            # cluster's subnetwork in the cluster's region (GKE docs how-to/alias-ips).
+            yield RuleError(
+                "subnetwork",
+                f"the subnetwork is in {subnetwork.region!r}, and the cluster's nodes are in {region!r}: "
+                "a cluster's subnetwork must be in its region",
+            )
         if self.database_encryption is not None and self.database_encryption.location != region:
             # GKE docs how-to/encrypting-secrets: the key must be in the cluster's location (a
             # zonal cluster takes a key of its region); a global or multi-region key is refused.
@@ -326,6 +358,11 @@ class ClusterConfig(Model):
     def private_nodes_decided(self) -> bool:
         """privateNodes is written in the stack file, true or false (not left to the default)."""
         return "private_nodes" in self.model_fields_set
+
+    @property
+    def network_reference(self) -> Reference:
+        """The VPC network as the reference names it: its name, and its project where it says."""
+        return parse_network(self.network)
 
     @property
     def standard(self) -> bool:

@@ -17,15 +17,16 @@ How a fleet maps onto single-cluster configs, so that every existing rule applie
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterator, Literal
+from typing import Annotated, Any, Iterator, Literal
 
-from pydantic import Field, model_validator
+from pydantic import AfterValidator, Field, model_validator
 
 from ..fleet.worker import JOB_RESOURCES
 from ..versions import managed_by_problem
 from .base import Duration, GkeName, K8sName, LabelValue, Model, RuleError, raise_all
 from .batch import FlavorConfig
 from .cluster import ClusterConfig, region_of
+from .gcpnames import check_project_id
 from .pools import NodePoolConfig
 
 # apis/config/v1beta2/configuration_types.go:393-399
@@ -88,8 +89,8 @@ class WorkerConfig(Model):
     name: GkeName
     """The worker's name in the fleet: its MultiKueueCluster, its kubeconfig Secret
     (multikueue-<name>) and its Pulumi naming scope."""
-    project: str | None = None
-    """GCP project of the worker's cluster; defaults to gcp:project (the same project given
+    project: Annotated[str, AfterValidator(check_project_id)] | None = None
+    """GCP project id of the worker's cluster; defaults to gcp:project (the same project given
     explicitly counts as the default)."""
     cluster: ClusterConfig
     node_pools: list[NodePoolConfig] = Field(min_length=1, max_length=500)
@@ -297,9 +298,11 @@ def _reach_problems(top, fleet: FleetConfig) -> Iterator[RuleError]:
                 f"worker {w.name}: no authorized network lets the manager in: list the manager's egress address "
                 "(its Cloud NAT's)",
             )
-        elif ip == "private" and (w.project is not None or w.cluster.network != top.cluster.network
+        elif ip == "private" and (w.project is not None or w.cluster.network_reference != top.cluster.network_reference
                                   or region_of(w.cluster.location or "") != region_of(top.cluster.location or "")):
-            # A network name is per project: "default" in another project is another VPC.
+            # A network name is per project: "default" in another project is another VPC. Two
+            # references name one network when name and stated project agree ("vpc" and
+            # "global/networks/vpc" do).
             # A private endpoint answers its own VPC, and other regions only with global access,
             # which this program does not turn on (GKE docs how-to/latest/network-isolation).
             yield RuleError(at, f"worker {w.name}: its private endpoint answers only its VPC in its region; the manager "

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import re
-from typing import Iterator, Literal
+from typing import Annotated, Iterator, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from .. import catalogue
 from .. import naming
@@ -26,6 +26,7 @@ from .base import (
     raise_all,
 )
 from .cluster import Zones
+from .gcpnames import check_reservation
 
 Capacity = Literal["onDemand", "spot", "reservation", "flexStart", "queued"]
 # Capacity types whose nodes are created on demand by GKE and must start from zero.
@@ -147,8 +148,9 @@ class NodePoolConfig(Model):
     capacity: Capacity = "onDemand"
     """onDemand, spot, reservation (with reservation), flexStart or queued (Dynamic Workload
     Scheduler); docs/capacity-types.md says what each sets."""
-    reservation: str | None = None
-    """Reservation name (or projects/P/reservations/R for a shared one); capacity reservation only."""
+    reservation: Annotated[str, AfterValidator(check_reservation)] | None = None
+    """Reservation name (or projects/P/reservations/R for a shared one, either optionally followed by
+    /reservationBlocks/B); capacity reservation only."""
     min_nodes: int | None = Field(None, ge=0, le=CLUSTER_NODES_MAX)
     """GPU and CPU pools; TPU node counts derive from the topology."""
     max_nodes: int | None = Field(None, ge=1, le=CLUSTER_NODES_MAX)

@@ -110,6 +110,7 @@ class StackConfig(Model):
         yield from self._check_locations()
         yield from self._check_version()
         yield from self._check_kueue_release()
+        yield from self._check_system_pool()
         if self.fleet is not None:
             # Pools, flavors, queues and teams are checked per worker, each as a stack of its own.
             yield from fleet_problems(self, self.fleet)
@@ -270,6 +271,16 @@ class StackConfig(Model):
                     "incrementalStepSize, or raise kueue.version",
                 )
 
+    # -- machine types ----------------------------------------------------------------------
+
+    def _check_system_pool(self) -> Iterator[RuleError]:
+        """Compute Engine creates no VM of a machine type it does not have; GKE refuses the pool."""
+        system = self.cluster.system_pool
+        if system is not None and self.cluster.standard:  # Autopilot's is refused as such
+            problem = self.catalogue.machine_type_problem(system.machine_type)
+            if problem:
+                yield RuleError(("cluster", "systemPool", "machineType"), problem)
+
     # -- node pools -------------------------------------------------------------------------
 
     def _check_pools(self) -> Iterator[RuleError]:
@@ -293,6 +304,12 @@ class StackConfig(Model):
                 seen.setdefault(gke_name, i)
             if i in copies:
                 continue
+            if pool.kind == "cpu" and pool.machine_type is not None:
+                # GPU and TPU pools' machine types are checked against their accelerator already
+                # (catalogue.check_gpu, catalogue.tpu_slice).
+                problem = self.catalogue.machine_type_problem(pool.machine_type)
+                if problem:
+                    yield RuleError(("nodePools", i, "machineType"), problem)
             yield from self._check_pool_location(i, pool)
             yield from self._check_pool_versions(i, pool)
 
@@ -654,17 +671,31 @@ class StackConfig(Model):
             )
 
     def _check_namespace_settings(self) -> Iterator[RuleError]:
-        """A namespace has one Pod Security level and one NetworkPolicy: teams that share it
-        must say the same, and its labels leave the pod-security.kubernetes.io/ keys to
-        podSecurity (the labels are merged into one Namespace, so either would silently win)."""
+        """A namespace has one Pod Security level, one NetworkPolicy and one value per label:
+        teams that share it must say the same, and its labels leave the pod-security.kubernetes.io/
+        keys to podSecurity (the labels are merged into one Namespace, so either would silently
+        win; Kubernetes labels are a map, one value per key,
+        https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/)."""
         first: dict[str, int] = {}
+        # namespace -> label key -> (the first team that sets it, its value)
+        labelled: dict[str, dict[str, tuple[int, str]]] = {}
         for i, team in enumerate(self.teams):
-            for key in team.labels:
+            for key, value in team.labels.items():
                 if key.startswith(POD_SECURITY_LABEL_PREFIX):
                     yield RuleError(
                         ("teams", i, "labels", key),
                         f"{key} is set from teams[{i}].podSecurity (restricted, baseline or privileged); "
                         "remove the label",
+                    )
+                    continue
+                j, other = labelled.setdefault(team.namespace, {}).setdefault(key, (i, value))
+                if other != value:
+                    yield RuleError(
+                        ("teams", i, "labels", key),
+                        f"namespace {team.namespace!r} gets label {key}={other!r} from teams[{j}] (local queue "
+                        f"{self.teams[j].local_queue!r}) and {key}={value!r} here (local queue "
+                        f"{team.local_queue!r}); the teams share one Namespace, which has one value per label: "
+                        "set the same value on both, or the label on one team only",
                     )
             j = first.setdefault(team.namespace, i)
             if j == i:
