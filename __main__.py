@@ -6,13 +6,13 @@ arguments of its own."""
 
 import pulumi
 
-from components import cli
-from components.config import ConfigError, gcp_project_problem, load_from_pulumi
-from components.plan import build_plan
-from components.fleet.deploy import deploy_fleet
-from components.plan.admission import Admission
-from components.plan.fleet import build_fleet_plan
-from components.platform import deploy
+from gke_ai_batch.domain import cli
+from gke_ai_batch.config import ConfigError, gcp_project_problem, load_from_pulumi
+from gke_ai_batch.plan import build_plan
+from gke_ai_batch.components.fleet.deploy import deploy_fleet
+from gke_ai_batch.plan.admission import Admission
+from gke_ai_batch.plan.fleet import build_fleet_plan
+from gke_ai_batch.components.platform import deploy
 
 # Only -h/--help is this file's own: under an engine the arguments are the engine's or synth's.
 cli.parser("__main__.py", __doc__).parse_known_args()

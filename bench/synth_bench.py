@@ -25,8 +25,8 @@ submodules) and reports that as `import` time; it is not part of the figures bel
   - synth: `synth.synthesize(ROOT, StackFile)` timed with time.perf_counter (the call the CLI
     makes: program run, plan, policy, report; writing resources.json/manifests.yaml is timed
     apart as `write`). Phases are timed by wrapping, in the worker only, engine.run,
-    runpy.run_path (the program body), components.config.load, components.plan.build_plan,
-    components.platform.deploy, synth.policy.evaluate, synth.report.render and
+    runpy.run_path (the program body), gke_ai_batch.config.load, gke_ai_batch.plan.build_plan,
+    gke_ai_batch.components.platform.deploy, synth.policy.evaluate, synth.report.render and
     RecordingMonitor.RegisterResource; time in the cyclic garbage collector through
     gc.callbacks.
   - floor: the same recording engine (`synth.engine.run`) running a generated program that
@@ -112,7 +112,7 @@ def _vms(pool: dict[str, Any]) -> int:
     if "tpu" not in pool:
         return 1
     sys.path.insert(0, str(ROOT))
-    from components.catalogue import tpu_slice
+    from gke_ai_batch.domain.catalogue import tpu_slice
 
     return tpu_slice(pool["tpu"]["version"], pool["tpu"]["topology"], pool["tpu"].get("machineType")).vms
 
@@ -236,15 +236,15 @@ def _import_everything() -> None:
     import pulumi_gcp as gcp
     import pulumi_kubernetes as k8s
 
-    import components.config  # noqa: F401
-    import components.plan  # noqa: F401
-    import components.platform  # noqa: F401
+    import gke_ai_batch.config  # noqa: F401
+    import gke_ai_batch.plan  # noqa: F401
+    import gke_ai_batch.components.platform  # noqa: F401
     import synth  # noqa: F401
     import synth.engine  # noqa: F401
     import synth.policy  # noqa: F401
     import synth.report  # noqa: F401
     import synth.summary  # noqa: F401
-    from components import k8s as k8s_objects
+    from gke_ai_batch.components import k8s as k8s_objects
 
     for cls in (
         gcp.container.Cluster,
@@ -313,9 +313,9 @@ def _instrument(timers: _Timers) -> None:
     import runpy
     import types
 
-    import components.config
-    import components.plan
-    import components.platform
+    import gke_ai_batch.config
+    import gke_ai_batch.plan
+    import gke_ai_batch.components.platform
     import synth.engine
     import synth.policy
     import synth.report
@@ -337,9 +337,9 @@ def _instrument(timers: _Timers) -> None:
     shim = types.SimpleNamespace(**{k: getattr(runpy, k) for k in dir(runpy) if not k.startswith("__")})
     synth.engine.runpy = shim
     timers.wrap(shim, "run_path", "program")
-    timers.wrap(components.config, "load", "config.load", split_by_run=True)
-    timers.wrap(components.plan, "build_plan", "build_plan", split_by_run=True)
-    timers.wrap(components.platform, "deploy", "deploy")
+    timers.wrap(gke_ai_batch.config, "load", "config.load", split_by_run=True)
+    timers.wrap(gke_ai_batch.plan, "build_plan", "build_plan", split_by_run=True)
+    timers.wrap(gke_ai_batch.components.platform, "deploy", "deploy")
     timers.wrap(synth.policy, "evaluate", "policy")
     timers.wrap(synth.report, "render", "report")
     timers.wrap(synth.engine.RecordingMonitor, "RegisterResource", "monitor")

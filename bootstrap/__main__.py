@@ -8,14 +8,14 @@ import sys
 from pathlib import Path
 
 # Pulumi runs this file with bootstrap/ as the working folder; the package and the main
-# program's config helpers (components/) are imported from the repository root.
+# program's config helpers (gke_ai_batch/) are imported from the repository root.
 _ROOT = str(Path(__file__).resolve().parent.parent)
 if _ROOT not in sys.path:
     sys.path.insert(0, _ROOT)
 
 import pulumi  # noqa: E402
 
-from components import cli  # noqa: E402
+from gke_ai_batch.domain import cli  # noqa: E402
 
 # Only -h/--help is this file's own: under an engine the arguments are the engine's or synth's.
 cli.parser("bootstrap/__main__.py", __doc__).parse_known_args()

@@ -1,5 +1,5 @@
 """The bootstrap's config: pydantic models over the `gke-ai-batch-bootstrap:*` keys (and
-gcp:project), with the main program's conventions (components/config/base.py: camelCase keys,
+gcp:project), with the main program's conventions (gke_ai_batch/config/base.py: camelCase keys,
 unknown keys refused, no silent coercion) and its error reporting (every problem at once, each
 with its stack-file key path). Validated before anything is registered."""
 
@@ -10,11 +10,11 @@ from typing import Annotated, Any, Iterator, Literal, Mapping
 
 from pydantic import AfterValidator, Field, ValidationError, model_validator
 
-from components.config import ConfigError, decode, gcp_project_problem
-from components.config.base import Model, RuleError, raise_all
-from components.config.cluster import check_kms_key_name
-from components.config.errors import NAMESPACE as MAIN_NAMESPACE
-from components.config.errors import from_validation_error
+from gke_ai_batch.config import ConfigError, decode, gcp_project_problem
+from gke_ai_batch.config.base import Model, RuleError, raise_all
+from gke_ai_batch.config.cluster import check_kms_key_name
+from gke_ai_batch.config.errors import NAMESPACE as MAIN_NAMESPACE
+from gke_ai_batch.config.errors import from_validation_error
 
 NAMESPACE = "gke-ai-batch-bootstrap"
 MAIN_PROJECT = "gke-ai-batch"
@@ -169,7 +169,7 @@ class BootstrapConfig(Model):
 
 
 def _ours(path: str) -> str:
-    # components.config.errors names paths in the main program's namespace.
+    # gke_ai_batch.config.errors names paths in the main program's namespace.
     if path == MAIN_NAMESPACE or path.startswith(f"{MAIN_NAMESPACE}:"):
         return NAMESPACE + path[len(MAIN_NAMESPACE) :]
     return path

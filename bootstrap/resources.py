@@ -9,8 +9,8 @@ from collections.abc import Sequence
 import pulumi
 import pulumi_gcp as gcp
 
-from components.plan import apis as api
-from components.plan.cluster import NODE_SA_ROLE
+from gke_ai_batch.plan import apis as api
+from gke_ai_batch.plan.cluster import NODE_SA_ROLE
 
 from .model import MAIN_PROJECT, BootstrapConfig, Stack
 
@@ -20,7 +20,7 @@ GITHUB_ISSUER = "https://token.actions.githubusercontent.com"
 PREVIEW_ROLES = ("roles/viewer", "roles/container.viewer", "roles/storage.objectViewer", "roles/cloudkms.cryptoKeyDecrypter")
 
 # Compute Engine's only resource the main program creates is the tpu7x workload policy
-# (components/nodepools.py: gcp.compute.ResourcePolicy); node pools use it through their
+# (gke_ai_batch/components/nodepools.py: gcp.compute.ResourcePolicy); node pools use it through their
 # placement policy. A custom role with just these, rather than roles/compute.admin.
 RESOURCE_POLICY_PERMISSIONS = [
     "compute.resourcePolicies.create",
@@ -31,7 +31,7 @@ RESOURCE_POLICY_PERMISSIONS = [
 ]
 RESOURCE_POLICY_ROLE_ID = "gkeAiBatchResourcePolicies"
 
-# The main program enables its projects' APIs itself (components/services.py), as
+# The main program enables its projects' APIs itself (gke_ai_batch/components/services.py), as
 # gcp.projects.Service resources with disableOnDestroy false: the deployer may enable an API and
 # read which are on, never turn one off (serviceusage.services.disable is not here). Enabling
 # returns an operation the provider polls (Service Usage REST reference, services.enable).
@@ -43,7 +43,7 @@ SERVICE_ENABLER_PERMISSIONS = [
 ]
 SERVICE_ENABLER_ROLE_ID = "gkeAiBatchServices"
 
-# The roles the main program grants itself (components/cluster.py: the node service account's
+# The roles the main program grants itself (gke_ai_batch/components/cluster.py: the node service account's
 # projects.IAMMember). The deployer's projectIamAdmin may add or remove these and no other
 # (https://cloud.google.com/iam/docs/setting-limits-on-granting-roles: the
 # iam.googleapis.com/modifiedGrantsByRole API attribute).
@@ -145,8 +145,8 @@ def stack_project_apis(stack: Stack) -> tuple[str, ...]:
 def enable_apis(cfg: BootstrapConfig, project: str) -> dict[str, list[gcp.projects.Service]]:
     """project -> its Service resources: the bootstrap project's and each stack project's, one
     per API and project (stacks may share a project), named as the main program names them
-    (components/plan/apis.py), and with disableOnDestroy false for the same reason
-    (components/services.py): turning an API off breaks whatever else uses it."""
+    (gke_ai_batch/plan/apis.py), and with disableOnDestroy false for the same reason
+    (gke_ai_batch/components/services.py): turning an API off breaks whatever else uses it."""
     wanted: dict[str, list[str]] = {project: list(bootstrap_apis(cfg))}
     for stack in cfg.stacks:
         have = wanted.setdefault(stack.project, [])
@@ -344,9 +344,9 @@ class StackAccess(pulumi.ComponentResource):
             make(gcp.projects.IAMMember, f"deployer-{name}", project=stack.project, role=path, member=deployer, opts=child)
 
         deployer_role("resource-policies", RESOURCE_POLICY_ROLE_ID, "gke-ai-batch: Compute resource policies",
-                      "The tpu7x workload policy the main program creates (components/nodepools.py)", RESOURCE_POLICY_PERMISSIONS)
+                      "The tpu7x workload policy the main program creates (gke_ai_batch/components/nodepools.py)", RESOURCE_POLICY_PERMISSIONS)
         deployer_role("services", SERVICE_ENABLER_ROLE_ID, "gke-ai-batch: enable APIs",
-                      "Enable the APIs the main program needs (components/plan/apis.py); never disable one", SERVICE_ENABLER_PERMISSIONS)
+                      "Enable the APIs the main program needs (gke_ai_batch/plan/apis.py); never disable one", SERVICE_ENABLER_PERMISSIONS)
         # The node service account is created here, not by the main program: the deployer then
         # needs neither iam.serviceAccounts.create on the project nor setIamPolicy on accounts,
         # only actAs on this one account (clusters and node pools run as it; GKE checks

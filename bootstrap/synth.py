@@ -42,7 +42,7 @@ def outputs_for(type_: str, name: str, inputs: dict[str, Any]) -> dict[str, Any]
 
 def render(stack_file) -> tuple[Any, list]:
     """(recording, []) or (None, diagnostics): the program run for one bootstrap stack file."""
-    from components.config import ConfigError
+    from gke_ai_batch.config import ConfigError
     from synth import diagnostics, engine, stackfile
 
     from .model import NAMESPACE

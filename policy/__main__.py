@@ -5,7 +5,7 @@ virtualenv; it only serves the policies that policy.crossguard builds from polic
 import sys
 from pathlib import Path
 
-# The rules read components.catalogue, the table the program derives pools from: put the
+# The rules read gke_ai_batch.domain.catalogue, the table the program derives pools from: put the
 # repository root, not just this folder, on the path.
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
@@ -23,7 +23,7 @@ Serves the pack's policies to the Pulumi engine until it is done; it is not mean
 hand. `python -m synth STACK` evaluates the same rules offline (policy.json)."""
 
 if __name__ == "__main__":
-    from components import cli
+    from gke_ai_batch.domain import cli
 
     # Only -h/--help is this file's own: under the engine the arguments are the analyzer's.
     cli.parser("python -m policy", __doc__ + _USAGE).parse_known_args()

@@ -23,7 +23,7 @@ from .stackfile import StackFile, StackFileError, display_path
 
 MOCK_ENDPOINT = "203.0.113.10"  # TEST-NET-3: no real control plane
 # base64 of a PEM block around "mock-ca": shaped like GKE's clusterCaCertificate, which a
-# fleet's kubeconfig check (components/fleet/kubeconfig.py) reads as a certificate.
+# fleet's kubeconfig check (gke_ai_batch/plan/kubeconfig.py) reads as a certificate.
 MOCK_CA = "LS0tLS1CRUdJTiBDRVJUSUZJQ0FURS0tLS0tCmJXOWpheTFqWVE9PQotLS0tLUVORCBDRVJUSUZJQ0FURS0tLS0tCg=="
 MOCK_TOKEN_DATA = "bW9jay10b2tlbg=="  # base64("mock-token")
 # The DNS endpoint's shape (gke-<hash>.<region>.gke.goog); .invalid never resolves (RFC 6761).
@@ -41,8 +41,8 @@ class Result:
     stack: str
     recording: engine.Recording | None = None
     plan: Any = None
-    admission: Any = None  # components.plan.admission.Admission: the model's verdicts
-    fleet: Any = None  # components.plan.fleet.FleetPlan of a fleet stack (plan is its manager's); None otherwise
+    admission: Any = None  # gke_ai_batch.plan.admission.Admission: the model's verdicts
+    fleet: Any = None  # gke_ai_batch.plan.fleet.FleetPlan of a fleet stack (plan is its manager's); None otherwise
     diagnostics: list[Diagnostic] = field(default_factory=list)
     """Why the stack was refused (exit code 2), each placed in the stack file."""
     exit_code: int = EXIT_OK
@@ -61,7 +61,7 @@ class Result:
     @property
     def manifests_by_cluster(self) -> dict[str, str]:
         """Each cluster's Kubernetes objects, as manifests.yaml lists them, by the cluster's
-        naming scope (components.naming.scoped; "" for the one cluster of a single-cluster
+        naming scope (gke_ai_batch.domain.naming.scoped; "" for the one cluster of a single-cluster
         stack). A cluster the program declares no object on has "". {} if nothing rendered."""
         if self.recording is None:
             return {}
@@ -109,7 +109,7 @@ def synthesize(root: Path, stack_file: StackFile, stacks_dir: Path | None = None
 
 
 def _synthesize(root: Path, stack_file: StackFile, stacks_dir: Path) -> Result:
-    from components.config import ConfigError
+    from gke_ai_batch.config import ConfigError
 
     from . import crossstack, diagnostics, stackfile
 
@@ -169,15 +169,15 @@ def _manifests_yaml(docs: list[dict[str, Any]]) -> str:
 
 def manifests_by_cluster(recording: engine.Recording) -> dict[str, list[dict[str, Any]]]:
     """Each cluster's Kubernetes objects in recording order, by the naming scope of the
-    Kubernetes provider that applies them (each cluster has one: components.cluster)."""
-    from components.naming import KUBERNETES_PROVIDER, scope_of
+    Kubernetes provider that applies them (each cluster has one: gke_ai_batch.components.cluster)."""
+    from gke_ai_batch.domain.naming import KUBERNETES_PROVIDER, scope_of
 
     scopes: dict[str, str] = {}
     for r in recording.resources:
         if r.type == _KUBERNETES_PROVIDER_TYPE:
             scope = scope_of(r.name, KUBERNETES_PROVIDER)
             if scope is None:
-                raise ValueError(f"Kubernetes provider {r.urn} is no cluster's (components.naming.scoped)")
+                raise ValueError(f"Kubernetes provider {r.urn} is no cluster's (gke_ai_batch.domain.naming.scoped)")
             scopes[r.urn] = scope
     by_cluster: dict[str, list[dict[str, Any]]] = {scope: [] for scope in scopes.values()}
     for r in _manifest_registrations(recording):

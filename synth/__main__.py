@@ -59,7 +59,7 @@ class Outcome:
 def version() -> str:
     import importlib.metadata
 
-    from components.config.batch import JobSetConfig, KueueConfig
+    from gke_ai_batch.config.batch import JobSetConfig, KueueConfig
 
     pulumi_version = importlib.metadata.version("pulumi")
     return (

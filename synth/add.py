@@ -22,7 +22,7 @@ import shutil
 import sys
 from pathlib import Path
 
-from components import cli
+from gke_ai_batch.domain import cli
 
 from .diagnostics import EXIT_INVALID_CONFIG, EXIT_OK, EXIT_POLICY_VIOLATION
 
@@ -110,7 +110,7 @@ def add(root: Path, name: str, source: str = "dev") -> list[str]:
 def _rename_clash(root: Path, stack_path: Path, name: str) -> str:
     """A copy deploys the original's cluster into the original's project, which synth refuses
     (synth/crossstack.py): name the copy's cluster after the stack, where that is a GKE name."""
-    from components.config.base import check_gke_name
+    from gke_ai_batch.config.base import check_gke_name
 
     from . import crossstack
     from .yamlread import YamlError, decode, load, read_bytes

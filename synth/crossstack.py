@@ -25,7 +25,7 @@ class Identity:
 
     @property
     def service_account_id(self) -> str:
-        from components.plan.cluster import node_service_account_id
+        from gke_ai_batch.plan.cluster import node_service_account_id
 
         return node_service_account_id(self.cluster, self.location)
 

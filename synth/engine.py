@@ -376,7 +376,7 @@ _LEAN_REPLACEMENTS = _lean_replacements()
 def language_host_config(config: dict[str, str], secret_keys: list[str]):
     """The config in the environment, as the language host hands it to a program: PULUMI_CONFIG
     (JSON of every key, structured values as JSON text) and PULUMI_CONFIG_SECRET_KEYS. The
-    program lists its keys from there (components.config.load_from_pulumi)."""
+    program lists its keys from there (gke_ai_batch.config.load_from_pulumi)."""
     wanted = {"PULUMI_CONFIG": json.dumps(config), "PULUMI_CONFIG_SECRET_KEYS": json.dumps(list(secret_keys))}
     saved = {name: os.environ.get(name) for name in wanted}
     os.environ.update(wanted)

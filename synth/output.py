@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from components.naming import check_scope
+from gke_ai_batch.domain.naming import check_scope
 
 from .diagnostics import Diagnostic
 

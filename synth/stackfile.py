@@ -30,14 +30,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from components.config.errors import NAMESPACE, did_you_mean, join_path
+from gke_ai_batch.config.errors import NAMESPACE, did_you_mean, join_path
 
 from . import yamlread
 from .diagnostics import Diagnostic
 
 STACK_NAME_RX = re.compile(r"[A-Za-z0-9_.-]{1,100}", re.ASCII)
 TOP_LEVEL_KEYS = ("config", "secretsprovider", "encryptedkey", "encryptionsalt", "environment")
-# Config the program itself reads (__main__.py, components/config): a secret there would be
+# Config the program itself reads (__main__.py, gke_ai_batch/config): a secret there would be
 # a placeholder in every name and label derived from it.
 PROGRAM_KEYS = ("gcp:project", "gcp:region")
 SECRET_PLACEHOLDER = "[secret]"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from components import cli
+from gke_ai_batch.domain import cli
 
 from . import StackFile, StackFileError, synthesize
 

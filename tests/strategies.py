@@ -2,7 +2,7 @@
 MUTATIONS of them that a stack file's many editors could make (typos, wrong types, missing
 keys, out-of-range numbers, bad names and values, duplicates, broken cross-references).
 
-A valid stack is built from the catalogue (components/catalogue.py), so every TPU shape,
+A valid stack is built from the catalogue (gke_ai_batch/domain/catalogue.py), so every TPU shape,
 machine type and GPU count is one GKE offers; the rules that span keys (one zone per TPU
 slice, flexStart and tpu7x versions, derived flavor names, queue/team/priority references,
 a queued workload's pool offered by its team's queue) are followed by construction, not by
@@ -28,15 +28,17 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from components import catalogue, kueue_releases
-from components import regions as R
-from components import versions as V
-from components.config.batch import KueueConfig
+from gke_ai_batch.domain import catalogue
+
+from gke_ai_batch.domain import kueue_releases
+from gke_ai_batch.domain import regions as R
+from gke_ai_batch.domain import versions as V
+from gke_ai_batch.config.batch import KueueConfig
 
 NS = "gke-ai-batch"
 SEVEN_DAYS = 7 * 86400
 REGIONS = ("us-central1", "europe-west4", "us-east5")
-# Zones come from the regions catalogue (components/regions.py), and each pool's accelerator
+# Zones come from the regions catalogue (gke_ai_batch/domain/regions.py), and each pool's accelerator
 # from what its zones offer there.
 BUILTIN_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 # Namespaces that exist without the team: built in, or made by the Helm releases.
@@ -66,7 +68,7 @@ FRAMEWORKS_EXTRA = (
     "kubeflow.org/pytorchjob", "ray.io/rayjob", "pod", "leaderworkerset.x-k8s.io/leaderworkerset", "ray.io/rayservice",
 )
 
-# minMasterVersion is a minor alias the channel offers (components/versions.py); every minor the
+# minMasterVersion is a minor alias the channel offers (gke_ai_batch/domain/versions.py); every minor the
 # channels offer is at or above the flexStart (1.33.0-gke.1712000 TPU, 1.32.2-gke.1652000 GPU)
 # and tpu7x (1.34.0-gke.2201000) floors, so every capacity and generation is allowed.
 
@@ -330,7 +332,7 @@ def cluster_part(draw, mode: str | None = None) -> tuple[dict[str, Any], dict[st
         )
     cluster.update(draw(control_plane_keys(cluster, standard, region)))
     if draw(st.integers(0, 3)) == 0:
-        # Every reference form the config takes (components/config/gcpnames.py); a subnetwork
+        # Every reference form the config takes (gke_ai_batch/config/gcpnames.py); a subnetwork
         # that names a region names the cluster's.
         project = gcp["gcp:project"]
         cluster["network"] = draw(
@@ -864,7 +866,7 @@ def valid_stacks(
         if draw(st.booleans()):
             kueue["version"] = draw(st.sampled_from(("0.15.0", "0.19.2", "0.20.1")))
         if draw(st.booleans()):
-            # Only what the chosen release has (components/kueue_releases.py; others are refused).
+            # Only what the chosen release has (gke_ai_batch/domain/kueue_releases.py; others are refused).
             version = kueue.get("version", KueueConfig().version)
             offered = [f for f in FRAMEWORKS_EXTRA if kueue_releases.has(version, kueue_releases.INTEGRATIONS[f])]
             extra = draw(st.lists(st.sampled_from(offered), max_size=2, unique=True))
@@ -961,14 +963,14 @@ class Mutation:
 def key_path(path: tuple) -> str:
     """('nodePools', 2, 'tpu', 'topology') -> 'gke-ai-batch:nodePools[2].tpu.topology'; keys of
     other namespaces (gcp:project) stand as they are."""
-    from components.config.errors import format_path
+    from gke_ai_batch.config.errors import format_path
 
     return str(path[0]) if ":" in str(path[0]) else format_path(path)
 
 
 @lru_cache(maxsize=None)
 def stack_schema() -> dict[str, Any]:
-    from components.config.stack import StackConfig
+    from gke_ai_batch.config.stack import StackConfig
 
     return StackConfig.model_json_schema(by_alias=True, mode="validation")
 
@@ -1583,7 +1585,7 @@ def _bad_region(draw, config) -> Mutation | None:
 def _gcp_reference(draw, config) -> Mutation | None:
     """A reference GCP resolves to something that cannot be the cluster's: an Autopilot cluster in
     a zone, a subnetwork of another region, or a second team giving its namespace another value
-    of a label (components/config/gcpnames.py, cluster.py, stack.py)."""
+    of a label (gke_ai_batch/config/gcpnames.py, cluster.py, stack.py)."""
     cluster = ours(config, "cluster")
     region = cluster.get("location") or config.get("gcp:region")
     candidates = ["subnetwork"]

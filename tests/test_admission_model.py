@@ -1,4 +1,4 @@
-"""The admission and placement model (components/admission), cross-checked on scenarios from
+"""The admission and placement model (gke_ai_batch/model), cross-checked on scenarios from
 Kueue's own flavor-assigner tests (kubernetes-sigs/kueue v0.19.2
 pkg/scheduler/flavorassigner/flavorassigner_test.go, TestAssignFlavors: the scenario is
 restated here, each named after its upstream case) and on kube-scheduler placement rules."""
@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from components.admission import (
+from gke_ai_batch.model import (
     ClusterQueue, Flavor, NodeGroup, PodSet, Workload, World, judge, potential_available, simulate,
 )
-from components.admission.assigner import assign
+from gke_ai_batch.model.assigner import assign
 
 GI = 2**30
 MI = 2**20
@@ -328,6 +328,6 @@ def test_side_by_side_simulation_admits_by_priority_then_order():
      {"memory": GI + 512 * MI}),
 ])
 def test_pod_requests_sum_containers_max_init_and_take_limits_for_missing_requests(requests, expected):
-    from components.admission.requests import pod_requests
+    from gke_ai_batch.model.requests import pod_requests
 
     assert pod_requests(requests) == expected

@@ -2,7 +2,7 @@
 
 import pytest
 
-from components import catalogue
+from gke_ai_batch.domain import catalogue
 
 
 @pytest.mark.parametrize(

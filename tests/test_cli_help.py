@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from components import cli
+from gke_ai_batch.domain import cli
 from conftest import ROOT
 
 # Not the project's code: virtualenvs (also any folder holding a pyvenv.cfg), caches, outputs.

@@ -10,7 +10,7 @@ import yaml
 from synth import yamlread
 
 
-from components.config import ConfigError, load
+from gke_ai_batch.config import ConfigError, load
 from conftest import ROOT, base_config, synth_cli, synth_config
 from support import diagnostics
 from support.diagnostics import assert_names

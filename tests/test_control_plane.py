@@ -11,9 +11,9 @@ import pytest
 import yaml
 
 import synth
-from components.cluster import kubeconfig
-from components.config import ConfigError, load
-from components.plan.cluster import cluster_args
+from gke_ai_batch.components.cluster import kubeconfig
+from gke_ai_batch.config import ConfigError, load
+from gke_ai_batch.plan.cluster import cluster_args
 from conftest import base_config, synth_config, synth_stack
 from policy import rules
 

@@ -1,4 +1,4 @@
-"""The program enables the Google Cloud APIs each stack needs (components/plan/apis.py), as
+"""The program enables the Google Cloud APIs each stack needs (gke_ai_batch/plan/apis.py), as
 gcp.projects.Service resources that never turn an API off, once per project, and every Google
 Cloud resource waits for its project's; the bootstrap enables what it calls and lets each
 deployer enable (never disable) APIs in its stack's project."""
@@ -12,7 +12,7 @@ from conftest import ROOT, STACKS, synth_config, synth_stack
 from synth import yamlread
 
 from bootstrap.resources import SERVICE_ENABLER_PERMISSIONS
-from components.plan import apis as api
+from gke_ai_batch.plan import apis as api
 from test_bootstrap import example, example_config, render
 
 SERVICE = "gcp:projects/service:Service"
@@ -135,10 +135,10 @@ def test_each_deployer_may_enable_apis_but_never_disable_one():
 
 def test_the_docs_table_lists_exactly_the_apis_the_program_may_enable():
     """docs/deploying.md's table is what a user enables by hand if they must: it names every API
-    components/plan/apis.py may enable on a cluster's project, and no other."""
+    gke_ai_batch/plan/apis.py may enable on a cluster's project, and no other."""
     import re
 
-    from components.plan import apis
+    from gke_ai_batch.plan import apis
     from conftest import ROOT
 
     text = (ROOT / "docs" / "deploying.md").read_text()

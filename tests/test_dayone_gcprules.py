@@ -10,7 +10,7 @@ import copy
 
 import pytest
 
-from components.config import ConfigError, gcp_project_problem, load
+from gke_ai_batch.config import ConfigError, gcp_project_problem, load
 from conftest import ROOT, base_config, synth_config
 from support.diagnostics import assert_names
 from synth import yamlread

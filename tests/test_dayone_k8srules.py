@@ -9,7 +9,9 @@ import copy
 import pytest
 import yaml
 
-from components import catalogue, kueue_releases
+from gke_ai_batch.domain import catalogue
+
+from gke_ai_batch.domain import kueue_releases
 from conftest import ROOT, base_config, by_name, synth_config
 from support.diagnostics import assert_names
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 from conftest import STACKS, base_config, synth_config, synth_stack
 
-from components.config import load
-from components.plan.cluster import control_plane_args
+from gke_ai_batch.config import load
+from gke_ai_batch.plan.cluster import control_plane_args
 
 RULE = "gke-private-nodes"
 

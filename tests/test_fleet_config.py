@@ -1,4 +1,4 @@
-"""The fleet's config model (components/config/fleet.py): each worker is checked with the rules a
+"""The fleet's config model (gke_ai_batch/config/fleet.py): each worker is checked with the rules a
 single-cluster stack gets, its problems named under fleet.workers[i], and the fleet's own rules
 (the manager runs nothing, workers spread over regions, queues reach some worker)."""
 
@@ -8,8 +8,8 @@ import copy
 
 import pytest
 
-from components.config import ConfigError, load
-from components.config.fleet import FleetConfig, worker_stack
+from gke_ai_batch.config import ConfigError, load
+from gke_ai_batch.config.fleet import FleetConfig, worker_stack
 
 
 def h100(name: str = "h100-dws") -> dict:

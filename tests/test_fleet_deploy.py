@@ -1,4 +1,4 @@
-"""A fleet registered under the recording engine synth uses (components/fleet/deploy.py), before
+"""A fleet registered under the recording engine synth uses (gke_ai_batch/components/fleet/deploy.py), before
 `python -m synth` renders fleets: one cluster per worker and the manager, each under its own
 naming scope, the MultiKueue chain in order and waiting for the workers, and the workers'
 kubeconfigs secret from end to end."""
@@ -10,7 +10,7 @@ import functools
 import json
 
 import synth
-from components.config.fleet import MANAGER_SCOPE
+from gke_ai_batch.config.fleet import MANAGER_SCOPE
 from conftest import ROOT, synth_config
 from synth import engine
 from test_fleet_config import FLEET, STACK
@@ -18,9 +18,9 @@ from support import manifests as M
 
 PROGRAM = """
 import pulumi
-from components.config import load_from_pulumi
-from components.fleet.deploy import deploy_fleet
-from components.plan.fleet import build_fleet_plan
+from gke_ai_batch.config import load_from_pulumi
+from gke_ai_batch.components.fleet.deploy import deploy_fleet
+from gke_ai_batch.plan.fleet import build_fleet_plan
 
 plan = build_fleet_plan(load_from_pulumi(source="fleet"), pulumi.Config("gcp").get("project"))
 for name, value in deploy_fleet(plan).items():

@@ -1,4 +1,4 @@
-"""The MultiKueue fleet's building blocks (components/fleet): every object they emit is one the
+"""The MultiKueue fleet's building blocks (gke_ai_batch/components/fleet): every object they emit is one the
 API server and Kueue accept, the manager's names lead from the AdmissionCheck to each worker's
 kubeconfig, the workers' RBAC is upstream's narrowed to the stack's job kinds, and what Kueue
 refuses (kubeconfigs, ClusterQueues, Kubernetes too old for Job managedBy) is refused first.
@@ -15,11 +15,11 @@ import pydantic
 import pytest
 import yaml
 
-from components.config.batch import KUEUE_FRAMEWORKS
-from components.config.errors import from_validation_error
-from components.fleet import kubeconfig as kc
-from components.fleet import multikueue as mk
-from components.fleet import worker as wk
+from gke_ai_batch.config.batch import KUEUE_FRAMEWORKS
+from gke_ai_batch.config.errors import from_validation_error
+from gke_ai_batch.plan import kubeconfig as kc
+from gke_ai_batch.plan import multikueue as mk
+from gke_ai_batch.domain import multikueue_worker as wk
 from support import manifests as M
 
 KUEUE = "kueue.x-k8s.io/v1beta2"
@@ -293,7 +293,7 @@ def test_unsupported_or_no_kinds_or_namespaces_are_refused(kinds, namespaces, fr
 
 
 def test_the_token_belongs_to_the_bound_service_account():
-    from components.plan.kueue import KUEUE_NAMESPACE
+    from gke_ai_batch.plan.kueue import KUEUE_NAMESPACE
 
     manifests = wk.worker_rbac_manifests(BOTH, TEAMS)
     sa, token = manifests[0], manifests[-1]  # creation order: the SA first, the token last

@@ -1,4 +1,4 @@
-"""The fleet's plan (components/plan/fleet.py): every cluster has every team and queue, each
+"""The fleet's plan (gke_ai_batch/plan/fleet.py): every cluster has every team and queue, each
 worker's quota from its own capacity; the manager's flavors and quotas are the workers' added up, its queues admit
 through MultiKueue alone, and every object validates against the upstream schemas."""
 
@@ -8,8 +8,8 @@ import copy
 
 import yaml
 
-from components.config import load
-from components.plan.fleet import build_fleet_plan
+from gke_ai_batch.config import load
+from gke_ai_batch.plan.fleet import build_fleet_plan
 from test_fleet_config import FLEET, STACK, h100, worker
 from support import manifests as M
 

@@ -14,7 +14,7 @@ from collections.abc import Callable
 import pytest
 import yaml
 
-from components.fleet import worker as wk
+from gke_ai_batch.domain import multikueue_worker as wk
 from policy import rules
 from test_fleet_deploy import by_name, recording
 

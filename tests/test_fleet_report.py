@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 
 import synth
-from components.config import load
-from components.plan.fleet import build_fleet_plan
+from gke_ai_batch.config import load
+from gke_ai_batch.plan.fleet import build_fleet_plan
 from conftest import ROOT, synth_stack
 from synth import engine, report, yamlread
 from test_fleet_config import FLEET, STACK
@@ -25,10 +25,10 @@ from test_report import cells, mermaid, row, section
 
 PROGRAM = """
 import pulumi
-from components.config import load_from_pulumi
-from components.fleet.deploy import deploy_fleet
-from components.plan.admission import Admission
-from components.plan.fleet import build_fleet_plan
+from gke_ai_batch.config import load_from_pulumi
+from gke_ai_batch.components.fleet.deploy import deploy_fleet
+from gke_ai_batch.plan.admission import Admission
+from gke_ai_batch.plan.fleet import build_fleet_plan
 
 fleet_plan = build_fleet_plan(load_from_pulumi(source="fleet"), pulumi.Config("gcp").get("project"))
 plan = fleet_plan.manager

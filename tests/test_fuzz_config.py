@@ -35,7 +35,7 @@ from hypothesis import HealthCheck, Phase, example, given, settings
 
 import strategies as S
 import synth
-from components import catalogue
+from gke_ai_batch.domain import catalogue
 from conftest import base_config, synth_cli, synth_config
 from support import diagnostics
 from support.fuzz_report import REPORT
@@ -287,7 +287,7 @@ def manifest_problems(result) -> list[str]:
     return M.problems(synth.manifests(result.recording), manifest_validator())
 
 
-# The admission model's refusals (components/plan/admission.py), one line each.
+# The admission model's refusals (gke_ai_batch/plan/admission.py), one line each.
 _UNRUNNABLE = re.compile(
     r"gke-ai-batch:(workloads\[\d+\]: .* can never run: "
     r"|clusterQueues\[\d+\]\.namespaceSelector: .*Kueue never admits its workloads"

@@ -14,9 +14,10 @@ from synth import yamlread
 
 
 import synth
-from components import regions, versions
-from components.config import ConfigError, load, split_namespace
-from components.plan.cluster import SA_ID_MAX, node_service_account_id
+from gke_ai_batch.domain import regions
+from gke_ai_batch.domain import versions
+from gke_ai_batch.config import ConfigError, load, split_namespace
+from gke_ai_batch.plan.cluster import SA_ID_MAX, node_service_account_id
 from support.diagnostics import assert_names
 from conftest import ROOT, STACKS, synth_config, synth_stack
 from test_config_errors import pools, valid
@@ -306,7 +307,7 @@ def test_two_stacks_of_one_project_with_one_cluster(tmp_path):
 
 
 def test_same_service_account_id_in_one_project_is_refused(tmp_path, monkeypatch):
-    import components.plan.cluster as plan_cluster
+    import gke_ai_batch.plan.cluster as plan_cluster
 
     # Force a hash collision: two different long names, one id.
     monkeypatch.setattr(plan_cluster.hashlib, "sha256", lambda b: type("H", (), {"hexdigest": lambda self: "abcdef" * 10})())

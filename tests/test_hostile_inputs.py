@@ -324,7 +324,7 @@ def test_out_that_is_not_a_synth_folder_is_refused(case, capsys, tmp_path):
         link: "symbolic link",
         ROOT: "project folder",
         ROOT / "stacks": "holds Pulumi config",
-        ROOT / "components": "entries synth did not write",
+        ROOT / "gke_ai_batch": "entries synth did not write",
         Path("/"): "file system root",
         tmp_path: "holds Pulumi config",
         afile / "sub": "cannot be written",

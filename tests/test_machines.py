@@ -1,9 +1,13 @@
 """Machine types, GKE node allocatable, GPU/N1 compatibility and Autopilot limits, spot-checked
-against published figures (sources in components/machines.py and components/autopilot.py)."""
+against published figures (sources in gke_ai_batch/domain/machines.py and gke_ai_batch/domain/autopilot.py)."""
 
 import pytest
 
-from components import autopilot, catalogue, machines
+from gke_ai_batch.domain import autopilot
+
+from gke_ai_batch.domain import catalogue
+
+from gke_ai_batch.domain import machines
 
 GIB = 1 << 30
 MIB = 1 << 20

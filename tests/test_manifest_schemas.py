@@ -747,7 +747,7 @@ def test_scopes_come_from_the_schemas_readme(shared_schemas):
 def test_the_schemas_are_those_of_the_charts_the_program_installs(shared_schemas):
     # Refreshing the vendored schemas (schema/upstream/VENDORED.md) and bumping the default
     # chart versions go together: objects are checked against the CRDs the charts install.
-    from components.config.batch import JobSetConfig, KueueConfig
+    from gke_ai_batch.config.batch import JobSetConfig, KueueConfig
 
     pinned = json.loads((shared_schemas / "versions.json").read_text())
     assert (pinned["kueue"], pinned["jobset"]) == (f"v{KueueConfig().version}", f"v{JobSetConfig().version}")

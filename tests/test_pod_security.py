@@ -1,4 +1,4 @@
-"""Pod Security: the standards' checks one by one (components/admission/podsecurity.py), and
+"""Pod Security: the standards' checks one by one (gke_ai_batch/model/podsecurity.py), and
 what a stack gets from them: labels on every team namespace, hardened pods in restricted
 namespaces, and a workload its namespace would reject refused before deploy."""
 
@@ -9,7 +9,7 @@ import copy
 import pytest
 
 import synth
-from components.admission import podsecurity as ps
+from gke_ai_batch.model import podsecurity as ps
 from conftest import base_config, synth_config, synth_stack
 
 PLAIN = {"containers": [{"name": "main", "image": "i"}]}

@@ -760,7 +760,7 @@ GROUP = {"kind": "Group", "apiGroup": "rbac.authorization.k8s.io", "name": "ml@a
 
 
 def team_role(*extra: dict[str, Any]) -> Resource:
-    from components.plan.rbac import TEAM_RULES
+    from gke_ai_batch.plan.rbac import TEAM_RULES
 
     return rbac("Role", "team", "ml", rules=[*TEAM_RULES, *extra])
 
@@ -1067,17 +1067,19 @@ def test_pack_needs_only_its_own_requirements():
     the program's dependencies (pydantic, the providers) through what it imports."""
     probe = (
         "import sys; sys.path.insert(0, sys.argv[1]); import policy.crossguard, policy.levels; "
-        "print(sorted(m for m in sys.modules if '.' not in m or m.startswith('components.')))"
+        "print(sorted(m for m in sys.modules if '.' not in m or m.startswith('gke_ai_batch.')))"
     )
     proc = subprocess.run([sys.executable, "-c", probe, str(ROOT)], capture_output=True, text=True, check=True)
     loaded = set(ast.literal_eval(proc.stdout))
     assert loaded.isdisjoint({"pydantic", "pulumi_gcp", "pulumi_kubernetes", "synth"})
-    pure = {"components.catalogue", "components.images", "components.naming", "components.netblocks", "components.quantity",
-            "components.regions",  # region_of: fleet-worker-regions
+    pure = {"gke_ai_batch.domain.catalogue", "gke_ai_batch.domain.images", "gke_ai_batch.domain.naming", "gke_ai_batch.domain.netblocks", "gke_ai_batch.domain.quantity",
+            "gke_ai_batch.domain.regions",  # region_of: fleet-worker-regions
             # A fleet's names and Kueue's MultiKueue queue rules (rbac, fleet-multikueue-only).
-            "components.fleet", "components.fleet.queues", "components.fleet.worker"}
-    model = {m for m in loaded if m == "components.admission" or m.startswith("components.admission.")}
-    assert model, "the pack judges capacity with the admission model (components.admission)"
-    assert {m for m in loaded if m.startswith("components.")} == pure | model
+            "gke_ai_batch.model.multikueue", "gke_ai_batch.domain.multikueue_worker"}
+    model = {m for m in loaded if m == "gke_ai_batch.model" or m.startswith("gke_ai_batch.model.")}
+    assert model, "the pack judges capacity with the admission model (gke_ai_batch.model)"
+    # The layer packages' own __init__ modules hold docstrings only.
+    layers = {"gke_ai_batch.domain", "gke_ai_batch.components"}
+    assert {m for m in loaded if m.startswith("gke_ai_batch.") and m not in layers} == pure | model
     requirements = (ROOT / "policy" / "requirements.txt").read_text().split()
     assert {"pulumi-policy==1.21.0", "pulumi==3.272.0"} <= set(requirements)

@@ -50,7 +50,7 @@ def test_the_installed_sdk_is_the_pinned_one():
 
 
 def test_config_env_is_the_language_hosts_json(monkeypatch):
-    """components.config.load_from_pulumi lists every key from PULUMI_CONFIG."""
+    """gke_ai_batch.config.load_from_pulumi lists every key from PULUMI_CONFIG."""
     assert "get_config_env" in pulumi.runtime.__all__
     monkeypatch.setenv("PULUMI_CONFIG", '{"gke-ai-batch:cluster": "{\\"name\\": \\"c\\"}", "gcp:region": "r"}')
     assert pulumi.runtime.get_config_env() == {"gke-ai-batch:cluster": '{"name": "c"}', "gcp:region": "r"}
@@ -191,7 +191,7 @@ def test_a_failing_program_raises_its_own_error(tmp_path: Path):
 
 
 def test_pulumi_kubernetes_version_helper():
-    """components/k8s.py registers custom objects with the provider's own plugin version."""
+    """gke_ai_batch/components/k8s.py registers custom objects with the provider's own plugin version."""
     from pulumi_kubernetes import _utilities
 
     assert _utilities.get_version() == importlib.metadata.version("pulumi-kubernetes")

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 import synth
-from components.fleet import worker
-from components.plan.rbac import TEAM_ROLE
+from gke_ai_batch.domain import multikueue_worker as worker
+from gke_ai_batch.plan.rbac import TEAM_ROLE
 from conftest import FLEET_STACKS, STACKS, by_name, synth_stack
 from policy import rules
 from policy.rules import rbac
@@ -29,7 +29,7 @@ def rbac_objects(stack: str) -> tuple[dict, dict, list[dict]]:
 def test_no_subject_the_stack_binds_may_create_pods_or_write_quota(stack):
     roles, cluster_roles, bindings = rbac_objects(stack)
     # A fleet's workers give the manager's ServiceAccount cluster-wide reads and, in the
-    # namespaces they mirror, the MultiKueue writes (components/fleet/worker.py); nothing else
+    # namespaces they mirror, the MultiKueue writes (gke_ai_batch/domain/multikueue_worker.py); nothing else
     # is granted cluster-wide.
     fleet_roles = {worker.READ_ROLE, worker.WRITE_ROLE} if stack in FLEET_STACKS else set()
     assert set(cluster_roles) <= fleet_roles, f"{stack}: the program grants nothing else cluster-wide"

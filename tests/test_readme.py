@@ -1,6 +1,6 @@
 """The README's commands and the docs' generated parts stay true."""
 
-from components.config.reference import PAGE, REGENERATE, current, render
+from gke_ai_batch.config.reference import PAGE, REGENERATE, current, render
 from conftest import ROOT
 
 

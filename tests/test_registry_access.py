@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from components.config import load
-from components.plan.cluster import RegistryGrant, registry_grants, registry_repository
+from gke_ai_batch.config import load
+from gke_ai_batch.plan.cluster import RegistryGrant, registry_grants, registry_repository
 from conftest import base_config, by_name, synth_config, synth_stack
 
 MEMBER = "gcp:artifactregistry/repositoryIamMember:RepositoryIamMember"

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 from conftest import synth_stack
 
-from components import catalogue
+from gke_ai_batch.domain import catalogue
 
 
 def section(stack: str) -> str:
@@ -87,5 +87,5 @@ def test_a_machine_type_the_catalogue_does_not_size_is_listed_unsized(tmp_path):
     result = synth_config(tmp_path, config)
     assert result.error is None and result.exit_code == 0
     text = result.extra_files["report.md"]
-    assert "2 × c4-standard-8: not in the catalogue (components/machines.py), vCPUs unknown" in text
+    assert "2 × c4-standard-8: not in the catalogue (gke_ai_batch/domain/machines.py), vCPUs unknown" in text
     assert "CPUs per VM family (vm_family: C4)" in text

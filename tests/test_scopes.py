@@ -16,16 +16,16 @@ import pytest
 import yaml
 
 import synth
-from components.naming import KUBERNETES_PROVIDER, scope_of, scoped
+from gke_ai_batch.domain.naming import KUBERNETES_PROVIDER, scope_of, scoped
 from conftest import ROOT, synth_stack
 from synth import engine, output, stackfile
 from test_hostile_inputs import snapshot
 
 PROGRAM = """
 import pulumi
-from components.config import load_from_pulumi
-from components.plan import build_plan
-from components.platform import deploy
+from gke_ai_batch.config import load_from_pulumi
+from gke_ai_batch.plan import build_plan
+from gke_ai_batch.components.platform import deploy
 
 plan = build_plan(load_from_pulumi(source="scopes"), pulumi.Config("gcp").get("project"))
 for scope in {scopes!r}:

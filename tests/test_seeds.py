@@ -7,8 +7,9 @@ from __future__ import annotations
 import pytest
 
 import synth
-from components import images, machines
-from components.plan.kueue import quota_quantity
+from gke_ai_batch.domain import images
+from gke_ai_batch.domain import machines
+from gke_ai_batch.plan.kueue import quota_quantity
 from conftest import by_name, synth_config, synth_stack
 
 def node_quota(machine_type: str, nodes: int) -> list[dict]:

@@ -8,7 +8,7 @@ import jsonschema
 import pytest
 import yaml
 
-from components.config.schema import render
+from gke_ai_batch.config.schema import render
 from conftest import ROOT, STACKS, synth_cli, synth_stack
 
 EXPECTED_STACKS = {"dev", "prod", "tpu-hotswap", "batch-autopilot", "tpu-multislice", "gpu-dws", "tpu-flex"}
@@ -28,7 +28,7 @@ def test_stack_synthesizes(stack):
 
 def test_committed_schema_matches_the_models():
     assert (ROOT / "schema" / "stack.schema.json").read_text() == render(), (
-        "regenerate: python -m components.config.schema > schema/stack.schema.json"
+        "regenerate: python -m gke_ai_batch.config.schema > schema/stack.schema.json"
     )
 
 

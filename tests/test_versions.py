@@ -1,6 +1,6 @@
 """GKE version strings, checked against SemVer 2.0.0 precedence (the `semver` package).
 
-components/versions.py orders exact patches (1.33.0-gke.1712000) with its own key rather than
+gke_ai_batch/domain/versions.py orders exact patches (1.33.0-gke.1712000) with its own key rather than
 the library: the library accepts shapes GKE never offers (-rc.1, +build), refuses minor aliases
 (1.33), and ranks 1.33.0 above every 1.33.0-gke.N, which an alias must not be confused with.
 What the library is good for is this: an independent statement that the key's order is the
@@ -12,7 +12,7 @@ import semver
 from hypothesis import given
 from hypothesis import strategies as st
 
-from components import versions
+from gke_ai_batch.domain import versions
 
 patches = st.builds(
     "1.{}.{}-gke.{}".format,

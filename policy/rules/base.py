@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from typing import Any, NamedTuple
 
-from components import naming as _naming
-from components import quantity as _quantity
+from gke_ai_batch.domain import naming as _naming
+from gke_ai_batch.domain import quantity as _quantity
 
 # How synth records a value that is only known after deploy, and what the CrossGuard adapter
 # turns the SDK's unknown sentinels into, so that rules see one marker on both paths.
@@ -159,7 +159,7 @@ def k8s_namespace(props: Mapping[str, Any]) -> str:
 def cluster_of(r: Resource) -> str:
     """The naming scope of the cluster a Kubernetes object is applied to: "" in a stack of one
     cluster, the worker's name or "manager" in a fleet. Every object is registered under
-    components.naming.scoped(scope, <namespace>/<name>), so a name and namespace on one cluster
+    gke_ai_batch.domain.naming.scoped(scope, <namespace>/<name>), so a name and namespace on one cluster
     say nothing about another's."""
     meta = as_dict(r.props.get("metadata"))
     name, ns = meta.get("name"), meta.get("namespace")

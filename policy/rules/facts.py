@@ -1,7 +1,7 @@
 """What a recorded cluster or node pool means: Autopilot or Standard, the TPU slice a pool
 holds, the labels its nodes carry, how many accelerators it provides at its ceiling.
 
-Every accelerator number comes from components.catalogue, the table the plan derives pools
+Every accelerator number comes from gke_ai_batch.domain.catalogue, the table the plan derives pools
 and flavors from; it is pure data, so the pack imports it without the program's dependencies."""
 
 from __future__ import annotations
@@ -11,8 +11,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from components import catalogue, naming
-from components.admission import selection
+from gke_ai_batch.domain import catalogue
+
+from gke_ai_batch.domain import naming
+from gke_ai_batch.model import selection
 
 from .base import CLUSTER, NODE_POOL, UNKNOWN, Resource, as_dict, as_int, as_list, dig, of_type
 

@@ -1,4 +1,4 @@
-"""Fleet rules: a MultiKueue manager and its workers in one stack (components/fleet/). The
+"""Fleet rules: a MultiKueue manager and its workers in one stack (gke_ai_batch/components/fleet/). The
 manager's queues admit through MultiKueue alone; its AdmissionChecks, MultiKueueConfigs,
 MultiKueueClusters and kubeconfig Secrets name one another; every worker has every team
 namespace and LocalQueue of the manager; the workers are in distinct regions; and no
@@ -6,7 +6,7 @@ kubeconfig with a credential is anywhere but in a Secret's data.
 
 A fleet's objects are told apart by the naming scope of their cluster (base.cluster_of): the
 manager's is "manager", a worker's its name, which is also its MultiKueueCluster's name
-(components/fleet/deploy.py). Rules here judge nothing on a stack with no MultiKueueCluster."""
+(gke_ai_batch/components/fleet/deploy.py). Rules here judge nothing on a stack with no MultiKueueCluster."""
 
 from __future__ import annotations
 
@@ -16,12 +16,12 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from components import naming
-from components.admission.objects import NAMESPACE_NAME_LABEL, PROVISIONING_CONTROLLER, selector_matches
-from components.fleet import worker as multikueue_worker
-from components.fleet.queues import MULTIKUEUE_CONTROLLER, cluster_queue_problems
-from components.fleet.worker import NAMESPACE as KUEUE_NAMESPACE, kubeconfig_secret_name
-from components.regions import region_of
+from gke_ai_batch.domain import naming
+from gke_ai_batch.model.objects import NAMESPACE_NAME_LABEL, PROVISIONING_CONTROLLER, selector_matches
+from gke_ai_batch.domain import multikueue_worker as multikueue_worker
+from gke_ai_batch.model.multikueue import MULTIKUEUE_CONTROLLER, cluster_queue_problems
+from gke_ai_batch.domain.multikueue_worker import NAMESPACE as KUEUE_NAMESPACE, kubeconfig_secret_name
+from gke_ai_batch.domain.regions import region_of
 
 from .base import (
     ADMISSION_CHECK,
@@ -65,7 +65,7 @@ def _by_cluster(resources: Sequence[Resource], *types: str) -> dict[str, list[Re
 
 def serves(queue: Resource) -> bool:
     """A ClusterQueue with resource groups: one that can admit anything. A fleet's worker keeps
-    the queues it has no flavors of idle, with none (components/plan/kueue.py
+    the queues it has no flavors of idle, with none (gke_ai_batch/plan/kueue.py
     idle_cluster_queue). Unknown before deploy counts as serving."""
     groups = dig(queue.props, "spec", "resourceGroups")
     return groups == UNKNOWN or bool(as_list(groups))
@@ -94,7 +94,7 @@ def multikueue_only(resources: Sequence[Resource], config: Mapping[str, Any] = E
     some flavors, or next to a ProvisioningRequest check (cluster_queue_problems, after
     pkg/cache/scheduler/clusterqueue.go:325-348 and 417-446 at Kueue v0.19.2). Any other check
     is refused too: the manager runs nothing, so a check there gates work it cannot see; checks
-    belong on the workers' own queues (components/plan/fleet.py gives the manager's queues the
+    belong on the workers' own queues (gke_ai_batch/plan/fleet.py gives the manager's queues the
     MultiKueue check alone)."""
     checks = {c: [ac.props for ac in acs] for c, acs in _by_cluster(resources, ADMISSION_CHECK).items()}
     managers = {cluster_of(m) for m in of_type(resources, MULTIKUEUE_CLUSTER)}
@@ -251,7 +251,7 @@ def teams_everywhere(resources: Sequence[Resource], config: Mapping[str, Any] = 
 def worker_regions(resources: Sequence[Resource], config: Mapping[str, Any] = EMPTY) -> Iterator[tuple[str, str]]:
     """No two workers in one region of one project: a fleet spreads its workers where capacity
     differs, and two in one region only count that region's capacity twice (the program's own
-    check: components/config/fleet.py _placement_problems)."""
+    check: gke_ai_batch/config/fleet.py _placement_problems)."""
     workers = _workers(resources)
     seen: dict[tuple[Any, str], str] = {}
     for cluster in of_type(resources, CLUSTER):

@@ -7,7 +7,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from components import catalogue, netblocks
+from gke_ai_batch.domain import catalogue
+
+from gke_ai_batch.domain import netblocks
 
 from collections.abc import Sequence
 

@@ -7,7 +7,7 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from components import catalogue
+from gke_ai_batch.domain import catalogue
 
 from .base import (
     CLUSTER_QUEUE,

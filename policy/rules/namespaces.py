@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from components.admission.podsecurity import AUDIT_LABEL, ENFORCE_LABEL, LEVELS, WARN_LABEL, stricter
+from gke_ai_batch.model.podsecurity import AUDIT_LABEL, ENFORCE_LABEL, LEVELS, WARN_LABEL, stricter
 
 from .base import (
     EMPTY,

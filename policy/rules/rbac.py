@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from typing import Any, NamedTuple
 
-from components.fleet import worker as multikueue_worker
+from gke_ai_batch.domain import multikueue_worker as multikueue_worker
 
 from .base import (
     CLUSTER_QUEUE,
@@ -103,7 +103,7 @@ GRANTS = (
 # Kueue webhook probe's server-side dry run in kueue-system is authorized as such a create.
 PROBE_WORKLOAD_CREATE = ("workloads", "create")
 
-# The other exception: a MultiKueue worker's access for its manager (components/fleet/worker.py),
+# The other exception: a MultiKueue worker's access for its manager (gke_ai_batch/domain/multikueue_worker.py),
 # ServiceAccount kueue-system/multikueue-sa bound to the fleet's two ClusterRoles. It IS the
 # queue: the manager's Kueue admitted the job and creates its Workload and job on the worker,
 # where the worker's Kueue queues them again. Its cluster-wide binding may only read; its
@@ -259,7 +259,7 @@ def beyond_reads(rules: Any) -> list[str]:
 
 
 # Everything the MultiKueue manager may hold on a worker, for any job kind the program covers:
-# the cluster-wide reads, and in a served namespace the writes too (components/fleet/worker.py).
+# the cluster-wide reads, and in a served namespace the writes too (gke_ai_batch/domain/multikueue_worker.py).
 _MULTIKUEUE_READS = multikueue_worker.granted_triples(multikueue_worker.read_rules(multikueue_worker.JOB_RESOURCES))
 _MULTIKUEUE_WRITES = multikueue_worker.granted_triples(multikueue_worker.write_rules(multikueue_worker.JOB_RESOURCES))
 
@@ -362,7 +362,7 @@ def probe_namespaced_rbac(
     own namespace only; a ClusterRoleBinding would let a compromised probe image act in every
     namespace. One exception, a MultiKueue worker's binding of its read-only ClusterRole to the
     manager's ServiceAccount: Kueue's remote client watches, lists and gets in every namespace
-    (components/fleet/worker.py), and reading is all that binding may do."""
+    (gke_ai_batch/domain/multikueue_worker.py), and reading is all that binding may do."""
     ours = {(cluster_of(sa), k8s_namespace(sa.props), k8s_name(sa)) for sa in of_type(resources, K8S_SERVICE_ACCOUNT)}
     cluster_roles = {(cluster_of(r), k8s_name(r)): r.props for r in of_type(resources, CLUSTER_ROLE)}
     for binding in of_type(resources, CLUSTER_ROLE_BINDING):

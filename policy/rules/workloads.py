@@ -11,9 +11,11 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from components import catalogue, images
-from components.admission import podsecurity
-from components.admission.objects import PRIORITY_LABEL, QUEUE_LABEL
+from gke_ai_batch.domain import catalogue
+
+from gke_ai_batch.domain import images
+from gke_ai_batch.model import podsecurity
+from gke_ai_batch.model.objects import PRIORITY_LABEL, QUEUE_LABEL
 
 from .base import (
     CLUSTER,
@@ -152,7 +154,7 @@ NODE_NAMESPACES = ("spec.hostPID", "spec.hostIPC")
 
 def node_access(spec: Mapping[str, Any]) -> list[podsecurity.Violation]:
     """What in a pod spec reaches into its node, as Pod Security admission judges it
-    (components/admission/podsecurity.py, after k8s.io/pod-security-admission/policy)."""
+    (gke_ai_batch/model/podsecurity.py, after k8s.io/pod-security-admission/policy)."""
     return [
         v for v in podsecurity.violations(spec, "baseline")
         if v.check in NODE_ACCESS or (v.check == "Host Namespaces" and v.field in NODE_NAMESPACES)

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from components.admission import podsecurity
-from components.admission.objects import job_pods
-from components.catalogue import GPU_RESOURCE, TPU_RESOURCE
-from components.plan.podsecurity import pod_specs
-from components import quantity
-from components.naming import scope_of
+from gke_ai_batch.model import podsecurity
+from gke_ai_batch.model.objects import job_pods
+from gke_ai_batch.domain.catalogue import GPU_RESOURCE, TPU_RESOURCE
+from gke_ai_batch.plan.podsecurity import pod_specs
+from gke_ai_batch.domain import quantity
+from gke_ai_batch.domain.naming import scope_of
 
 from . import admission, fleet as fleet_view, preemption, quota, replacement
 from .diagram import diagram
@@ -94,7 +94,7 @@ def _overrides(plan) -> list[str]:
         return []
     return [
         "⚠️ This stack relies on `gke-ai-batch:catalogue`, not on the built-in zone and version "
-        "catalogues (components/regions.py, components/versions.py), for:",
+        "catalogues (gke_ai_batch/domain/regions.py, gke_ai_batch/domain/versions.py), for:",
         "",
         *[f"- {line}" for line in lines],
     ]

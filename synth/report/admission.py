@@ -1,11 +1,11 @@
 """The report's admission section: for each sample workload, whether and where Kueue admits
-it and kube-scheduler places it (components/admission), and what it waits for; for each
+it and kube-scheduler places it (gke_ai_batch/model), and what it waits for; for each
 ClusterQueue, the largest workload it can admit."""
 
 from __future__ import annotations
 
-from components.admission import queue_limits
-from components.admission.requests import show
+from gke_ai_batch.model import queue_limits
+from gke_ai_batch.model.requests import show
 
 from .md import DASH, code, codes, table
 

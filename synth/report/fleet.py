@@ -1,4 +1,4 @@
-"""The report's view of a MultiKueue fleet (components/plan/fleet.py): the clusters, the
+"""The report's view of a MultiKueue fleet (gke_ai_batch/plan/fleet.py): the clusters, the
 capacity each worker holds per flavor against the manager's summed quotas, the MultiKueue
 settings the manager runs with, which workers serve each manager queue (every cluster has every
 team and queue; a worker without a queue's flavors keeps it idle), and the access each worker
@@ -13,9 +13,9 @@ from typing import Any
 
 import yaml
 
-from components.config.fleet import DISPATCHERS, MANAGER_SCOPE
-from components.fleet.multikueue import kubeconfig_secret_name
-from components.naming import scope_of
+from gke_ai_batch.config.fleet import DISPATCHERS, MANAGER_SCOPE
+from gke_ai_batch.plan.multikueue import kubeconfig_secret_name
+from gke_ai_batch.domain.naming import scope_of
 
 # The package, not names from it: it imports this module before it defines them.
 from .. import report as base
@@ -56,7 +56,7 @@ def section(fleet, recording) -> list[str]:
 
 def landing(fleet) -> list[str]:
     """Where each sample can land: per worker that serves its queue, the admission model's
-    answer on that worker (components/plan/fleet.py FleetPlan.landing). MultiKueue offers it to
+    answer on that worker (gke_ai_batch/plan/fleet.py FleetPlan.landing). MultiKueue offers it to
     each of them; the first whose Kueue admits it runs it."""
     if not fleet.landing:
         return ["No sample workloads."]
@@ -349,7 +349,7 @@ def _blocks(blocks) -> list[str]:
 def largest(fleet) -> list[str]:
     """Per manager queue, the largest workload each worker serving it can admit: MultiKueue
     dispatches a workload whole to one worker, so the manager's summed quota is not the bound."""
-    from components.plan.admission import Admission
+    from gke_ai_batch.plan.admission import Admission
 
     worlds = [(w.name, Admission(w.plan).world) for w in fleet.workers]
     rows = [

@@ -1,11 +1,11 @@
 """Who can preempt whom, in the report's words: the reasoning is the admission model's
-(components/admission/preemption.py, which cites Kueue's preemption API); this module says it
+(gke_ai_batch/model/preemption.py, which cites Kueue's preemption API); this module says it
 as a reviewer reads it."""
 
 from __future__ import annotations
 
-from components.admission import preemption as model
-from components.admission.preemption import Policy
+from gke_ai_batch.model import preemption as model
+from gke_ai_batch.model.preemption import Policy
 
 from .md import DASH, code, codes
 

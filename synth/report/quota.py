@@ -1,17 +1,17 @@
 """report.md's "Quota to request": the Compute Engine quota each node pool draws on at its
 maximum size, per project and region, and the sum per metric to ask for.
 
-The quota names are the catalogue's (components/catalogue.py: TpuGeneration.quota, GpuType.quota,
+The quota names are the catalogue's (gke_ai_batch/domain/catalogue.py: TpuGeneration.quota, GpuType.quota,
 cpu_quota, PREEMPTIBLE_QUOTA_CAPACITIES), not this module's: it only counts."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from components import catalogue
-from components.catalogue import Quota
-from components.machines import machine_type
-from components.regions import region_of
+from gke_ai_batch.domain import catalogue
+from gke_ai_batch.domain.catalogue import Quota
+from gke_ai_batch.domain.machines import machine_type
+from gke_ai_batch.domain.regions import region_of
 
 from .md import DASH, code, plural, table
 
@@ -52,7 +52,7 @@ def draws(plan) -> list[Draw]:
             # still say which quota it draws on.
             series = name.split("-", 1)[0]
             quota = catalogue.PREEMPTIBLE_CPUS if preemptible else catalogue.cpu_quota(series)
-            add(pool, quota, None, "vCPUs", f"{nodes} × {name}: not in the catalogue (components/machines.py), vCPUs unknown")
+            add(pool, quota, None, "vCPUs", f"{nodes} × {name}: not in the catalogue (gke_ai_batch/domain/machines.py), vCPUs unknown")
             return
         quota = catalogue.PREEMPTIBLE_CPUS if preemptible else catalogue.cpu_quota(mt.series)
         add(pool, quota, mt.vcpus * nodes, "vCPUs", f"{nodes} × {name} ({mt.vcpus} vCPUs){how}")

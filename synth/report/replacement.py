@@ -9,12 +9,12 @@ node_config: spot, flex_start, max_run_duration, reservation_affinity, guest_acc
 shielded_instance_config, metadata. machine_type, gvnic, labels, taints, node_locations,
 node_count, autoscaling and management update in place. placement_policy.tpu_topology is not
 ForceNew, so the program marks a TPU pool's placement policy and machine type
-replace-on-change itself (components/nodepools.py).
+replace-on-change itself (gke_ai_batch/components/nodepools.py).
 """
 
 from __future__ import annotations
 
-from components.plan.kueue import go_duration
+from gke_ai_batch.plan.kueue import go_duration
 
 from .md import code, codes, table
 
@@ -117,7 +117,7 @@ def section(plan, protected: dict[str, bool], prefix: str = "") -> list[str]:
             [
                 "(program) node service account, OAuth scopes, shielded VM, metadata",
                 "every pool",
-                f"{REPLACES} (ForceNew): a change in `components/plan/pools.py` replaces pools of every stack",
+                f"{REPLACES} (ForceNew): a change in `gke_ai_batch/plan/pools.py` replaces pools of every stack",
             ]
         )
 

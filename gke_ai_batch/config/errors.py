@@ -1,0 +1,264 @@
+"""Turn pydantic's validation errors into one message a person can act on: every problem on
+its own line, each naming the stack-file key path (gke-ai-batch:nodePools[2].tpu.topology)
+and what is allowed there."""
+
+from __future__ import annotations
+
+import difflib
+import re
+import types
+import typing
+from typing import Any, Union
+
+from pulumi import RunError
+from pydantic import BaseModel, ValidationError
+
+from gke_ai_batch.config.base import RuleError, RuleErrors
+
+NAMESPACE = "gke-ai-batch"
+_IDENT_RX = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def did_you_mean(word: str, choices, cutoff: float = 0.6) -> str:
+    """` (did you mean 'x'?)` for the choice closest to a misspelt `word`, or "" if none is close."""
+    hint = difflib.get_close_matches(word, list(choices), n=1, cutoff=cutoff)
+    return f" (did you mean {hint[0]!r}?)" if hint else ""
+
+
+class ConfigError(RunError):
+    """The stack config is invalid. `problems` holds (key path, message) pairs. A RunError, so
+    `pulumi up` prints the message alone, without a traceback."""
+
+    def __init__(self, problems: list[tuple[str, str]], source: str | None = None):
+        self.problems = problems
+        self.source = source
+        super().__init__(self.render())
+
+    def render(self) -> str:
+        where = f"{self.source}: " if self.source else ""
+        if len(self.problems) == 1:
+            path, msg = self.problems[0]
+            return f"{where}invalid stack config: {path}: {msg}"
+        lines = [f"{where}invalid stack config ({len(self.problems)} problems):"]
+        lines += [f"  {path}: {msg}" for path, msg in self.problems]
+        return "\n".join(lines)
+
+
+def format_path(loc: tuple[str | int, ...]) -> str:
+    if not loc:
+        return NAMESPACE
+    head, *rest = loc
+    return join_path(f"{NAMESPACE}:{head}", rest)
+
+
+def join_path(key: str, rest) -> str:
+    """A stack-file key path: the config key, then .name, [index] or ["odd key"] per level."""
+    out = key
+    for part in rest:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif _IDENT_RX.fullmatch(part):
+            out += f".{part}"
+        else:
+            out += f'["{part}"]'
+    return out
+
+
+def from_validation_error(exc: ValidationError, root: type[BaseModel]) -> ConfigError:
+    problems: list[tuple[str, str]] = []
+    located: list[tuple[tuple, dict]] = []
+    for err in _expanded(exc.errors(include_url=False)):
+        loc = _clean_loc(root, tuple(err["loc"]))
+        rule = (err.get("ctx") or {}).get("error")
+        if isinstance(rule, RuleError):
+            loc = loc + rule.path
+        if err["type"] in ("union_tag_invalid", "union_tag_not_found"):
+            loc = loc + ("kind",)
+        located.append((loc, err))
+    by_path: dict[tuple, list[dict]] = {}
+    for loc, err in located:
+        # A value tried against a union (a name or a mapping, say) fails the members it does
+        # not resemble at once; if another member got further, that is the real error.
+        if err["type"] in _TYPE_WORDS and any(len(other) > len(loc) and other[: len(loc)] == loc for other, _ in located):
+            continue
+        by_path.setdefault(loc, []).append(err)
+    for loc, errs in by_path.items():
+        problems.append((format_path(loc), _message(root, loc, errs)))
+    return ConfigError(problems)
+
+
+def _expanded(errors: list[dict]) -> list[dict]:
+    """One error per broken rule: a validator's RuleErrors becomes one entry per RuleError."""
+    out: list[dict] = []
+    for err in errors:
+        rules = (err.get("ctx") or {}).get("error")
+        if isinstance(rules, RuleErrors):
+            out += [{**err, "ctx": {**err["ctx"], "error": rule}} for rule in rules.errors]
+        else:
+            out.append(err)
+    return out
+
+
+def _message(root: type[BaseModel], loc: tuple, errs: list[dict]) -> str:
+    # A value tried against a union yields one error per member; the custom ones say most.
+    custom = [e for e in errs if e["type"] == "value_error"]
+    if not custom and len(errs) > 1 and all(e["type"] in _TYPE_WORDS for e in errs):
+        expected = []
+        for e in errs:
+            if _TYPE_WORDS[e["type"]] not in expected:
+                expected.append(_TYPE_WORDS[e["type"]])
+        return f"expected {' or '.join(expected)}, got {errs[0]['input']!r}"
+    chosen = custom or errs
+    msgs: list[str] = []
+    for err in chosen:
+        msg = _describe(root, loc, err)
+        if msg not in msgs:
+            msgs.append(msg)
+    return "; or ".join(msgs) if len(msgs) > 1 and not custom else "; ".join(msgs)
+
+
+_TYPE_WORDS = {
+    "int_type": "a whole number",
+    "int_from_float": "a whole number",
+    "int_parsing": "a whole number",
+    "string_type": "a string",
+    "bool_type": "true or false",
+    "bool_parsing": "true or false",
+    "float_type": "a number",
+    "list_type": "a list",
+    "dict_type": "a mapping",
+    "model_type": "a mapping",
+    "model_attributes_type": "a mapping",
+    "literal_error": "one of the allowed values",
+}
+
+
+def _describe(root: type[BaseModel], loc: tuple, err: dict) -> str:
+    kind = err["type"]
+    if kind == "value_error":
+        rule = (err.get("ctx") or {}).get("error")
+        return rule.message if isinstance(rule, RuleError) else str(rule)
+    if kind == "extra_forbidden":
+        allowed = _allowed_keys(root, tuple(err["loc"][:-1]))
+        key = str(loc[-1])
+        model = _model_at(root, tuple(err["loc"][:-1]))
+        removed = getattr(model, "REMOVED_KEYS", {}).get(key)
+        if removed:
+            return f"unknown key {key!r}: {removed}"
+        text = f"unknown key {key!r}{did_you_mean(key, allowed)}"
+        return f"{text}; allowed: {', '.join(allowed)}" if allowed else text
+    if kind == "missing":
+        return "required"
+    if kind == "union_tag_invalid":
+        return f"unknown kind {err['ctx']['tag']!r}; allowed: {err['ctx']['expected_tags']}"
+    if kind == "union_tag_not_found":
+        return "required: kind (one of 'jobset', 'job', 'provisioningRequest')"
+    msg = err["msg"]
+    if kind.endswith("_type") or kind.startswith(("int_", "bool_", "float_", "string_")):
+        msg += f", got {err['input']!r}"
+    return msg
+
+
+def _clean_loc(root: type[BaseModel], loc: tuple) -> tuple:
+    """Drop the parts pydantic adds for unions and discriminators, which are not keys."""
+    out: list = []
+    annotation: Any = root
+    for part in loc:
+        annotation = _unwrap(annotation)
+        step = _step(annotation, part)
+        if step is _SKIP:
+            continue
+        if isinstance(step, _Narrow):
+            annotation = step.member
+            continue
+        out.append(part)
+        annotation = step
+    return tuple(out)
+
+
+_SKIP = object()
+
+
+class _Narrow:
+    """A discriminator tag in a loc: not a key, but it tells which union member applies."""
+
+    def __init__(self, member: Any):
+        self.member = member
+
+
+def _tagged_member(members: list[Any], tag: str) -> Any:
+    for m in members:
+        if isinstance(m, type) and issubclass(m, BaseModel) and "kind" in m.model_fields:
+            if tag in typing.get_args(m.model_fields["kind"].annotation):
+                return m
+    return None
+
+
+def _unwrap(annotation: Any) -> Any:
+    while typing.get_origin(annotation) is typing.Annotated:
+        annotation = typing.get_args(annotation)[0]
+    return annotation
+
+
+def _members(annotation: Any) -> list[Any]:
+    """A union's members, nested unions flattened, None left out (Optional is no choice)."""
+    annotation = _unwrap(annotation)
+    if typing.get_origin(annotation) in (Union, types.UnionType):
+        return [m for a in typing.get_args(annotation) if a is not type(None) for m in _members(a)]
+    return [annotation]
+
+
+def _step(annotation: Any, part: Any) -> Any:
+    """The annotation one loc part further down, or _SKIP if the part names a union member."""
+    members = _members(annotation)
+    if isinstance(part, str):
+        tagged = _tagged_member(members, part)
+        if tagged is not None:
+            return _Narrow(tagged)
+        models = [m for m in members if isinstance(m, type) and issubclass(m, BaseModel)]
+        if len(members) > 1:
+            # pydantic labels a union member's errors with the member: a model's class name
+            # narrows to that model; 'int', 'str', 'function-after[...]' are not keys.
+            named = next((m for m in models if m.__name__ == part), None)
+            if named is not None:
+                return _Narrow(named)
+            if part in _SCALAR_LABELS or "[" in part:
+                return _SKIP
+        for m in models:
+            for name, field in m.model_fields.items():
+                if (field.alias or name) == part:
+                    return field.annotation
+        for m in members:
+            if typing.get_origin(m) is dict:
+                return typing.get_args(m)[1]
+        return None  # a key the model does not know (an extra key)
+    for m in members:
+        if typing.get_origin(m) is list:
+            return typing.get_args(m)[0]
+    return None
+
+
+_SCALAR_LABELS = {"int", "str", "bool", "float", "none", "list", "dict"}
+
+
+def _allowed_keys(root: type[BaseModel], loc: tuple) -> list[str]:
+    model = _model_at(root, loc)
+    return [f.alias or n for n, f in model.model_fields.items()] if model is not None else []
+
+
+def _model_at(root: type[BaseModel], loc: tuple) -> type[BaseModel] | None:
+    """The model whose keys live at `loc`, or None."""
+    annotation: Any = root
+    for part in loc:
+        step = _step(_unwrap(annotation), part)
+        if step is _SKIP:
+            continue
+        if isinstance(step, _Narrow):
+            step = step.member
+        if step is None:
+            return None
+        annotation = step
+    for m in _members(_unwrap(annotation)):
+        if isinstance(m, type) and issubclass(m, BaseModel):
+            return m
+    return None

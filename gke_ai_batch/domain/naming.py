@@ -1,0 +1,137 @@
+"""Deterministic names and labels that the program derives from a stack file.
+
+Names never carry random suffixes: a Job selects its node pool by name, and a rename must
+show up in review as the replacement it is.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gke_ai_batch.domain import catalogue
+
+# A label of ours on every accelerator node, so that flavors of the same shape but different
+# capacity (on-demand vs spot, say) select disjoint nodes. GKE labels spot, flex-start and
+# queued nodes itself, but nothing marks an on-demand node as such.
+CAPACITY_LABEL = "gke-ai-batch/capacity"
+CAPACITY_VALUES = {
+    "onDemand": "on-demand",
+    "spot": "spot",
+    "reservation": "reservation",
+    "flexStart": "flex-start",
+    "queued": "queued",
+}
+_FLAVOR_SUFFIX = {
+    "onDemand": "",
+    "spot": "-spot",
+    "reservation": "-reserved",
+    "flexStart": "-flex",
+    "queued": "-queued",
+}
+
+# Labels GKE itself puts on nodes of these capacity types.
+GKE_CAPACITY_LABELS = {
+    "spot": ("cloud.google.com/gke-spot", "true"),
+    "flexStart": ("cloud.google.com/gke-flex-start", "true"),
+    "queued": ("cloud.google.com/gke-queued", "true"),
+}
+QUEUED_TAINT = {"key": "cloud.google.com/gke-queued", "value": "true", "effect": "NoSchedule"}
+SYSTEM_POOL = "system"
+
+
+def slice_pool_name(entry: str, index: int) -> str:
+    return f"{entry}-{index}"
+
+
+def derived_flavor_name(pool) -> str | None:
+    """The ResourceFlavor a pool entry falls into when flavors are derived; None for CPU pools."""
+    suffix = _FLAVOR_SUFFIX[pool.capacity]
+    if pool.tpu is not None:
+        return f"{pool.tpu.slice.accelerator}-{pool.tpu.topology}{suffix}"
+    if pool.gpu is not None:
+        return f"{pool.gpu.type}{suffix}"
+    return None
+
+
+def pool_node_labels(pool) -> dict[str, str]:
+    """Labels the pool's nodes carry that a ResourceFlavor may select on: GKE's accelerator
+    labels plus our capacity label (the pool's own labels are added by the caller)."""
+    labels: dict[str, str] = {}
+    if pool.tpu is not None:
+        labels.update(pool.tpu.slice.node_labels)
+    elif pool.gpu is not None:
+        labels[catalogue.GPU_ACCELERATOR_LABEL] = pool.gpu.type
+    if pool.tpu is not None or pool.gpu is not None:
+        labels[CAPACITY_LABEL] = CAPACITY_VALUES[pool.capacity]
+    return labels
+
+
+def pool_taints(pool) -> list[dict[str, str]]:
+    """Every taint the pool's nodes carry: GKE's accelerator and queued-provisioning taints and
+    the pool's own."""
+    taints = gke_taints(pool)
+    taints.extend({"key": t.key, "value": t.value, "effect": t.effect} for t in pool.taints)
+    return taints
+
+
+def gke_taints(pool) -> list[dict[str, str]]:
+    """The taints a pool's nodes carry whatever the stack says: GKE's accelerator taint and the
+    queued-provisioning one."""
+    taints: list[dict[str, str]] = []
+    if pool.tpu is not None:
+        taints.append(dict(catalogue.TPU_TAINT))
+    elif pool.gpu is not None:
+        taints.append(dict(catalogue.GPU_TAINT))
+    if pool.capacity == "queued":
+        taints.append(dict(QUEUED_TAINT))
+    return taints
+
+
+def workload_policy_name(cluster: str, entry: str) -> str:
+    return f"{cluster}-{entry}"
+
+
+# -- logical names of one cluster's resources ---------------------------------------------------
+# Pulumi builds a URN from the parent's type chain and the resource's own logical name, never the
+# parent's name, so two clusters' components registering the same child names ("cluster", "k8s",
+# a Namespace "ml", ...) collide, and the engine refuses the second ("Duplicate resource URN";
+# pulumi/pulumi pkg/diag/errors.go GetDuplicateResourceURNError). Pulumi's guidance for
+# components is to make children's names unique by deriving them from something unique to the
+# instance (https://www.pulumi.com/docs/iac/concepts/resources/components/, "naming";
+# https://www.pulumi.com/docs/iac/concepts/resources/names/): here the cluster's scope. Only
+# logical names change: GKE and Kubernetes names stay the planned ones, on every cluster alike.
+SCOPE_SEPARATOR = "/"
+# A scope is a GKE name (RFC 1035 label, at most 40 characters; the GKE API's Cluster.name rule,
+# as gke_ai_batch.config.base.GkeName): it also names synth's manifests/<scope>.yaml, so nothing
+# in it may act on a path.
+_SCOPE_RX = re.compile(r"[a-z]([-a-z0-9]{0,38}[a-z0-9])?", re.ASCII)
+KUBERNETES_PROVIDER = "k8s"
+"""The logical name (before scoping) of each cluster's Kubernetes provider."""
+
+
+def check_scope(scope: str) -> str:
+    if not isinstance(scope, str) or not _SCOPE_RX.fullmatch(scope):
+        raise ValueError(
+            f"{scope!r} is not a cluster scope: lowercase letters, digits and '-', starting with a letter, "
+            "ending with a letter or digit, at most 40 characters"
+        )
+    return scope
+
+
+def scoped(scope: str, name: str) -> str:
+    """The logical name of `name` in cluster `scope`: `name` itself for "" (a single-cluster
+    stack, whose URNs must not change), else "<scope>/<name>"."""
+    if scope == "":
+        return name
+    return f"{check_scope(scope)}{SCOPE_SEPARATOR}{name}"
+
+
+def scope_of(name: str, base: str) -> str | None:
+    """The scope in which `base` has the logical name `name` (the inverse of scoped); None if
+    `name` is not `base` in any scope."""
+    if name == base:
+        return ""
+    scope, sep, rest = name.partition(SCOPE_SEPARATOR)
+    if sep and rest == base and _SCOPE_RX.fullmatch(scope):
+        return scope
+    return None

@@ -1,0 +1,19 @@
+"""The admission and placement model: can a workload ever run on this stack, and where.
+
+Pure functions over the Kubernetes objects the program emits and the node pools GKE builds,
+following Kueue v0.19's flavor assigner and kube-scheduler's filters (each module cites the
+upstream code it follows). The program refuses a stack whose sample workloads or queues could
+never run (gke_ai_batch/model/check.py); synth's report shows each verdict; the policy pack
+judges recorded resources with the same functions.
+
+Standard library only, so that the CrossGuard pack can import it."""
+
+from gke_ai_batch.model.assigner import Assignment, available, potential_available
+from gke_ai_batch.model.model import QueueLimit, Verdict, demand, judge, queue_limits, queue_problems, simulate
+from gke_ai_batch.model.objects import ClusterQueue, Flavor, NodeGroup, PodSet, Quota, Workload, World, workload_from_manifests
+
+__all__ = [
+    "Assignment", "ClusterQueue", "Flavor", "NodeGroup", "PodSet", "QueueLimit", "Quota", "Verdict", "Workload",
+    "World", "available", "demand", "judge", "potential_available", "queue_limits", "queue_problems", "simulate",
+    "workload_from_manifests",
+]

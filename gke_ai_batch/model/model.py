@@ -1,0 +1,222 @@
+"""Who can run where: for each workload, whether Kueue can ever admit it and kube-scheduler
+place it, with a reason for every "no"; for each ClusterQueue, what it can admit at most.
+
+A verdict is "never" only for what no amount of waiting fixes (a resource no queue covers, a
+quota below the request, pods no node can hold). Borrowing, preemption and capacity that GKE
+provisions on request (queued provisioning, flex-start, spot) are waits, reported, not refused."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gke_ai_batch.model import assigner, placement
+from gke_ai_batch.model.objects import UNMANAGED_JOB_NAMESPACES, ClusterQueue, Workload, World, selector_matches
+from gke_ai_batch.model.requests import drop_excluded, pod_requests, show, times
+
+
+RULES = {
+    "namespace": "kueue v0.19.2 pkg/workload/resources.go:ValidateAdmissibility (namespaceSelector)",
+    "local-queue": "kueue v0.19.2 pkg/queue/manager.go (a workload waits for its LocalQueue)",
+    "quota": assigner.SOURCE,
+    "placement": "kube-scheduler NodeAffinity, TaintToleration, NodeResourcesFit filters",
+}
+
+
+@dataclass
+class Verdict:
+    workload: Workload
+    cluster_queue: str | None
+    assignment: assigner.Assignment | None = None
+    placements: list[placement.Placement] = field(default_factory=list)
+    never: str | None = None  # why it can never run
+    rule: str | None = None
+    waits: list[str] = field(default_factory=list)  # why it may wait, though it can run
+
+    @property
+    def admissible(self) -> bool:
+        return self.never is None
+
+    @property
+    def flavors(self) -> list[str]:
+        return self.assignment.flavors if self.assignment else []
+
+
+def judge(world: World, wl: Workload, capacity_types: dict[str, set[str]] | None = None) -> Verdict:
+    """capacity_types: flavor -> the GKE provisioning models of its nodes (for the waits)."""
+    if not wl.queued:
+        v = Verdict(wl, None)
+        v.waits.append("not queued: the pods wait for the ProvisioningRequest's nodes" if wl.kind == "ProvisioningRequest" else "not queued")
+        _place(world, v, [])
+        return v
+    cq_name = world.local_queues.get((wl.namespace, wl.local_queue))
+    v = Verdict(wl, cq_name)
+    if cq_name is None or cq_name not in world.queues:
+        v.never, v.rule = f"LocalQueue {wl.namespace}/{wl.local_queue} does not exist or names no ClusterQueue", "local-queue"
+        return v
+    cq = world.queues[cq_name]
+    if wl.namespace in UNMANAGED_JOB_NAMESPACES:
+        v.never, v.rule = (
+            f"Kueue does not manage jobs in {wl.namespace}: the managedJobsNamespaceSelector excludes the "
+            "system namespaces (gke_ai_batch/model/objects.py UNMANAGED_JOB_NAMESPACES), so the job "
+            "stays suspended or runs outside every quota",
+            "namespace",
+        )
+        return v
+    if not selector_matches(cq.namespace_selector, world.namespace_labels(wl.namespace)):
+        v.never, v.rule = (
+            f"namespace {wl.namespace} doesn't match ClusterQueue {cq.name}'s namespaceSelector "
+            f"({'none: Kueue reads a missing selector as no namespace' if cq.namespace_selector is None else cq.namespace_selector})",
+            "namespace",
+        )
+        return v
+    if cq.stop_policy != "None":
+        # "if set to a value different from None, the ClusterQueue is considered Inactive, no
+        # new reservation being made" (ClusterQueueSpec.stopPolicy,
+        # apis/kueue/v1beta2/clusterqueue_types.go:132-144, v0.19.2): Hold lets what is admitted
+        # finish, HoldAndDrain evicts it too; neither admits a workload created with the stack.
+        v.never, v.rule = (
+            f"ClusterQueue {cq.name} is stopped (stopPolicy {cq.stop_policy}): Kueue admits nothing "
+            "new from it; remove its stopPolicy (or set None), or drop the workload",
+            "stop-policy",
+        )
+        return v
+    v.assignment = assigner.assign(world, cq, wl.pod_sets)
+    if v.assignment.error:
+        v.never, v.rule = v.assignment.error, "quota"
+        return v
+    for (flavor, resource), amount in sorted(v.assignment.borrowed.items()):
+        v.waits.append(f"borrows {show(resource, amount)} {resource} of {flavor} from cohort {cq.cohort}")
+    for flavor in v.flavors:
+        for check in cq.checks.get(flavor, ()):
+            v.waits.append(f"admission check {check} on {flavor} (a ProvisioningRequest: GKE's DWS provisions the nodes first)")
+        for model in sorted((capacity_types or {}).get(flavor, ())):
+            if model == "flexStart":
+                v.waits.append(f"{flavor} is flex-start capacity: nodes are created when GKE has them")
+            elif model == "spot":
+                v.waits.append(f"{flavor} is spot capacity: GKE may reclaim the nodes")
+    _place(world, v, [world.flavors[f] for f in v.flavors if f in world.flavors])
+    return v
+
+
+def _place(world: World, v: Verdict, flavors) -> None:
+    for ps in v.workload.pod_sets:
+        p = placement.place(world, ps, flavors, v.workload.exclusive_key)
+        v.placements.append(p)
+        if p.note and p.groups:
+            v.waits.append(f"pod set {ps.name} {p.note}")
+        if p.error and v.never is None:
+            v.never, v.rule = f"pod set {ps.name}: {p.error}", "placement"
+
+
+@dataclass(frozen=True)
+class QueueLimit:
+    flavor: str
+    resource: str
+    nominal: int
+    most: int  # nominal plus what the cohort can lend, within borrowingLimit
+
+
+def queue_limits(world: World, cq: ClusterQueue) -> list[QueueLimit]:
+    """Per flavor and resource, the most one workload can be granted: Kueue's potential capacity."""
+    out = []
+    for g in cq.groups:
+        for flavor, quotas in g.flavors:
+            for resource, q in quotas.items():
+                out.append(QueueLimit(flavor, resource, q.nominal, assigner.potential_available(world, cq, flavor, resource)))
+    return out
+
+
+# Kueue v0.19.2 limits on a ClusterQueue's resource groups: the CRD's maxItems
+# (config/components/crd/bases/kueue.x-k8s.io_clusterqueues.yaml: resourceGroups <= 16,
+# coveredResources <= 64, flavors <= 64 per group) and the webhook's totals
+# (pkg/webhooks/clusterqueue_webhook.go: validateTotalFlavors <= 256,
+# validateTotalCoveredResources <= 256, validateFlavorResourceCombinations <= 512 per group).
+KUEUE_MAX_GROUPS = 16
+KUEUE_MAX_PER_GROUP = 64
+KUEUE_MAX_TOTAL = 256
+KUEUE_MAX_COMBINATIONS = 512
+
+
+def queue_shape(cq: ClusterQueue) -> str | None:
+    """Why Kueue's API refuses the queue's resource groups as rendered, or None."""
+    groups = [(g.flavor_names, g.covered) for g in cq.groups]
+    if len(groups) > KUEUE_MAX_GROUPS:
+        return (
+            f"these flavors make {len(groups)} resource groups (flavors with no resource in common "
+            f"cannot share one); Kueue allows at most {KUEUE_MAX_GROUPS}"
+        )
+    for flavors, resources in groups:
+        if len(flavors) > KUEUE_MAX_PER_GROUP or len(resources) > KUEUE_MAX_PER_GROUP:
+            return (
+                f"a resource group of {len(flavors)} flavors and {len(resources)} resources (from "
+                f"{flavors[0]} on); Kueue allows at most {KUEUE_MAX_PER_GROUP} of each per group"
+            )
+        if len(flavors) * len(resources) > KUEUE_MAX_COMBINATIONS:
+            return (
+                f"a resource group of {len(flavors)} flavors x {len(resources)} resources = "
+                f"{len(flavors) * len(resources)} quotas; Kueue allows at most {KUEUE_MAX_COMBINATIONS} per group"
+            )
+    flavors = sum(len(g[0]) for g in groups)
+    resources = sum(len(g[1]) for g in groups)
+    if flavors > KUEUE_MAX_TOTAL or resources > KUEUE_MAX_TOTAL:
+        return (
+            f"{flavors} flavors and {resources} resources across resource groups; Kueue allows at most "
+            f"{KUEUE_MAX_TOTAL} of each in a ClusterQueue"
+        )
+    return None
+
+
+def queue_problems(world: World) -> list[tuple[str, str, str]]:
+    """(ClusterQueue, its field at fault, reason) for queues Kueue refuses, or that can never
+    admit anything of some team."""
+    out = [(cq.name, "flavors", reason) for cq in world.queues.values() if (reason := queue_shape(cq)) is not None]
+    for (namespace, lq), cq_name in sorted(world.local_queues.items()):
+        cq = world.queues.get(cq_name)
+        if cq is None:
+            continue
+        if not selector_matches(cq.namespace_selector, world.namespace_labels(namespace)):
+            out.append((cq_name, "namespaceSelector", f"LocalQueue {namespace}/{lq} points at ClusterQueue {cq_name}, whose namespaceSelector "
+                        f"does not match namespace {namespace}: Kueue never admits its workloads"))
+    return out
+
+
+def simulate(world: World, verdicts: list[Verdict]) -> dict[str, str]:
+    """What happens when every admissible sample is submitted at once to an empty cluster, in
+    Kueue's order (higher priority first, then submission order, as BestEffortFIFO heads are
+    ordered): workload -> 'admitted' or why it waits. Admission needs no preemption here, as
+    nothing runs yet; what a later, higher-priority arrival may preempt is the report's
+    preemption section."""
+    usage: dict[tuple[str, str, str], int] = {}
+    order = sorted(
+        (v for v in verdicts if v.admissible and v.cluster_queue),
+        key=lambda v: -world.priorities.get(v.workload.priority_class or "", 0),
+    )
+    out: dict[str, str] = {}
+    for v in order:
+        cq = world.queues[v.cluster_queue]
+        need: dict[tuple[str, str], int] = {}
+        for p in v.assignment.pod_sets:
+            for r, f in p.flavors.items():
+                need[(f, r)] = need.get((f, r), 0) + p.requests.get(r, 0)
+        blocked = None
+        for (f, r), n in need.items():
+            left = assigner.available(world, cq, f, r, usage)
+            if n > left:
+                blocked = f"waits for quota: needs {show(r, n)} {r} of {f}, {show(r, max(left, 0))} left"
+                break
+        if blocked:
+            out[v.workload.name] = blocked
+            continue
+        for (f, r), n in need.items():
+            usage[(cq.name, f, r)] = usage.get((cq.name, f, r), 0) + n
+        out[v.workload.name] = "admitted"
+    return out
+
+
+def demand(world: World, wl: Workload) -> dict[str, int]:
+    """What the whole workload asks Kueue for, after exclusions."""
+    total: dict[str, int] = {}
+    for ps in wl.pod_sets:
+        for r, q in times(drop_excluded(pod_requests(ps.spec), world.excluded_prefixes), ps.count).items():
+            total[r] = total.get(r, 0) + q
+    return total

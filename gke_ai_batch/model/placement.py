@@ -1,0 +1,182 @@
+"""Can kube-scheduler place a pod set's pods on the cluster's nodes, all at once?
+
+Pods get what Kueue injects at admission: the assigned flavors' nodeLabels join the pod's
+nodeSelector and their tolerations join the pod's (kueue v0.19.2
+pkg/podset/podset.go:Merge / FromAssignment). A node then has to pass kube-scheduler's filters
+(kubernetes pkg/scheduler/framework/plugins): NodeAffinity (nodeSelector and required node
+affinity), TaintToleration (NoSchedule/NoExecute taints tolerated) and NodeResourcesFit (every
+request within the node's allocatable; extended resources such as google.com/tpu and
+nvidia.com/gpu count like cpu).
+
+Beyond one pod, a workload has to fit as a whole:
+- JobSet exclusive placement (annotation alpha.jobset.sigs.k8s.io/exclusive-topology:
+  cloud.google.com/gke-nodepool) gives each replicated-job replica a node pool of its own
+  (jobset pkg/webhooks/pod_mutating_webhook.go, pod_admission_webhook.go): replicas need as many
+  matching pools, each able to hold one replica's pods.
+- A multi-host TPU slice runs one pod per host, all of them together: a replica (or a Job) on
+  such a slice has as many pods as the slice has hosts (GKE "Plan TPUs in GKE", multi-host
+  slices; JAX's distributed init waits for every host).
+- Kueue's waitForPodsReady (on by default since v0.19) evicts an admitted workload whose pods
+  are not all ready within the timeout, so the pod set must fit the nodes at once or it is
+  admitted, evicted and requeued for ever."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from gke_ai_batch.model import selection
+from gke_ai_batch.model.objects import Flavor, NodeGroup, PodSet, World
+from gke_ai_batch.model.requests import pod_requests, show
+
+GPU_LABEL = "cloud.google.com/gke-accelerator"
+TPU_LABEL = "cloud.google.com/gke-tpu-accelerator"
+COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
+# kubelet's default --max-pods on GKE Standard nodes (GKE "Configure maximum Pods per node").
+MAX_PODS_PER_NODE = 110
+
+
+@dataclass
+class Placement:
+    pod_set: str
+    groups: list[str] = field(default_factory=list)  # node pools that can take its pods
+    per_node: dict[str, int] = field(default_factory=dict)
+    misses: list[str] = field(default_factory=list)  # why the other pools cannot
+    error: str | None = None
+    note: str | None = None  # placement not checked, and why
+
+
+def injected_spec(spec: Mapping[str, Any], flavors: list[Flavor]) -> dict[str, Any]:
+    """The pod as the scheduler sees it: Kueue's injected flavor labels and tolerations, and
+    the toleration the ExtendedResourceToleration admission plugin (on in GKE: "GKE adds the
+    tolerations to Pods that request GPUs", concepts/gpus; kubernetes PR #55839) adds for each
+    extended resource the pod requests (google.com/tpu, nvidia.com/gpu)."""
+    out = dict(spec)
+    selector = dict(spec.get("nodeSelector") or {})
+    tolerations = list(spec.get("tolerations") or ())
+    for f in flavors:
+        selector.update(f.node_labels)
+        tolerations += [t for t in f.tolerations if t not in tolerations]
+    for r in pod_requests(spec):
+        if "/" in r and not r.startswith(("kubernetes.io/", "requests.")):
+            tolerations.append({"key": r, "operator": "Exists", "effect": "NoSchedule"})
+    out["nodeSelector"] = selector
+    out["tolerations"] = tolerations
+    return out
+
+
+# Label domains kubelet and GKE set on every node (zone, hostname, arch, instance type, ...):
+# the model enumerates the ones it derives decisions from; a selector on another key of these
+# domains is taken as met rather than refused on what the model does not know.
+WELL_KNOWN_DOMAINS = ("kubernetes.io/", "node.kubernetes.io/", "topology.kubernetes.io/", "topology.gke.io/",
+                      "beta.kubernetes.io/", "failure-domain.beta.kubernetes.io/", "cloud.google.com/")
+
+
+def checked_keys(spec: Mapping[str, Any], modelled: set[str]) -> set[str]:
+    keys = set(spec.get("nodeSelector") or {}) | {e.get("key") for t in selection.required_terms(spec) for e in t}
+    return {k for k in keys if k in modelled or not k.startswith(WELL_KNOWN_DOMAINS)}
+
+
+def fits_node(
+    spec: Mapping[str, Any], requests: Mapping[str, int], group: NodeGroup, modelled: set[str] | None = None
+) -> tuple[int, str | None]:
+    """How many of these pods one node of the group holds, or 0 and why not."""
+    keys = checked_keys(spec, modelled if modelled is not None else set(group.labels))
+    if not selection.matches(spec, group.labels, keys=keys):
+        wanted = {k: v for k, v in (spec.get("nodeSelector") or {}).items() if group.labels.get(k) != v}
+        what = ", ".join(f"{k}={v}" for k, v in sorted(wanted.items())) or "the required node affinity"
+        return 0, f"{group.name}: nodes lack {what}"
+    taint = selection.untolerated(group.taints, spec.get("tolerations") or ())
+    if taint is not None:
+        return 0, f"{group.name}: taint {selection.taint_text(taint)} is not tolerated"
+    per_node = MAX_PODS_PER_NODE
+    for r, need in requests.items():
+        if need <= 0:
+            continue
+        if r not in group.allocatable and "/" not in r:
+            continue  # a core resource the catalogue does not size (ephemeral-storage, hugepages): unchecked
+        have = group.allocatable.get(r, 0)  # an extended resource the node lacks is 0
+        if need > have:
+            return 0, (
+                f"{group.name}: a pod requests {show(r, need)} {r}, a {group.machine_type} node has "
+                f"{show(r, have)} allocatable"
+            )
+        per_node = min(per_node, have // need)
+    return per_node, None
+
+
+def place(world: World, ps: PodSet, flavors: list[Flavor], exclusive_key: str | None) -> Placement:
+    out = Placement(ps.name)
+    spec = injected_spec(ps.spec, flavors)
+    requests = pod_requests(ps.spec)
+    if world.autopilot:
+        return _autopilot(out, spec, requests)
+    modelled = {k for g in world.node_groups for k in g.labels}
+    for g in world.node_groups:
+        per_node, why = fits_node(spec, requests, g, modelled)
+        if why:
+            out.misses.append(why)
+        else:
+            out.groups.append(g.name)
+            out.per_node[g.name] = per_node
+    if not out.groups:
+        if world.auto_provisioning:
+            out.note = "no node pool fits; node auto-provisioning may create one"
+            return out
+        out.error = "no node pool can run its pods: " + "; ".join(out.misses or ["the cluster has no node pools"])
+        return out
+    groups = {g.name: g for g in world.node_groups}
+    matched = [groups[n] for n in out.groups]
+    takes_chips = requests.get("google.com/tpu", 0) > 0
+    for g in matched:
+        if takes_chips and g.slice_hosts and g.slice_hosts > 1 and ps.pods_per_replica % g.slice_hosts:
+            out.error = (
+                f"{g.name} is a multi-host TPU slice of {g.slice_hosts} hosts that runs one pod per host, all "
+                f"together; {ps.pods_per_replica} pods per {'replica' if ps.replicas > 1 or exclusive_key else 'Job'} "
+                f"would leave the slice {'short' if ps.pods_per_replica < g.slice_hosts else 'split'}: use "
+                f"{g.slice_hosts} (parallelism = completions = hosts)"
+            )
+            return out
+    if exclusive_key:
+        homes = [g for g in matched if out.per_node[g.name] * g.nodes >= ps.pods_per_replica]
+        if len(homes) < ps.replicas:
+            out.error = (
+                f"exclusive placement ({exclusive_key}) puts each of its {ps.replicas} replicas on a node pool of "
+                f"its own, and only {len(homes)} pool{'s' if len(homes) != 1 else ''} can hold a replica of "
+                f"{ps.pods_per_replica} pods ({', '.join(g.name for g in homes) or 'none'})"
+            )
+        return out
+    room = sum(out.per_node[g.name] * g.nodes for g in matched)
+    if room < ps.count:
+        if all(g.capacity == "queued" for g in matched):
+            # A ProvisioningRequest is all or nothing: GKE provisions every pod's node or none
+            # (GKE "Dynamic Workload Scheduler", provisioningrequest).
+            out.error = (
+                f"queued provisioning creates the nodes of all {ps.count} pods at once or none, and the pools "
+                f"that fit them hold at most {room} ({', '.join(out.groups)})"
+            )
+        else:
+            # Kueue's PodsReady counts succeeded pods as well as ready ones
+            # (pkg/controller/jobs/job/job_controller.go PodsReady), so pods may run in waves.
+            out.note = f"runs in waves: at most {room} of its {ps.count} pods at once"
+    return out
+
+
+def _autopilot(out: Placement, spec: Mapping[str, Any], requests: Mapping[str, int]) -> Placement:
+    """Autopilot makes a node for each pod's nodeSelector, within the requests its compute
+    classes accept (gke_ai_batch/domain/autopilot.py cites GKE's "Autopilot resource requests")."""
+    from gke_ai_batch.domain import autopilot
+
+    selector = spec.get("nodeSelector") or {}
+    accelerator = selector.get(GPU_LABEL) or selector.get(TPU_LABEL)
+    count = requests.get("nvidia.com/gpu", 0) or requests.get("google.com/tpu", 0)
+    problems = autopilot.autopilot_problems(
+        accelerator, count, requests.get("cpu", 0), requests.get("memory", 0),
+        selector.get(COMPUTE_CLASS_LABEL, "general-purpose").lower() if accelerator is None else "general-purpose",
+    )
+    if problems:
+        out.error = "Autopilot would not run its pods: " + "; ".join(problems)
+    else:
+        out.note = "Autopilot creates a node for each pod"
+    return out

@@ -1,0 +1,124 @@
+"""The derived plan: everything the stack file implies, computed once, without Pulumi.
+
+Components register what the plan says; synth's report and the policy rules read the same
+numbers (VMs and chips per slice, flavors, quotas), so they cannot disagree."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from gke_ai_batch.config.stack import StackConfig
+from gke_ai_batch.plan.apis import required_apis
+from gke_ai_batch.plan.cluster import RegistryGrant, cluster_args, registry_grants
+from gke_ai_batch.plan.flavors import FlavorPlan, plan_flavors
+from gke_ai_batch.plan.kueue import (
+    QueuePlan,
+    kueue_values,
+    local_queue_manifest,
+    namespace_manifests,
+    namespace_patches,
+    network_policy_manifests,
+    plan_cluster_queues,
+    priority_manifests,
+    provisioning_manifests,
+    webhook_probe_manifests,
+)
+from gke_ai_batch.plan.pools import PoolPlan, plan_pools, system_pool_args
+from gke_ai_batch.plan.rbac import team_rbac_manifests
+from gke_ai_batch.plan.workloads import WorkloadPlan, plan_workloads
+
+__all__ = ["Plan", "build_plan", "PoolPlan", "FlavorPlan", "QueuePlan", "WorkloadPlan"]
+
+
+@dataclass(frozen=True)
+class TeamPlan:
+    namespace: str
+    local_queue: str
+    cluster_queue: str
+    manifest: dict[str, Any]  # the LocalQueue
+
+
+@dataclass(frozen=True)
+class PriorityPlan:
+    name: str
+    value: int
+    priority_class: dict[str, Any]
+    workload_priority_class: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Plan:
+    config: StackConfig
+    project: str
+    pools: list[PoolPlan]
+    system_pool: dict[str, Any] | None
+    flavors: list[FlavorPlan]
+    queues: list[QueuePlan]
+    provisioning: list[dict[str, Any]]  # ProvisioningRequestConfig + AdmissionCheck, or []
+    namespaces: list[dict[str, Any]]  # the team namespaces the program creates
+    namespace_patches: list[dict[str, Any]]  # labels of team namespaces every cluster has (default)
+    network_policies: list[dict[str, Any]]  # one per team namespace with networkPolicy on
+    teams: list[TeamPlan]
+    team_rbac: dict[str, list[dict[str, Any]]]  # namespace -> [Role, RoleBinding] of its teams' groups
+    priorities: list[PriorityPlan]
+    workloads: list[WorkloadPlan]
+    kueue_values: dict[str, Any]
+    webhook_probe: list[dict[str, Any]]
+    registry_grants: list[RegistryGrant]  # Artifact Registry repositories the nodes pull from
+    apis: tuple[str, ...]  # Google Cloud APIs the cluster's project must have enabled (plan.apis)
+
+    @property
+    def cluster_args(self) -> dict[str, Any]:
+        return cluster_args(self.config, self.project)
+
+    @property
+    def slices(self) -> int:
+        return sum(1 for p in self.pools if p.tpu is not None)
+
+    @property
+    def vms(self) -> int:
+        return sum(p.nodes for p in self.pools)
+
+    @property
+    def tpu_chips(self) -> int:
+        return sum(p.chips for p in self.pools if p.tpu is not None)
+
+    @property
+    def gpus(self) -> int:
+        return sum(p.chips for p in self.pools if p.kind == "gpu")
+
+
+def team_plans(cfg: StackConfig) -> list[TeamPlan]:
+    return [
+        TeamPlan(t.namespace, t.local_queue, t.cluster_queue, local_queue_manifest(t.namespace, t.local_queue, t.cluster_queue))
+        for t in cfg.teams
+    ]
+
+
+def build_plan(cfg: StackConfig, project: str = "my-project") -> Plan:
+    pools = plan_pools(cfg)
+    flavors = plan_flavors(cfg, pools)
+    queues = plan_cluster_queues(cfg, flavors)
+    teams = team_plans(cfg)
+    priorities = [PriorityPlan(p.name, p.value, *priority_manifests(p.name, p.value, p.description)) for p in cfg.priorities]
+    return Plan(
+        config=cfg,
+        project=project,
+        pools=pools,
+        system_pool=system_pool_args(cfg),
+        flavors=flavors,
+        queues=queues,
+        provisioning=provisioning_manifests(cfg, flavors, queues),
+        namespaces=namespace_manifests(cfg),
+        namespace_patches=namespace_patches(cfg),
+        network_policies=network_policy_manifests(cfg),
+        teams=teams,
+        team_rbac=team_rbac_manifests(cfg),
+        priorities=priorities,
+        workloads=plan_workloads(cfg),
+        kueue_values=kueue_values(cfg),
+        webhook_probe=webhook_probe_manifests(cfg) if cfg.kueue.webhook_gate else [],
+        registry_grants=registry_grants(cfg),
+        apis=required_apis(cfg, project),
+    )

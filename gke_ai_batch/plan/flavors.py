@@ -1,0 +1,144 @@
+"""ResourceFlavors: declared in the stack, or derived one per accelerator shape and capacity.
+
+A flavor's node labels are what its pools' nodes carry (so Kueue's injected nodeSelector lands
+pods on exactly those nodes), its tolerations cover every taint on them, and its capacity is
+what the pools provide at their ceiling: a TPU flavor of 3 slices x 8 chips holds 24
+google.com/tpu, and the cpu and memory its nodes leave to pods (allocatable, after GKE's
+reservations), so that queues cover every resource a real pod requests (docs/batch-layer.md, "Quotas cover cpu and memory")."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from gke_ai_batch.domain import catalogue
+
+from gke_ai_batch.domain import machines
+
+from gke_ai_batch.domain import naming
+from gke_ai_batch.config.stack import StackConfig
+from gke_ai_batch.model.requests import CPU, MEMORY
+from gke_ai_batch.plan.pools import PoolPlan
+
+
+@dataclass(frozen=True)
+class FlavorPlan:
+    name: str
+    entries: tuple[str, ...]  # node pool entries
+    pools: tuple[str, ...]  # GKE node pools
+    kind: str | None  # tpu | gpu | cpu | None (no pools)
+    node_labels: dict[str, str]
+    tolerations: tuple[dict[str, str], ...]
+    queued: bool
+    capacity: dict[str, int]  # resource -> amount the pools provide (cpu in millicores, memory in bytes)
+    slices: int
+    vms: int
+
+    @property
+    def accelerator_resource(self) -> str | None:
+        return {"tpu": catalogue.TPU_RESOURCE, "gpu": catalogue.GPU_RESOURCE}.get(self.kind or "")
+
+    def manifest(self) -> dict[str, Any]:
+        spec: dict[str, Any] = {}
+        if self.node_labels:
+            spec["nodeLabels"] = dict(self.node_labels)
+        if self.tolerations:
+            spec["tolerations"] = [dict(t) for t in self.tolerations]
+        return {
+            "apiVersion": "kueue.x-k8s.io/v1beta2",
+            "kind": "ResourceFlavor",
+            "metadata": {"name": self.name},
+            "spec": spec,
+        }
+
+
+def allocatable(machine_type: str, gpus: int = 0) -> dict[str, int]:
+    """cpu (millicores) and memory (bytes) that workload pods may request on one node of this
+    machine type: node allocatable after GKE's reservations, less GKE's own DaemonSets. Empty
+    for a machine type the catalogue does not size (its cpu and memory go unchecked)."""
+    try:
+        a = machines.workload_allocatable(machine_type, attached_gpus=gpus)
+    except catalogue.CatalogueError:
+        return {}
+    return {CPU: a.cpu_millis, MEMORY: a.memory_bytes}
+
+
+def plan_flavors(cfg: StackConfig, pools: list[PoolPlan]) -> list[FlavorPlan]:
+    by_entry: dict[str, list[PoolPlan]] = {}
+    for p in pools:
+        by_entry.setdefault(p.entry, []).append(p)
+    entries = {e.name: e for e in cfg.node_pools}
+    if cfg.flavors is None:
+        groups: dict[str, list[str]] = {}
+        for entry in cfg.node_pools:
+            name = naming.derived_flavor_name(entry)
+            if name is not None:
+                groups.setdefault(name, []).append(entry.name)
+        return [_flavor(name, members, None, None, False, entries, by_entry) for name, members in groups.items()]
+    return [
+        _flavor(
+            f.name,
+            f.pools,
+            f.node_labels,
+            [t.model_dump(exclude_none=True) for t in f.tolerations] if f.tolerations is not None else None,
+            f.queued_provisioning,
+            entries,
+            by_entry,
+        )
+        for f in cfg.flavors
+    ]
+
+
+def _flavor(name, members, labels, tolerations, queued, entries, by_entry) -> FlavorPlan:
+    configs = [entries[m] for m in members]
+    plans = [p for m in members for p in by_entry[m]]
+    if labels is None:
+        labels = _common_labels([{**naming.pool_node_labels(c), **c.labels} for c in configs])
+    if tolerations is None:
+        tolerations = _tolerations(configs)
+    kind = configs[0].kind if configs else None
+    capacity: dict[str, int] = {}
+    if kind in ("tpu", "gpu"):
+        resource = catalogue.TPU_RESOURCE if kind == "tpu" else catalogue.GPU_RESOURCE
+        capacity[resource] = sum(p.chips for p in plans)
+    sized = [allocatable(p.machine_type, _gpus(entries[p.entry])) for p in plans]
+    if plans and all(sized):
+        for resource in (CPU, MEMORY):
+            capacity[resource] = sum(p.nodes * a[resource] for p, a in zip(plans, sized))
+    return FlavorPlan(
+        name=name,
+        entries=tuple(members),
+        pools=tuple(p.name for p in plans),
+        kind=kind,
+        node_labels=dict(labels),
+        tolerations=tuple(tolerations),
+        queued=queued or any(c.capacity == "queued" for c in configs),
+        capacity=capacity,
+        slices=sum(1 for p in plans if p.tpu is not None),
+        vms=sum(p.nodes for p in plans),
+    )
+
+
+def _gpus(entry) -> int:
+    return entry.gpu.count if entry.gpu is not None else 0
+
+
+def _common_labels(label_sets: list[dict[str, str]]) -> dict[str, str]:
+    if not label_sets:
+        return {}
+    common = dict(label_sets[0])
+    for labels in label_sets[1:]:
+        common = {k: v for k, v in common.items() if labels.get(k) == v}
+    return common
+
+
+def _tolerations(configs) -> list[dict[str, str]]:
+    out: list[dict[str, str]] = []
+    for config in configs:
+        for taint in naming.pool_taints(config):
+            toleration = {"key": taint["key"], "operator": "Equal", "value": taint["value"], "effect": taint["effect"]}
+            if not taint["value"]:
+                toleration = {"key": taint["key"], "operator": "Exists", "effect": taint["effect"]}
+            if toleration not in out:
+                out.append(toleration)
+    return out
