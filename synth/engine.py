@@ -208,12 +208,6 @@ class RecordingMonitor(mocks.MockMonitor):
             options["ignoreChanges"] = sorted(request.ignoreChanges)
         if request.provider:
             options["provider"] = request.provider.rsplit("::", 1)[0]  # "<urn>::<id>"
-        if request.aliases:
-            # What `pulumi up` would match against the state's old URNs: a URN, or a spec of
-            # the parts that changed (pulumi/runtime/resource.py prepare_aliases).
-            options["aliases"] = [
-                a.urn if a.WhichOneof("alias") == "urn" else json_format.MessageToDict(a.spec) for a in request.aliases
-            ]
         self.recording.resources.append(
             Registration(
                 urn=urn,

@@ -124,25 +124,6 @@ def test_the_clusters_declared_version_is_checked_as_a_stacks():
         TpuSlices("i", {"cluster": old, "version": "v6e", "topology": "2x4"})
 
 
-def test_synth_records_aliases(tmp_path):
-    recording = _run(
-        tmp_path,
-        """
-        import pulumi
-        import pulumi_gcp as gcp
-
-        gcp.compute.ResourcePolicy("p", region="us-east5", opts=pulumi.ResourceOptions(
-            aliases=[pulumi.Alias(name="old-p"), "urn:pulumi:test::lib::gcp:compute/resourcePolicy:ResourcePolicy::older"]))
-        """,
-    )
-    (policy,) = recording.resources[1:]
-    # Recorded in resources.json as the engine receives them: a spec of what changed, or a URN.
-    assert policy.options["aliases"] == [
-        {"name": "old-p", "parentUrn": ""},
-        "urn:pulumi:test::lib::gcp:compute/resourcePolicy:ResourcePolicy::older",
-    ]
-
-
 def test_the_stack_program_protects_pools_through_the_components_opts():
     from conftest import synth_stack
 

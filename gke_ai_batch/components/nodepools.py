@@ -75,8 +75,8 @@ class _PoolArgs(TypedDict):
     """onDemand (default), spot, reservation, flexStart or queued (docs/capacity-types.md)."""
     reservation: NotRequired[str]
     """capacity reservation: the reservation's name, or projects/P/reservations/R."""
-    max_run_duration: NotRequired[int | str]
-    """flexStart and queued: how long a node may live (seconds, or e.g. '24h'; at most 7 days)."""
+    max_run_duration: NotRequired[str]
+    """flexStart and queued: how long a node may live, e.g. '24h' or '3600s' (at most 7 days)."""
     zones: NotRequired[list[str]]
     """The pool's zones; default: the cluster's node_locations."""
     labels: NotRequired[dict[str, str]]
@@ -321,6 +321,8 @@ def stack_pool_args(entry: NodePoolConfig, cluster: ClusterRef) -> tuple[type[_N
     args: dict[str, Any] = {"cluster": cluster, "pool_name": entry.name, **data}
     if entry.tpu is not None:
         args.update(entry.tpu.model_dump(exclude_unset=True))
+    if "max_run_duration" in data:
+        args["max_run_duration"] = f"{int(data['max_run_duration'])}s"
     if "taints" in entry.model_fields_set:
         args["taints"] = [t.model_dump(exclude_unset=True) for t in entry.taints]
     kind = {"tpu": TpuSlices, "gpu": GpuPool, "cpu": CpuPool}[entry.kind]
