@@ -9,6 +9,7 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
+from gke_ai_batch.components.nodepools import ClusterRef
 from gke_ai_batch.domain.naming import KUBERNETES_PROVIDER, scoped
 from gke_ai_batch.plan import Plan
 from gke_ai_batch.plan.cluster import NODE_SA_ROLE, REGISTRY_READER_ROLE, node_service_account_id, registry_repository
@@ -176,6 +177,7 @@ class GkeCluster(pulumi.ComponentResource):
             kubeconfig=self.kubeconfig,
             opts=pulumi.ResourceOptions(parent=self, depends_on=ready),
         )
+        self._ref_facts = (cfg, plan.project)
         self.register_outputs(
             {
                 "name": self.name,
@@ -185,6 +187,25 @@ class GkeCluster(pulumi.ComponentResource):
                 "nodeServiceAccount": self.node_service_account,
             }
         )
+
+    def ref(self) -> ClusterRef:
+        """This cluster as data, for the pool components (gke_ai_batch/components/nodepools.py).
+        Its node_service_account resolves only once the cluster exists, so the pools made from
+        this ref wait for their cluster, as they would on its name."""
+        cfg, project = self._ref_facts
+        ref: ClusterRef = {
+            "name": cfg.cluster.name,
+            "location": cfg.cluster.location,
+            "project": project,
+            "node_service_account": pulumi.Output.all(self.cluster.name, self.node_service_account).apply(lambda a: a[1]),
+            "node_locations": list(cfg.cluster.node_locations),
+            "release_channel": cfg.cluster.release_channel,
+        }
+        if cfg.cluster.min_master_version is not None:
+            ref["min_master_version"] = cfg.cluster.min_master_version
+        if cfg.catalogue.model_fields_set:
+            ref["catalogue"] = cfg.catalogue.model_dump(by_alias=True, exclude_unset=True)
+        return ref
 
     def readers_for(self, image: str) -> list[pulumi.Resource]:
         """The grant pods of this image need before they can pull it ([] for most images)."""

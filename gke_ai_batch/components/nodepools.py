@@ -1,73 +1,329 @@
-"""NodePoolGroup: one stack-file pool entry. A TPU entry with N slices becomes N node pools
-(<name>-0 .. <name>-N-1), each one slice; other entries become one pool."""
+"""Node pools as components any Pulumi program can use, on a cluster it did not create:
+TpuSlices (one node pool per slice), GpuPool and CpuPool, each X(name, args: XArgs, opts).
 
-from __future__ import annotations
+The cluster is passed as data (ClusterRef). Args mirror a stack file's pool entry in
+snake_case and are checked on construction by the stack config's own rules
+(gke_ai_batch/config/standalone.py), every problem at once, at its arg path. protect, the
+provider and the parent come from `opts` through Pulumi's inheritance (a child's protect and
+providers default to its parent's: pulumi/resource.py, Resource.__init__, "Infer protection
+from parent" and "Infer providers ... from parent"), so nothing here sets them.
+
+No `from __future__ import annotations`: Pulumi's component analyzer
+(pulumi.provider.experimental.analyzer) reads these annotations as objects."""
 
 from collections.abc import Sequence
+from typing import Any, NotRequired, TypedDict
 
 import pulumi
 import pulumi_gcp as gcp
+from pydantic.alias_generators import to_camel, to_snake
 
-from gke_ai_batch.components.cluster import GkeCluster
 from gke_ai_batch.config.cluster import region_of
-from gke_ai_batch.domain.naming import scoped
-from gke_ai_batch.plan import Plan, PoolPlan
-from gke_ai_batch.plan.pools import workload_policy_args
+from gke_ai_batch.config.errors import ArgsError, join_path
+from gke_ai_batch.config.pools import NodePoolConfig
+from gke_ai_batch.config.standalone import pool_on_cluster
+from gke_ai_batch.config.stack import StackConfig
+from gke_ai_batch.domain.naming import scope_of, scoped
+from gke_ai_batch.plan.flavors import FlavorPlan, plan_flavors
+from gke_ai_batch.plan.pools import PoolPlan, plan_pools, workload_policy_args
+
+# The type token NodePoolGroup had: every pool component keeps it, so the URNs of deployed
+# stacks (stacks/urns/) stay what they are and `pulumi up` neither replaces nor re-parents a pool.
+TYPE = "gke-ai-batch:nodepools:NodePoolGroup"
 
 
-class NodePoolGroup(pulumi.ComponentResource):
-    def __init__(
-        self,
-        resource_name: str,
-        plan: Plan,
-        pools: list[PoolPlan],
-        cluster: GkeCluster,
-        opts: pulumi.ResourceOptions | None = None,
-        *,
-        scope: str = "",
-        apis: Sequence[pulumi.Resource] = (),
-    ):
-        """`apis`: the project's enabled APIs (Compute Engine's for the workload policy)."""
-        super().__init__("gke-ai-batch:nodepools:NodePoolGroup", resource_name, None, opts)
-        cfg = plan.config
-        self.workload_policy = None
-        if pools and pools[0].workload_policy is not None:
+class ClusterRef(TypedDict):
+    """A GKE Standard cluster, as data: one this program created (GkeCluster.ref()) or one
+    that exists already.
+
+    name, location and node_locations are plain: the pools' zones, the accelerator offer of
+    those zones and the tpu7x workload policy's name (<cluster>-<pool>, which GCP limits to 63
+    characters) are checked against them on construction, which an Output cannot be."""
+
+    name: str
+    """The cluster's GKE name."""
+    location: str
+    """Its region (a regional cluster) or zone."""
+    project: pulumi.Input[str]
+    """The Google Cloud project the cluster is in."""
+    node_service_account: NotRequired[pulumi.Input[str]]
+    """Email of the service account nodes run as; unset: the Compute Engine default account."""
+    node_locations: NotRequired[list[str]]
+    """The cluster's node zones: a pool's default zones (a TPU slice needs exactly one)."""
+    release_channel: NotRequired[str]
+    """RAPID, REGULAR (default) or STABLE: with min_master_version, the GKE version the
+    flexStart and tpu7x version floors are checked against."""
+    min_master_version: NotRequired[str]
+    """The cluster's GKE minor (e.g. '1.34'); unset: the release channel's default."""
+    catalogue: NotRequired[dict[str, Any]]
+    """Zones, accelerators and versions newer than the built-in catalogue, as the stack key
+    gke-ai-batch:catalogue spells them (camelCase)."""
+
+
+class TaintArgs(TypedDict):
+    key: str
+    value: NotRequired[str]
+    effect: NotRequired[str]
+    """NoSchedule (default), PreferNoSchedule or NoExecute."""
+
+
+class _PoolArgs(TypedDict):
+    cluster: ClusterRef
+    pool_name: NotRequired[str]
+    """The GKE node pool name (a TPU slice's: <pool_name>-<i>); default: the component's name."""
+    capacity: NotRequired[str]
+    """onDemand (default), spot, reservation, flexStart or queued (docs/capacity-types.md)."""
+    reservation: NotRequired[str]
+    """capacity reservation: the reservation's name, or projects/P/reservations/R."""
+    max_run_duration: NotRequired[str]
+    """flexStart and queued: how long a node may live, e.g. '24h' or '3600s' (at most 7 days)."""
+    zones: NotRequired[list[str]]
+    """The pool's zones; default: the cluster's node_locations."""
+    labels: NotRequired[dict[str, str]]
+    """Extra Kubernetes labels on the nodes (the flavor selects on them too)."""
+    taints: NotRequired[list[TaintArgs]]
+    """Extra taints; the flavor tolerates them."""
+    gvnic: NotRequired[bool]
+
+
+class TpuSlicesArgs(_PoolArgs):
+    """TPU slices of one shape and capacity. Every value is plain: version, topology and
+    slices decide how many node pools exist and which (Pulumi cannot create a variable number of
+    children from an Output), and the rest are checked against GKE's rules on construction."""
+
+    version: str
+    """TPU generation: v4, v5e, v5p, v6e or tpu7x."""
+    topology: str
+    """Slice topology: AxB (v5e, v6e) or AxBxC (v4, v5p, tpu7x)."""
+    machine_type: NotRequired[str]
+    """Overrides the default: the 4-chip type, or the 1-chip type for 1x1."""
+    slices: NotRequired[int]
+    """How many slices, one node pool each (default 1)."""
+
+
+class GpuArgs(TypedDict):
+    type: str
+    """GKE accelerator type, e.g. nvidia-h100-80gb, nvidia-l4."""
+    count: NotRequired[int]
+    """GPUs per VM (default 1)."""
+    driver_version: NotRequired[str]
+    """default or latest."""
+
+
+class GpuPoolArgs(_PoolArgs):
+    """An autoscaling GPU pool. Plain values: the machine type and counts are checked against
+    GKE's rules and the GPU catalogue on construction, and they size the pool's flavor."""
+
+    gpu: GpuArgs
+    machine_type: NotRequired[str]
+    """Required where the GPU type and count fit several machine types."""
+    min_nodes: NotRequired[int]
+    max_nodes: int
+    """The autoscaling ceiling."""
+
+
+class CpuPoolArgs(_PoolArgs):
+    """An autoscaling CPU pool (plain values, checked on construction)."""
+
+    machine_type: str
+    min_nodes: NotRequired[int]
+    max_nodes: int
+
+
+# Args that are not keys of the pool entry, and TpuSlices' keys that sit under the entry's tpu.
+_NOT_ENTRY_KEYS = ("cluster", "pool_name")
+_TPU_KEYS = ("version", "topology", "machine_type")
+
+
+class _NodePools(pulumi.ComponentResource):
+    """What the three pool components share: check the args as a stack entry, plan the pools
+    as the stack program does (gke_ai_batch/plan/pools.py), register them."""
+
+    pool_names: pulumi.Output[list[str]]
+    """The GKE node pools, in order (a TPU group's slices <pool_name>-0, -1, ...)."""
+    node_labels: pulumi.Output[dict[str, str]]
+    """The labels every node of the group carries that a Kueue ResourceFlavor may select on."""
+
+    flavor: FlavorPlan | None
+    """The ResourceFlavor derived for the group (TPU and GPU; None for CPU), as the stack
+    program derives one per accelerator shape and capacity."""
+    pools: list[PoolPlan]
+    """The planned pools: VMs and chips per pool, the exact NodePool arguments."""
+    config: NodePoolConfig
+    """The args as a validated stack entry."""
+
+    _kind = ""
+
+    def __init__(self, name: str, args: Any, opts: pulumi.ResourceOptions | None = None):
+        # Checked before anything registers: bad args leave no half-made component behind.
+        stack = _checked(type(self).__name__, name, self._kind, args)
+        super().__init__(TYPE, name, None, opts)
+        ref: ClusterRef = args["cluster"]
+        self.config = stack.node_pools[0]
+        self.pools = plan_pools(stack)
+        flavors = plan_flavors(stack, self.pools)
+        self.flavor = flavors[0] if flavors else None
+        # Pulumi's children do not wait for what their parent depends on; these must (the
+        # project's APIs, the cluster), so they get the component's depends_on themselves.
+        waits = (opts.depends_on if opts is not None else None) or []
+        self.workload_policy: gcp.compute.ResourcePolicy | None = None
+        first = self.pools[0]
+        if first.workload_policy is not None:
             self.workload_policy = gcp.compute.ResourcePolicy(
-                scoped(scope, pools[0].workload_policy),
-                project=plan.project,
-                **workload_policy_args(pools[0], region_of(cfg.cluster.location)),
+                _in_scope_of(name, self.config.name, first.workload_policy),
+                project=ref["project"],
+                **workload_policy_args(first, region_of(ref["location"])),
                 # Fixed names: a replacement must delete the old one first.
-                opts=pulumi.ResourceOptions(parent=self, delete_before_replace=True, depends_on=list(apis)),
+                opts=pulumi.ResourceOptions(parent=self, delete_before_replace=True, depends_on=waits),
             )
-        self.node_pools: list[gcp.container.NodePool] = []
-        for pool in pools:
-            args = dict(pool.args)
-            args["node_config"] = {**args["node_config"], "service_account": cluster.node_service_account}
-            if self.workload_policy is not None:
-                # Same name as planned; the Output makes the pool wait for the policy.
-                args["placement_policy"] = {**args["placement_policy"], "policy_name": self.workload_policy.name}
-            self.node_pools.append(
-                gcp.container.NodePool(
-                    scoped(scope, pool.name),
-                    cluster=cluster.name,
-                    location=cluster.cluster.location,
-                    project=plan.project,
-                    **args,
-                    opts=pulumi.ResourceOptions(
-                        parent=self,
-                        protect=cfg.production,
-                        # GKE names are fixed (Jobs select pools by name), so the default
-                        # create-before-delete would collide with the old pool; delete first.
-                        delete_before_replace=True,
-                        # The autoscaler owns the node count; initialNodeCount only matters at
-                        # creation and would otherwise force a replacement if GKE reports it back
-                        # differently.
-                        ignore_changes=["initialNodeCount", "nodeCount"] if pool.autoscaled else None,
-                        # A new slice shape is a new slice: the provider would update tpuTopology
-                        # or the machine type in place, which GKE cannot do to a TPU slice.
-                        replace_on_changes=["placementPolicy", "nodeConfig.machineType"] if pool.tpu else None,
-                    ),
-                )
-            )
-        self.pool_names: pulumi.Output[list[str]] = pulumi.Output.all(*[p.name for p in self.node_pools])
-        self.register_outputs({"poolNames": self.pool_names})
+        self.node_pools: list[gcp.container.NodePool] = [
+            self._node_pool(name, ref, pool, waits) for pool in self.pools
+        ]
+        self.pool_names = pulumi.Output.all(*[p.name for p in self.node_pools])
+        self.node_labels = pulumi.Output.from_input(dict(self.flavor.node_labels) if self.flavor else {})
+        self.register_outputs({"poolNames": self.pool_names, "nodeLabels": self.node_labels})
+
+    def _node_pool(self, name: str, ref: ClusterRef, pool: PoolPlan, waits) -> gcp.container.NodePool:
+        args = dict(pool.args)
+        if "node_service_account" in ref:
+            args["node_config"] = {**args["node_config"], "service_account": ref["node_service_account"]}
+        if self.workload_policy is not None:
+            # Same name as planned; the Output makes the pool wait for the policy.
+            args["placement_policy"] = {**args["placement_policy"], "policy_name": self.workload_policy.name}
+        return gcp.container.NodePool(
+            # Children are named from the component's name: a TPU group's slices name-0, name-1...
+            f"{name}-{pool.index}" if pool.tpu is not None else name,
+            cluster=ref["name"],
+            location=ref["location"],
+            project=ref["project"],
+            **args,
+            opts=pulumi.ResourceOptions(
+                parent=self,
+                depends_on=waits,
+                # GKE names are fixed (Jobs select pools by name), so the default
+                # create-before-delete would collide with the old pool; delete first.
+                delete_before_replace=True,
+                # The autoscaler owns the node count; initialNodeCount only matters at
+                # creation and would otherwise force a replacement if GKE reports it back
+                # differently.
+                ignore_changes=["initialNodeCount", "nodeCount"] if pool.autoscaled else None,
+                # A new slice shape is a new slice: the provider would update tpuTopology
+                # or the machine type in place, which GKE cannot do to a TPU slice.
+                replace_on_changes=["placementPolicy", "nodeConfig.machineType"] if pool.tpu else None,
+            ),
+        )
+
+
+class TpuSlices(_NodePools):
+    """TPU slices of one shape on a cluster: one node pool per slice, any capacity type."""
+
+    _kind = "tpu"
+
+    def __init__(self, name: str, args: TpuSlicesArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__(name, args, opts)
+
+
+class GpuPool(_NodePools):
+    """An autoscaling GPU node pool on a cluster, any capacity type."""
+
+    _kind = "gpu"
+
+    def __init__(self, name: str, args: GpuPoolArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__(name, args, opts)
+
+
+class CpuPool(_NodePools):
+    """An autoscaling CPU node pool on a cluster (onDemand, spot or reservation capacity)."""
+
+    _kind = "cpu"
+
+    def __init__(self, name: str, args: CpuPoolArgs, opts: pulumi.ResourceOptions | None = None):
+        super().__init__(name, args, opts)
+
+
+def _in_scope_of(name: str, pool_name: str, child: str) -> str:
+    """The logical name of `child` in the scope the component's `name` gives `pool_name`
+    (gke_ai_batch.domain.naming.scoped): a stack's own names, as before components took args;
+    else `child` under the component's name."""
+    scope = scope_of(name, pool_name)
+    return scoped(scope, child) if scope is not None else f"{name}-{child}"
+
+
+def _checked(component: str, name: str, kind: str, args: Any) -> StackConfig:
+    """The args as a one-pool stack on their cluster, validated; ArgsError with every problem."""
+    where = f"{component} {name}"
+    if not isinstance(args, dict) or not isinstance(args.get("cluster"), dict):
+        raise ArgsError(where, [("args.cluster" if isinstance(args, dict) else "args", "required: a ClusterRef mapping")])
+    ref = args["cluster"]
+    missing = [k for k in ("name", "location", "project") if k not in ref]
+    if missing:
+        raise ArgsError(where, [(f"args.cluster.{k}", "required") for k in missing])
+    cluster = {"name": ref["name"], "location": ref["location"], "nodeLocations": list(ref.get("node_locations", []))}
+    for key in ("release_channel", "min_master_version"):
+        if key in ref:
+            cluster[to_camel(key)] = ref[key]
+    stack, problems = pool_on_cluster(cluster, _entry(name, kind, args), ref.get("catalogue"))
+    if problems:
+        raise ArgsError(where, [(join_path("args", _arg_path(kind, loc)), msg) for loc, msg in problems])
+    return stack
+
+
+def _entry(name: str, kind: str, args: dict[str, Any]) -> dict[str, Any]:
+    """The pool entry a stack file would hold for these args (camelCase keys)."""
+    entry: dict[str, Any] = {"name": args.get("pool_name", name)}
+    for key, value in args.items():
+        if key in _NOT_ENTRY_KEYS:
+            continue
+        if kind == "tpu" and key in _TPU_KEYS:
+            entry.setdefault("tpu", {})[to_camel(key)] = value
+        elif key in ("gpu", "taints"):
+            entry[key] = _camel_keys(value)
+        else:
+            entry[to_camel(key)] = value
+    return entry
+
+
+def _camel_keys(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {to_camel(k) if isinstance(k, str) else k: v for k, v in value.items()}
+    if isinstance(value, list):
+        return [_camel_keys(v) for v in value]
+    return value
+
+
+def _arg_path(kind: str, loc: tuple) -> tuple:
+    """A stack key path of the one-pool stack -> the arg it came from (snake_case)."""
+    head, rest = (loc[0], loc[1:]) if loc else (None, ())
+    if head == "cluster":
+        return ("cluster", *_snake(rest))
+    if head == "catalogue":
+        return ("cluster", "catalogue", *rest)
+    if head != "nodePools" or len(rest) < 2:
+        return ()
+    rest = rest[1:]
+    if rest[0] == "name":
+        return ("pool_name",)
+    if kind == "tpu" and rest[0] == "tpu":
+        rest = rest[1:]
+    if rest and rest[0] == "labels":
+        return ("labels", *rest[1:])  # label keys are the user's, not snake-cased
+    return _snake(rest)
+
+
+def _snake(parts: Sequence) -> tuple:
+    return tuple(to_snake(p) if isinstance(p, str) else p for p in parts)
+
+
+def stack_pool_args(entry: NodePoolConfig, cluster: ClusterRef) -> tuple[type[_NodePools], dict[str, Any]]:
+    """The component and args the stack program builds for one of its pool entries: the entry's
+    keys as set in the stack file, in snake_case (gke_ai_batch/components/platform.py)."""
+    data = entry.model_dump(exclude_unset=True, exclude={"name", "tpu", "taints"})
+    args: dict[str, Any] = {"cluster": cluster, "pool_name": entry.name, **data}
+    if entry.tpu is not None:
+        args.update(entry.tpu.model_dump(exclude_unset=True))
+    if "max_run_duration" in data:
+        args["max_run_duration"] = f"{int(data['max_run_duration'])}s"
+    if "taints" in entry.model_fields_set:
+        args["taints"] = [t.model_dump(exclude_unset=True) for t in entry.taints]
+    kind = {"tpu": TpuSlices, "gpu": GpuPool, "cpu": CpuPool}[entry.kind]
+    return kind, args

@@ -18,7 +18,7 @@ from gke_ai_batch.components import k8s as k8s_objects
 from gke_ai_batch.components.batch import JobSetInstall, KueueInstall
 from gke_ai_batch.components.cluster import GkeCluster
 from gke_ai_batch.domain.naming import scoped
-from gke_ai_batch.components.nodepools import NodePoolGroup
+from gke_ai_batch.components.nodepools import stack_pool_args
 from gke_ai_batch.plan import Plan
 from gke_ai_batch.components.queues import KueueQueues, Priorities, Team
 from gke_ai_batch.components.services import enable_apis
@@ -62,17 +62,14 @@ def deploy_cluster(
     the workers); `apis`, the Service resources of the cluster's project (gke_ai_batch/components/services.py)."""
     cfg = plan.config
     cluster = GkeCluster(scoped(scope, cfg.cluster.name), plan, scope=scope, apis=apis)
-    groups = [
-        NodePoolGroup(
-            scoped(scope, entry.name),
-            plan,
-            [p for p in plan.pools if p.entry == entry.name],
-            cluster,
-            scope=scope,
-            apis=apis,
-        )
-        for entry in cfg.node_pools
-    ]
+    ref = cluster.ref()
+    # Production protects every pool and what it needs (the tpu7x workload policy): through the
+    # components' opts, which their children inherit.
+    pool_opts = pulumi.ResourceOptions(protect=cfg.production, depends_on=list(apis))
+    groups = []
+    for entry in cfg.node_pools:
+        component, args = stack_pool_args(entry, ref)
+        groups.append(component(scoped(scope, entry.name), args, pool_opts))
     provider = cluster.provider
     jobset = JobSetInstall(scoped(scope, "jobset"), plan, provider, scope=scope)
     kueue = KueueInstall(

@@ -44,6 +44,17 @@ class ConfigError(RunError):
         return "\n".join(lines)
 
 
+class ArgsError(RunError):
+    """A component's args break the rules a stack file's keys would: every problem at once,
+    each at its arg path (args.topology), with the stack config's message. A RunError, so
+    `pulumi up` prints the message alone."""
+
+    def __init__(self, component: str, problems: list[tuple[str, str]]):
+        self.component = component
+        self.problems = problems
+        super().__init__("\n".join(f"{component}: {path}: {msg}" for path, msg in problems))
+
+
 def format_path(loc: tuple[str | int, ...]) -> str:
     if not loc:
         return NAMESPACE
@@ -65,7 +76,13 @@ def join_path(key: str, rest) -> str:
 
 
 def from_validation_error(exc: ValidationError, root: type[BaseModel]) -> ConfigError:
-    problems: list[tuple[str, str]] = []
+    return ConfigError([(format_path(loc), message) for loc, message in located_problems(exc, root)])
+
+
+def located_problems(exc: ValidationError, root: type[BaseModel]) -> list[tuple[tuple, str]]:
+    """Each problem as (key path below `root`, message): the path as a tuple, for callers that
+    name the key their own way (a component's args, gke_ai_batch/components/nodepools.py)."""
+    problems: list[tuple[tuple, str]] = []
     located: list[tuple[tuple, dict]] = []
     for err in _expanded(exc.errors(include_url=False)):
         loc = _clean_loc(root, tuple(err["loc"]))
@@ -83,8 +100,8 @@ def from_validation_error(exc: ValidationError, root: type[BaseModel]) -> Config
             continue
         by_path.setdefault(loc, []).append(err)
     for loc, errs in by_path.items():
-        problems.append((format_path(loc), _message(root, loc, errs)))
-    return ConfigError(problems)
+        problems.append((loc, _message(root, loc, errs)))
+    return problems
 
 
 def _expanded(errors: list[dict]) -> list[dict]:

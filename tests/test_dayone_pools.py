@@ -1,0 +1,135 @@
+"""The node-pool components from any Pulumi program: TpuSlices, GpuPool and CpuPool on a
+ClusterRef (no GkeCluster), their names, inherited options, flavor and checked args."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT
+
+H100 = {"type": "nvidia-h100-80gb", "count": 8}
+REF = {"name": "ml-shared", "location": "us-east5", "project": "acme-ml", "node_locations": ["us-east5-b"]}
+
+PROGRAM = """
+import pulumi
+import pulumi_gcp as gcp
+
+from gke_ai_batch.components.nodepools import GpuPool, TpuSlices
+
+ref = {"name": "ml-shared", "location": "us-east5", "project": "acme-ml", "node_locations": ["us-east5-b"]}
+other = gcp.Provider("other-project", project="acme-ml")
+guarded = pulumi.ResourceOptions(protect=True, provider=other)
+tpu = TpuSlices("v6e", {"cluster": ref, "version": "v6e", "topology": "4x4", "slices": 2, "capacity": "spot"})
+tpu2 = TpuSlices("v6e-b", {"cluster": ref, "version": "v6e", "topology": "4x4", "slices": 2}, guarded)
+h100 = {"type": "nvidia-h100-80gb", "count": 8}
+a = {"zones": ["us-east5-a"]}
+gpu = GpuPool("h100", {"cluster": ref, "gpu": h100, "max_nodes": 4, "capacity": "flexStart", **a})
+gpu2 = GpuPool("h100-b", {"cluster": ref, "gpu": h100, "max_nodes": 2, **a}, guarded)
+pulumi.export("flavor", tpu.flavor.name)
+pulumi.export("labels", tpu.node_labels)
+pulumi.export("pools", tpu2.pool_names)
+"""
+
+
+def _run(tmp_path: Path, source: str):
+    from synth import engine
+
+    program = tmp_path / "__main__.py"
+    program.write_text(textwrap.dedent(source))
+    return engine.run(program, project="lib", stack="test", config={}, outputs_for=lambda t, n, i: {})
+
+
+def test_two_of_each_side_by_side_on_a_cluster_ref(tmp_path):
+    recording = _run(tmp_path, PROGRAM)
+    components = {r.name: r for r in recording.resources if r.type == "gke-ai-batch:nodepools:NodePoolGroup"}
+    assert sorted(components) == ["h100", "h100-b", "v6e", "v6e-b"]
+    pools = {r.name: r for r in recording.resources if r.type == "gcp:container/nodePool:NodePool"}
+    # Children are named from the component's name; GKE names from it too (no pool_name given).
+    assert sorted(pools) == ["h100", "h100-b", "v6e-0", "v6e-1", "v6e-b-0", "v6e-b-1"]
+    assert [pools[n].inputs["name"] for n in sorted(pools)] == sorted(pools)
+    assert not any(r.type == "gcp:container/cluster:Cluster" for r in recording.resources)
+    for name, pool in pools.items():
+        owner = name.rsplit("-", 1)[0] if name.startswith("v6e") else name
+        assert pool.parent == components[owner].urn, name
+        assert pool.inputs["cluster"] == "ml-shared" and pool.inputs["location"] == "us-east5"
+        assert pool.inputs["project"] == "acme-ml"
+        assert pool.inputs["nodeLocations"] == (["us-east5-b"] if name.startswith("v6e") else ["us-east5-a"])
+        guarded = owner.endswith("-b")
+        # protect and the provider come from the component's opts, through Pulumi's inheritance.
+        assert pool.options.get("protect", False) is guarded, name
+        assert ("other-project" in pool.options.get("provider", "")) is guarded, name
+    assert pools["v6e-0"].inputs["nodeConfig"]["spot"] is True
+    assert pools["v6e-0"].inputs["placementPolicy"] == {"type": "COMPACT", "tpuTopology": "4x4"}
+    assert recording.outputs["flavor"] == "tpu-v6e-slice-4x4-spot"
+    assert recording.outputs["labels"]["cloud.google.com/gke-tpu-topology"] == "4x4"
+    assert recording.outputs["pools"] == ["v6e-b-0", "v6e-b-1"]
+
+
+def test_every_bad_arg_is_named_at_its_arg_path():
+    from gke_ai_batch.components.nodepools import GpuPool, TpuSlices
+    from gke_ai_batch.config.errors import ArgsError
+
+    with pytest.raises(ArgsError) as caught:
+        TpuSlices(
+            "v6e",
+            {"cluster": REF, "version": "v6e", "topology": "4x5", "capacity": "spot", "reservation": "r", "labels": {"cloud.google.com/x": "y"}},
+        )
+    lines = str(caught.value).splitlines()
+    assert lines[0].startswith("TpuSlices v6e: args.topology: '4x5' is not a v6e topology"), lines
+    assert lines[1].startswith('TpuSlices v6e: args.labels["cloud.google.com/x"]: label '), lines
+    assert len(lines) == 2, lines
+
+    with pytest.raises(ArgsError) as caught:
+        TpuSlices("v6e", {"cluster": REF, "version": "v6e", "topology": "4x4", "capacity": "spot", "reservation": "r", "min_nodes": 1})
+    lines = str(caught.value).splitlines()
+    assert "TpuSlices v6e: args.min_nodes: TPU node counts derive from tpu.topology (VMs per slice); remove this key" in lines
+    assert "TpuSlices v6e: args.reservation: only with capacity reservation, not spot" in lines
+    assert len(lines) == 2, lines
+
+    with pytest.raises(ArgsError) as caught:
+        GpuPool("h100", {"cluster": REF, "gpu": H100, "machine_type": "a2-highgpu-8g", "min_nodes": 3, "max_nodes": 2})
+    assert str(caught.value).splitlines() == [
+        "GpuPool h100: args.min_nodes: minNodes (3) exceeds maxNodes (2)",
+        "GpuPool h100: args.machine_type: 'a2-highgpu-8g' does not carry nvidia-h100-80gb; allowed: a3-highgpu-1g, "
+        "a3-highgpu-2g, a3-highgpu-4g, a3-highgpu-8g",
+    ]
+    # The cross-key rules of a stack apply as well: its zones against the cluster's region.
+    with pytest.raises(ArgsError) as caught:
+        GpuPool("h100", {"cluster": REF, "gpu": H100, "zones": ["us-east5-q", "us-west1-a"], "max_nodes": 2})
+    lines = str(caught.value).splitlines()
+    assert lines[0].startswith("GpuPool h100: args.zones[0]: 'us-east5-q' is not a zone of us-east5"), lines
+    assert lines[1] == "GpuPool h100: args.zones[1]: us-west1-a is not in the cluster's region us-east5", lines
+
+
+def test_a_slice_needs_one_zone_and_a_cluster_ref():
+    from gke_ai_batch.components.nodepools import TpuSlices
+    from gke_ai_batch.config.errors import ArgsError
+
+    two_zones = {**REF, "node_locations": ["us-east5-a", "us-east5-b"]}
+    with pytest.raises(ArgsError, match=r"TpuSlices t: args\.zones: a TPU slice lives in exactly one zone"):
+        TpuSlices("t", {"cluster": two_zones, "version": "v6e", "topology": "2x4"})
+    with pytest.raises(ArgsError, match=r"TpuSlices t: args\.cluster\.project: required"):
+        TpuSlices("t", {"cluster": {"name": "c", "location": "us-east5"}, "version": "v6e", "topology": "2x4"})
+
+
+def test_the_clusters_declared_version_is_checked_as_a_stacks():
+    from gke_ai_batch.components.nodepools import TpuSlices
+    from gke_ai_batch.config.errors import ArgsError
+
+    old = {**REF, "min_master_version": "1.30"}
+    with pytest.raises(ArgsError, match=r"TpuSlices i: args\.cluster\.min_master_version: the REGULAR channel does not offer 1\.30"):
+        TpuSlices("i", {"cluster": old, "version": "v6e", "topology": "2x4"})
+
+
+def test_the_stack_program_protects_pools_through_the_components_opts():
+    from conftest import synth_stack
+
+    resources = synth_stack("prod").recording.resources
+    pools = [r for r in resources if r.urn.split("::")[2].startswith("gke-ai-batch:nodepools:NodePoolGroup$")]
+    assert pools and all(r.options.get("protect") for r in pools)
+    groups = [r for r in resources if r.type == "gke-ai-batch:nodepools:NodePoolGroup"]
+    assert groups and all(r.options.get("protect") for r in groups)
+    assert (ROOT / "stacks" / "urns" / "prod.txt").exists()
