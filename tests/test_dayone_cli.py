@@ -79,9 +79,9 @@ def test_add_of_a_production_stack_copies_the_production_policy_config(tree):
 
 def test_add_refuses_an_invalid_stack_and_leaves_nothing_behind(tree):
     before = snapshot(tree)
-    # Not a GKE name, so the copy's cluster cannot be named after it: the copy clashes with dev.
+    # No GKE name can be made of it (no letter to start with): the copy clashes with dev.
     with pytest.raises(add_cmd.Refused) as refused:
-        add_cmd.add(tree, "East_1")
+        add_cmd.add(tree, "1-1")
     assert "both deploy to project 'acme-ml-dev'" in str(refused.value)
     assert snapshot(tree) == before
 
