@@ -27,6 +27,9 @@ from components import cli
 
 from .diagnostics import EXIT_INVALID_CONFIG, EXIT_OK, EXIT_POLICY_VIOLATION
 
+# What a shell reports for a command ended by Ctrl-C (128 + SIGINT), as python -m synth exits.
+EXIT_INTERRUPTED = 130
+
 ROOT = Path(__file__).resolve().parent.parent
 # The schema reference every stack file starts with (tests/test_stacks.py holds them to it).
 SCHEMA_HEADER = "# yaml-language-server: $schema=../schema/stack.schema.json\n"
@@ -222,6 +225,10 @@ def main(argv: list[str]) -> int:
             print(line, file=sys.stderr)
         print(f"synth.add: {args.name}: not added; nothing written", file=sys.stderr)
         return exc.code
+    except KeyboardInterrupt:
+        # add() has removed what it wrote; say so rather than leave a traceback to read.
+        print(f"synth.add: {args.name}: interrupted; nothing written", file=sys.stderr)
+        return EXIT_INTERRUPTED
     for line in said:
         print(f"wrote {line}")
     print("commit these files; to deploy the stack from CI too, list it in .github/deploy-stacks.yml")

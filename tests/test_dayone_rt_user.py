@@ -114,3 +114,16 @@ def test_add_reads_the_schema_line_of_a_stack_file_with_a_bom(tree):  # noqa: F8
     (tree / "stacks" / "Pulumi.bom.yaml").write_bytes(b"\xef\xbb\xbf" + text.encode())
     add_cmd.add(tree, "bom")
     assert add_cmd.missing_registration(tree, "bom") == []
+
+
+def test_add_interrupted_leaves_nothing_and_says_so(tree, monkeypatch, capsys):  # noqa: F811
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    add = add_cmd.add
+    monkeypatch.setattr(add_cmd, "add", lambda root, name, source: add(tree, name, source))
+    monkeypatch.setattr(synth, "synthesize", interrupted)
+    before = snapshot(tree)
+    assert add_cmd.main(["east"]) == 130
+    assert capsys.readouterr().err == "synth.add: east: interrupted; nothing written\n"
+    assert snapshot(tree) == before
