@@ -4,6 +4,7 @@ write, and fleet workers that clash with another stack's clusters in GCP."""
 
 from __future__ import annotations
 
+import json
 import os
 
 import pytest
@@ -11,6 +12,7 @@ import pytest
 import synth
 from synth import add as add_cmd
 from synth import yamlread
+from conftest import synth_config
 from test_dayone_cli import tree  # noqa: F401  (the fixture)
 from test_hostile_inputs import snapshot
 
@@ -127,3 +129,45 @@ def test_add_interrupted_leaves_nothing_and_says_so(tree, monkeypatch, capsys): 
     assert add_cmd.main(["east"]) == 130
     assert capsys.readouterr().err == "synth.add: east: interrupted; nothing written\n"
     assert snapshot(tree) == before
+
+
+# -- durations as Go writes them -----------------------------------------------------------------
+
+
+def _pool_input(result, key: str):
+    pools = [r for r in result.recording.resources if r.type == "gcp:container/nodePool:NodePool"]
+    return [p.inputs["nodeConfig"].get(key) for p in pools]
+
+
+def test_a_duration_in_several_units_renders_as_go_and_gke_read_it(tmp_path):
+    from test_config_errors import pools, valid
+
+    config = valid()
+    pools(config)[1].update(maxRunDuration="1h30m")
+    config["gke-ai-batch:kueue"] = {"waitForPodsReady": {"timeout": "1h30m", "recoveryTimeout": "2m30s"}}
+    result = synth_config(tmp_path, config)
+    assert result.diagnostics == []
+    assert "5400s" in _pool_input(result, "maxRunDuration")
+    # Kueue's Configuration, as the chart's managerConfig string: the same durations, in Go's form.
+    rendered = json.dumps([r.inputs for r in result.recording.resources])
+    assert "timeout: 90m" in rendered and "recoveryTimeout: 150s" in rendered
+
+
+@pytest.mark.parametrize(
+    "written, words",
+    [
+        ("169h30m", "169h30m exceeds GKE's limit of 10080m (7 days)"),
+        ("604801", "'604801' is not a duration: write seconds as a number (604801, unquoted) or with a unit ('604801s')"),
+        ("1500ms", "'1500ms' is not a whole number of seconds"),
+        ("1.5h", "as Go writes durations (e.g. '24h', '1h30m'"),
+    ],
+)
+def test_a_duration_go_reads_is_refused_only_where_it_breaks_a_rule(tmp_path, written, words):
+    from support.diagnostics import assert_names
+    from test_config_errors import pools, valid
+
+    config = valid()
+    pools(config)[1].update(maxRunDuration=written)
+    result = synth_config(tmp_path, config)
+    assert result.exit_code == 2
+    assert_names(result.error, tmp_path / "Pulumi.test.yaml", "gke-ai-batch:nodePools[1].maxRunDuration", words)
