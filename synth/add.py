@@ -3,8 +3,9 @@
 Adds a stack to the repository in one step, after which the test suite passes for it:
 
 1. stacks/Pulumi.NAME.yaml: kept if it exists; otherwise a copy of stacks/Pulumi.STACK.yaml
-   (--from, default dev), with its cluster renamed NAME where the copy would otherwise deploy
-   the same cluster into the same project as the original;
+   (--from, default dev), with its cluster renamed NAME (lowercased, other characters as '-',
+   as GKE names clusters) and each fleet worker's NAME-WORKER where the copy would otherwise
+   deploy the same cluster into the same project as the original;
 2. policy/config/NAME.json, unless it exists: a copy of prod.json if the stack file says
    `gke-ai-batch:production: true`, else of dev.json (the policy pack holds a production stack
    to the production rules only when its config says so);
@@ -17,14 +18,17 @@ in .github/deploy-stacks.yml."""
 
 from __future__ import annotations
 
+import os
 import re
-import shutil
 import sys
 from pathlib import Path
 
 from gke_ai_batch.domain import cli
 
 from .diagnostics import EXIT_INVALID_CONFIG, EXIT_OK, EXIT_POLICY_VIOLATION
+
+# What a shell reports for a command ended by Ctrl-C (128 + SIGINT), as python -m synth exits.
+EXIT_INTERRUPTED = 130
 
 ROOT = Path(__file__).resolve().parent.parent
 # The schema reference every stack file starts with (tests/test_stacks.py holds them to it).
@@ -57,7 +61,7 @@ class Refused(Exception):
 
 def add(root: Path, name: str, source: str = "dev") -> list[str]:
     """Register stack `name` under `root`; the lines to print. Refused (nothing changed) if it
-    cannot be rendered."""
+    cannot be rendered, or a file cannot be read or written."""
     from . import StackFile, StackFileError, synthesize
     from .stackfile import stack_name_problem
     from .urns import urn_list
@@ -69,36 +73,42 @@ def add(root: Path, name: str, source: str = "dev") -> list[str]:
     created: list[Path] = []
     said: list[str] = []
     try:
-        if not stack_path.exists():
+        # lexists: a dangling symbolic link is a stack file too (synth refuses it as one);
+        # writing the copy through it would create its target, wherever that is.
+        if not os.path.lexists(stack_path):
             try:
                 origin = StackFile.locate(root, source, None)
             except StackFileError as exc:
                 raise Refused([f"--from: {d.message}" for d in exc.diagnostics]) from None
-            stack_path.write_text(origin.path.read_text(encoding="utf-8"), encoding="utf-8")
-            created.append(stack_path)
+            _write(root, stack_path, _read(root, origin.path), created)
             said.append(f"{_rel(root, stack_path)}: copied from {_rel(root, origin.path)}{_rename_clash(root, stack_path, name)}")
-        text = stack_path.read_text(encoding="utf-8")
-        if not text.startswith(SCHEMA_HEADER):
+        text = _text(stack_path)
+        if text is not None and not text.startswith(SCHEMA_HEADER):
             raise Refused([f"{_rel(root, stack_path)}:1: add the first line {SCHEMA_HEADER.strip()!r} (editors then check the file)"])
         policy = policy_config(root, name)
-        if not policy.exists():
+        if not os.path.lexists(policy):
             production = _is_production(stack_path)
             template = policy_config(root, "prod" if production else "dev")
-            shutil.copyfile(template, policy)
-            created.append(policy)
+            _write(root, policy, _read(root, template), created)
             said.append(f"{_rel(root, policy)}: copied from {_rel(root, template)} ({'a production' if production else 'not a production'} stack)")
         result = synthesize(root, StackFile.locate(root, name, None))
         if result.diagnostics:
-            raise Refused([d.render() for d in result.diagnostics])
+            lines = [d.render() for d in result.diagnostics]
+            if stack_path in created:
+                # The copy goes with the refusal, so the file the messages name is gone: say how
+                # to keep one to fix.
+                lines.append(
+                    f"the copy of {_rel(root, origin.path)} is removed again: write {_rel(root, stack_path)} yourself "
+                    f"(a copy with these fixed), then run `python -m synth.add {name}` again: a stack file you wrote is kept"
+                )
+            raise Refused(lines)
         if result.exit_code == EXIT_POLICY_VIOLATION:
             raise Refused(
                 [f"policy mandatory: {v['policy']}: {v['message']}" for v in result.violations if v["enforcement"] == "mandatory"],
                 EXIT_POLICY_VIOLATION,
             )
         urns = urn_list_file(root, name)
-        urns.parent.mkdir(exist_ok=True)
-        urns.write_text(urn_list(result))
-        created.append(urns)
+        _write(root, urns, urn_list(result), created, replace=True)
         said.append(f"{_rel(root, urns)}: {len(result.recording.resources)} URNs")
     except BaseException:
         for path in created:
@@ -107,31 +117,85 @@ def add(root: Path, name: str, source: str = "dev") -> list[str]:
     return said
 
 
-def _rename_clash(root: Path, stack_path: Path, name: str) -> str:
-    """A copy deploys the original's cluster into the original's project, which synth refuses
-    (synth/crossstack.py): name the copy's cluster after the stack, where that is a GKE name."""
-    from gke_ai_batch.config.base import check_gke_name
+def _read(root: Path, path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise Refused([f"{_rel(root, path)}: cannot be read: {getattr(exc, 'strerror', None) or exc}"]) from None
 
+
+def _text(path: Path) -> str | None:
+    """The stack file's text as synth decodes it (a BOM or UTF-16 is fine); None where synth
+    cannot read it, which synth then says, at the file."""
+    from .yamlread import YamlError, decode, read_bytes
+
+    try:
+        return decode(read_bytes(path)).replace("\r\n", "\n").replace("\r", "\n")
+    except YamlError:
+        return None
+
+
+def _write(root: Path, path: Path, text: str, created: list[Path], replace: bool = False) -> None:
+    """Write a new file (or, with `replace`, the URN list synth.add owns), refusing a folder
+    synth.add may not write in rather than failing with a traceback."""
+    try:
+        path.parent.mkdir(exist_ok=True)
+        with open(path, "w" if replace else "x", encoding="utf-8") as f:
+            if path not in created:
+                created.append(path)
+            f.write(text)
+    except OSError as exc:
+        raise Refused([f"{_rel(root, path)}: cannot be written: {exc.strerror or exc}"]) from None
+
+
+def _cluster_name(text: str) -> str | None:
+    """A GKE cluster name made from a stack name ('East' -> 'east', 'ml.v2' -> 'ml-v2'), or None
+    where nothing of it is left: any Pulumi stack name may name the stack, but cluster names
+    are lowercase DNS labels of at most 40 characters (gke_ai_batch/config/base.py)."""
+    from gke_ai_batch.config.base import GKE_NAME_MAX, check_gke_name
+
+    name = re.sub(r"[^a-z0-9-]+", "-", text.lower())
+    name = re.sub(r"^[^a-z]+", "", name)[:GKE_NAME_MAX].rstrip("-")
+    try:
+        return check_gke_name(name)
+    except ValueError:
+        return None
+
+
+def _rename_clash(root: Path, stack_path: Path, name: str) -> str:
+    """A copy deploys the original's clusters (its own, and a fleet's workers) into the
+    original's projects, which synth refuses (synth/crossstack.py): name the copy's cluster
+    after the stack, and each clashing worker's `<stack>-<worker>`, where those are GKE names."""
     from . import crossstack
     from .yamlread import YamlError, decode, load, read_bytes
 
-    if not crossstack.collisions(stack_path, stack_path.parent):
+    clashes = {key for key, _ in crossstack.collisions(stack_path, stack_path.parent)}
+    base = _cluster_name(name)
+    if not clashes or base is None:
         return ""
     try:
-        check_gke_name(name)
-        at = load(decode(read_bytes(stack_path))).positions.get(("config", "gke-ai-batch:cluster", "name"))
-    except (ValueError, YamlError):
-        return ""
-    if at is None:
+        positions = load(decode(read_bytes(stack_path))).positions
+    except YamlError:
         return ""
     lines = stack_path.read_text(encoding="utf-8").splitlines(keepends=True)
-    line = lines[at[0] - 1]
-    renamed = re.sub(r"^(\s*name:\s*)(\"[^\"]*\"|'[^']*'|[^\s#]+)", lambda m: f"{m[1]}{name}", line, count=1)
-    if renamed == line:
-        return ""  # not a plain `name: value` line: synth names the clash, for the user to fix
-    lines[at[0] - 1] = renamed
+    renamed: list[str] = []
+    for cluster in crossstack.identities(stack_path):
+        new = base if not cluster.scope else _cluster_name(f"{base}-{cluster.scope}")
+        at = positions.get(("config", *cluster.at))
+        if cluster.key not in clashes or new is None or at is None:
+            continue
+        line = lines[at[0] - 1]
+        # Only a plain `name: value` line; anything else synth names, for the user to fix.
+        edited = re.sub(r"^(\s*name:\s*)(\"[^\"]*\"|'[^']*'|[^\s#]+)", lambda m: f"{m[1]}{new}", line, count=1)
+        if edited != line:
+            lines[at[0] - 1] = edited
+            renamed.append(new)
+    if not renamed:
+        return ""
     stack_path.write_text("".join(lines), encoding="utf-8")
-    return f", with the cluster named {name!r} (the original's would clash with it in GCP)"
+    if len(renamed) == 1:
+        return f", with the cluster named {renamed[0]!r} (the original's would clash with it in GCP)"
+    return f", with the clusters named {', '.join(map(repr, renamed))} (the original's would clash with them in GCP)"
 
 
 def _is_production(stack_path: Path) -> bool:
@@ -161,6 +225,10 @@ def main(argv: list[str]) -> int:
             print(line, file=sys.stderr)
         print(f"synth.add: {args.name}: not added; nothing written", file=sys.stderr)
         return exc.code
+    except KeyboardInterrupt:
+        # add() has removed what it wrote; say so rather than leave a traceback to read.
+        print(f"synth.add: {args.name}: interrupted; nothing written", file=sys.stderr)
+        return EXIT_INTERRUPTED
     for line in said:
         print(f"wrote {line}")
     print("commit these files; to deploy the stack from CI too, list it in .github/deploy-stacks.yml")

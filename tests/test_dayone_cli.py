@@ -79,9 +79,9 @@ def test_add_of_a_production_stack_copies_the_production_policy_config(tree):
 
 def test_add_refuses_an_invalid_stack_and_leaves_nothing_behind(tree):
     before = snapshot(tree)
-    # Not a GKE name, so the copy's cluster cannot be named after it: the copy clashes with dev.
+    # No GKE name can be made of it (no letter to start with): the copy clashes with dev.
     with pytest.raises(add_cmd.Refused) as refused:
-        add_cmd.add(tree, "East_1")
+        add_cmd.add(tree, "1-1")
     assert "both deploy to project 'acme-ml-dev'" in str(refused.value)
     assert snapshot(tree) == before
 
@@ -196,6 +196,12 @@ def test_the_summary_counts_in_words_and_names_gpus_as_gpus():
         ("200h", "200h exceeds GKE's limit of 168h (7 days)"),
         ("10081m", "10081m exceeds GKE's limit of 10080m (7 days)"),
         (604801, "604801s exceeds GKE's limit of 604800s (7 days)"),
+        # Go's form (several units): the limit in the smallest unit written; what Go reads but
+        # no count of whole seconds is, and a quoted number, each with its own reason.
+        ("169h30m", "169h30m exceeds GKE's limit of 10080m (7 days)"),
+        ("604801", "'604801' is not a duration: write seconds as a number (604801, unquoted) or with a unit ('604801s')"),
+        ("1500ms", "'1500ms' is not a whole number of seconds"),
+        ("1.5h", "as Go writes durations (e.g. '24h', '1h30m'"),
     ],
 )
 def test_a_duration_over_its_limit_is_refused_in_the_unit_it_was_written_in(tmp_path, written, words):

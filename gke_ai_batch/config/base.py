@@ -267,10 +267,18 @@ def _check_quantity(value: int | str) -> int | str:
 Quantity = Annotated[int | str, AfterValidator(_check_quantity)]
 
 
-_DURATION_RX = re.compile(r"([0-9]{1,15})(s|m|h|d)", re.ASCII)
+# Durations as Go's time.ParseDuration reads them (go/src/time/format.go, ParseDuration: "a
+# possibly signed sequence of decimal numbers, each with optional fraction and a unit suffix,
+# such as "300ms", "-1.5h" or "2h45m". Valid time units are "ns", "us" (or "µs"), "ms", "s",
+# "m", "h""): Kueue's durations are metav1.Duration, parsed by it, so a Kueue user writes
+# '1h30m'. Plus 'd' (days), this program's own ('7d'). Whole numbers only (no sign, no
+# fraction), and a whole number of seconds in all: every duration here is counted in seconds.
+_DURATION_PART = r"([0-9]{1,15})(d|h|ms|m|s|us|µs|ns)"
+_DURATION_RX = re.compile(f"(?:{_DURATION_PART})+", re.ASCII)
+_DURATION_PART_RX = re.compile(_DURATION_PART, re.ASCII)
 # Kueue and GKE read durations as Go's time.Duration: int64 nanoseconds, about 292 years.
 GO_DURATION_MAX_SECONDS = (2**63 - 1) // 1_000_000_000
-_DURATION_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+_NANOSECONDS = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 10**9, "m": 60 * 10**9, "h": 3600 * 10**9, "d": 86400 * 10**9}
 
 
 class Seconds(int):
@@ -289,7 +297,10 @@ class Seconds(int):
 
     @property
     def unit(self) -> str:
-        return self.written[-1] if isinstance(self.written, str) else "s"
+        """The smallest unit written: '1h30m' answers in minutes, so a limit is exact in it."""
+        if not isinstance(self.written, str):
+            return "s"
+        return min((u for _, u in _DURATION_PART_RX.findall(self.written)), key=_NANOSECONDS.__getitem__)
 
     def shown(self) -> str:
         """The duration as the file wrote it: '200h', or '720000s' for a bare number of seconds."""
@@ -298,22 +309,27 @@ class Seconds(int):
     def limit(self, seconds: int) -> str:
         """A limit of `seconds` in this duration's unit, rounded down as a limit is: '168h',
         '10080m', '604800s'."""
-        return f"{seconds // _DURATION_UNITS[self.unit]}{self.unit}"
+        return f"{seconds * 10**9 // _NANOSECONDS[self.unit]}{self.unit}"
 
 
 def duration_seconds(value: int | str) -> Seconds:
-    """'3600s', '90m', '24h', '7d' or a whole number of seconds."""
+    """'3600s', '90m', '1h30m', '24h', '7d' or a whole number of seconds."""
     if isinstance(value, bool):
         raise ValueError("a duration is a whole number of seconds or a string like '90m', '24h', '7d'")
     if isinstance(value, int):
         seconds = value
     else:
-        m = _DURATION_RX.fullmatch(value)
-        if not m:
+        if not _DURATION_RX.fullmatch(value):
+            if value.isascii() and value.isdigit():
+                raise ValueError(f"{value!r} is not a duration: write seconds as a number ({value}, unquoted) or with a unit ('{value}s')")
             raise ValueError(
-                f"{value!r} is not a duration; use whole seconds or a number with s, m, h or d (e.g. '24h')"
+                f"{value!r} is not a duration; use whole seconds or whole numbers with units, "
+                "as Go writes durations (e.g. '24h', '1h30m'; units ns, us, ms, s, m, h, and d for days)"
             )
-        seconds = int(m.group(1)) * _DURATION_UNITS[m.group(2)]
+        nanoseconds = sum(int(n) * _NANOSECONDS[u] for n, u in _DURATION_PART_RX.findall(value))
+        seconds, fraction = divmod(nanoseconds, 10**9)
+        if fraction:
+            raise ValueError(f"{value!r} is not a whole number of seconds, which every duration here is counted in")
     if seconds <= 0:
         raise ValueError("a duration must be positive")
     duration = Seconds(seconds, value)
