@@ -161,3 +161,10 @@ def test_budget_rule_blocks_where_the_stacks_policy_config_makes_it_mandatory(tm
     result = synth_config(tmp_path, _l4_stack(budget=100))
     assert [v["enforcement"] for v in _budget(result)] == ["mandatory"]
     assert result.exit_code == synth.EXIT_POLICY_VIOLATION
+
+
+def test_a_fleets_pools_are_told_apart_by_cluster():
+    data = json.loads(synth.output_files(synth_stack("fleet-dws"))["cost.json"])
+    keys = [(p["cluster"], p["pool"]) for p in data["pools"]]
+    assert len(keys) == len(set(keys)) and sum(p == "system" for _, p in keys) > 1
+    assert "| `fleet-us-east4/h100-dws` | queued |" in synth.output_files(synth_stack("fleet-dws"))["report.md"]

@@ -48,6 +48,7 @@ class PoolShape:
     gpu_type: str | None = None  # catalogue.GPU_TYPES key
     gpus_per_node: int = 0
     reservation: str | None = None
+    cluster: str = ""  # the GKE cluster: a fleet has a pool of one name in each
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,11 @@ class PoolCost:
     basis: str = ""  # which price, when it is not simply the list price of the capacity type
     reason: str = ""  # why there is no price
     overridden: tuple[str, ...] = ()  # the gke-ai-batch:prices keys used
+    cluster: str = ""
+
+    @property
+    def label(self) -> str:
+        return f"{self.cluster}/{self.pool}" if self.cluster else self.pool
 
     def per_hour(self, nodes: int | None) -> float | None:
         if self.unit_price is None or nodes is None:
@@ -89,6 +95,7 @@ class PoolCost:
     def as_json(self) -> dict:
         return {
             "pool": self.pool,
+            "cluster": self.cluster,
             "capacity": self.capacity,
             "unit": self.unit,
             "unitPrice": self.unit_price,
@@ -126,12 +133,14 @@ def price_pool(shape: PoolShape, overrides: Mapping[str, float] | None = None) -
     overrides = overrides or {}
     tpu = shape.tpu_version is not None
     unit, per_node = ("chip-hour", shape.chips_per_node) if tpu else ("node-hour", 1)
-    base = dict(pool=shape.pool, capacity=shape.capacity, unit=unit, units_per_node=per_node,
+    base = dict(pool=shape.pool, cluster=shape.cluster, capacity=shape.capacity, unit=unit, units_per_node=per_node,
                 min_nodes=shape.min_nodes, max_nodes=shape.max_nodes)
     if shape.capacity == "reservation":
-        size = "" if shape.max_nodes is None else f": {shape.max_nodes} nodes" + (
-            f", {shape.max_nodes * shape.chips_per_node} chips" if tpu else "")
-        return PoolCost(**base, unit_price=None, reason=f"paid by the reservation {shape.reservation or ''}{size}".replace("  ", " "))
+        # The reservation is billed whether or not the pool runs: its price is not the pool's.
+        reason = "paid by the reservation" + (f" {shape.reservation}" if shape.reservation else "")
+        if shape.max_nodes is not None:
+            reason += f": {shape.max_nodes} nodes" + (f", {shape.max_nodes * shape.chips_per_node} chips" if tpu else "")
+        return PoolCost(**base, unit_price=None, reason=reason)
     spot = shape.capacity == "spot"
     basis = DWS_BASIS if shape.capacity in ("flex-start", "queued") else ""
     used: list[str] = []
@@ -166,4 +175,4 @@ def total(costs) -> Total:
     hour_max = round(sum(c.per_hour_max or 0 for c in costs), 4)
     hour_min = round(sum(c.per_hour_min or 0 for c in costs), 4)
     return Total(hour_max, round(hour_max * HOURS_PER_30_DAYS, 2), hour_min, round(hour_min * HOURS_PER_30_DAYS, 2),
-                 tuple(c.pool for c in costs if c.per_hour_max is None))
+                 tuple(c.label for c in costs if c.per_hour_max is None))

@@ -53,6 +53,7 @@ def pool_shapes(resources: Sequence[Resource]) -> list[pricing.PoolShape]:
                 gpu_type=gpus[0].get("type") if gpus and isinstance(gpus[0].get("type"), str) else None,
                 gpus_per_node=0 if gen else facts.per_node,
                 reservation=reservation if isinstance(reservation, str) else None,
+                cluster=props["cluster"] if isinstance(props.get("cluster"), str) else "",
             )
         )
     return shapes
@@ -65,14 +66,18 @@ def stack_costs(resources: Sequence[Resource], prices: Mapping[str, float] | Non
 def flavor_costs(resources: Sequence[Resource], costs: Sequence[pricing.PoolCost]) -> dict[str, pricing.Total]:
     """Per ResourceFlavor, the total of the pools whose nodes its nodeLabels select."""
     cluster = cluster_facts(resources)
-    pools = {f.name: f for f in (pool_facts(r, cluster) for r in of_type(resources, NODE_POOL))}
+    pools = {}
+    for r in of_type(resources, NODE_POOL):
+        facts = pool_facts(r, cluster)
+        owner = r.props.get("cluster")
+        pools[f"{owner}/{facts.name}" if isinstance(owner, str) and owner else facts.name] = facts
     out = {}
     for r in of_type(resources, RESOURCE_FLAVOR):
         name = dig(r.props, "metadata", "name")
         labels = as_dict(dig(r.props, "spec", "nodeLabels"))
         if not isinstance(name, str) or not labels:
             continue
-        out[name] = pricing.total(c for c in costs if c.pool in pools and selects(labels, pools[c.pool]))
+        out[name] = pricing.total(c for c in costs if c.label in pools and selects(labels, pools[c.label]))
     return out
 
 

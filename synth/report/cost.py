@@ -17,8 +17,13 @@ def _usd(value: float | None) -> str:
     return DASH if value is None else f"${value:,.2f}"
 
 
-def _unit_price(value: float | None) -> str:
-    return DASH if value is None else f"${value:,.4f}"
+def _unit_price(value: float) -> str:
+    return f"${value:,.4f}"
+
+
+def _flavor_usd(total: dict[str, Any], key: str) -> str:
+    """A flavor whose pools are all unpriced (reserved) has no price, not $0."""
+    return DASH if total[key] == 0 and total["unpriced"] else _usd(total[key])
 
 
 def compute(result) -> dict[str, Any]:
@@ -41,12 +46,15 @@ def compute(result) -> dict[str, Any]:
 
 def section(data: dict[str, Any]) -> list[str]:
     rows = []
+    # A fleet has a pool of one name (system) in each cluster: name them by cluster then.
+    several = len({p["cluster"] for p in data["pools"]}) > 1
     for p in data["pools"]:
         size = f"{p['minNodes']}-{p['maxNodes']}" if p["minNodes"] != p["maxNodes"] else str(p["maxNodes"])
         note = p.get("reason") or p.get("basis") or ""
         if p.get("overrides"):
             note = (note + "; " if note else "") + f"override: {codes(p['overrides'])}"
-        rows.append([code(p["pool"]), p["capacity"], f"{_unit_price(p['unitPrice'])}/{p['unit']}", size,
+        price = DASH if p["unitPrice"] is None else f"{_unit_price(p['unitPrice'])}/{p['unit']}"
+        rows.append([code(f"{p['cluster']}/{p['pool']}" if several else p["pool"]), p["capacity"], price, size,
                      _usd(p["perHourMax"]), _usd(p["per30DaysMax"]), _usd(p["perHourMin"]), _usd(p["per30DaysMin"]), note])
     t = data["total"]
     rows.append(["**total**", "", "", "", _usd(t["perHourMax"]), _usd(t["per30DaysMax"]), _usd(t["perHourMin"]),
@@ -67,6 +75,6 @@ def section(data: dict[str, Any]) -> list[str]:
         rows, ["l", "l", "r", "r", "r", "r", "r", "r", "l"])]
     if data["flavors"]:
         lines += ["", *table(["flavor", "per hour (max)", "per 30 days (max)", "not priced"],
-                             [[code(n), _usd(f["perHourMax"]), _usd(f["per30DaysMax"]), codes(f["unpriced"])]
+                             [[code(n), _flavor_usd(f, "perHourMax"), _flavor_usd(f, "per30DaysMax"), codes(f["unpriced"])]
                               for n, f in data["flavors"].items()], ["l", "r", "r", "l"])]
     return lines
