@@ -48,6 +48,7 @@ class Result:
     exit_code: int = EXIT_OK
     violations: list[dict[str, Any]] = field(default_factory=list)
     extra_files: dict[str, str] = field(default_factory=dict)
+    cost: dict[str, Any] | None = None  # cost.json (synth/report/cost.py)
 
     @property
     def error(self) -> str | None:
@@ -151,6 +152,10 @@ def _synthesize(root: Path, stack_file: StackFile, stacks_dir: Path) -> Result:
     if any(v["enforcement"] == "mandatory" for v in result.violations):
         result.exit_code = EXIT_POLICY_VIOLATION
     result.extra_files["policy.json"] = json.dumps(result.violations, indent=2, sort_keys=True) + "\n"
+    from .report import cost
+
+    result.cost = cost.compute(result)
+    result.extra_files["cost.json"] = json.dumps(result.cost, indent=2, sort_keys=True) + "\n"
     result.extra_files["report.md"] = report.render(result, result.violations)
     return result
 

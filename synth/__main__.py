@@ -2,7 +2,7 @@
 
 Runs the program (__main__.py) for a stack under the recording engine and writes what it
 would create into build/STACK (or --out): resources.json, manifests.yaml, outputs.json,
-policy.json and report.md (and, for a program of several clusters, manifests/CLUSTER.yaml),
+policy.json, cost.json and report.md (and, for a program of several clusters, manifests/CLUSTER.yaml),
 all or none.
 
 Exit codes: 0 rendered; 2 invalid stack config or usage (every problem listed as

@@ -33,6 +33,8 @@ MARKER = ".gke-ai-batch-synth"
 LOCK_WAIT_SECONDS = 120
 # What synth wrote before it marked its folders: such a folder may be replaced too.
 _UNMARKED_OUTPUT = {"resources.json", "manifests.yaml", "outputs.json", "policy.json", "report.md"}
+# What synth writes since it marks its folders, beside _UNMARKED_OUTPUT.
+_MARKED_OUTPUT = {"cost.json"}
 # Derived from synth's files and written beside them: the PR comment (.github/scripts/stacks.py).
 _DERIVED = {"comment.md"}
 # One file per cluster, of a stack of several: manifests/<scope>.yaml (cluster_file).
@@ -119,7 +121,7 @@ def check_target(out: Path, root: Path) -> Path:
         config = sorted(e for e in entries if e.startswith("Pulumi.") and e.endswith((".yaml", ".yml")))
         why = f"it holds Pulumi config ({', '.join(config[:3])})" if config else f"it holds {len(entries)} entries synth did not write"
         raise OutputError(f"is not a folder synth wrote ({why}); synth replaces its output folder as a whole: choose an empty or new folder", out)
-    added = sorted(set(entries) - _UNMARKED_OUTPUT - _DERIVED - {MARKER, MANIFESTS_DIR})
+    added = sorted(set(entries) - _UNMARKED_OUTPUT - _MARKED_OUTPUT - _DERIVED - {MARKER, MANIFESTS_DIR})
     if MARKER in entries and MANIFESTS_DIR in entries:
         added += _foreign_cluster_files(target / MANIFESTS_DIR)
     if added:

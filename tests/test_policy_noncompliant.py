@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import types
 
 from conftest import synth_stack
 from policy import rules
@@ -29,7 +30,11 @@ def added(res, like, type_: str, name: str, inputs: dict) -> None:
 
 def noncompliant_prod():
     prod = synth_stack("prod")
-    recording = dataclasses.replace(prod.recording, resources=copy.deepcopy(prod.recording.resources), program={})
+    # A budget of $1 per 30 days: stack-budget (synth passes the stack's budget to the rule).
+    over_budget = types.SimpleNamespace(budget=1.0, prices={})
+    recording = dataclasses.replace(
+        prod.recording, resources=copy.deepcopy(prod.recording.resources), program={"config": over_budget}
+    )
     result = dataclasses.replace(prod, recording=recording)
     res = recording.resources
 

@@ -211,6 +211,7 @@ def test_the_issues_advisory_rules_are_advisory_and_the_rest_mandatory():
         "queue-interruptible-only",
         "kueue-quota-within-capacity",
         "namespace-network-policy",
+        "stack-budget",
     }
 
 
@@ -1074,6 +1075,7 @@ def test_pack_needs_only_its_own_requirements():
     assert loaded.isdisjoint({"pydantic", "pulumi_gcp", "pulumi_kubernetes", "synth"})
     pure = {"gke_ai_batch.domain.catalogue", "gke_ai_batch.domain.images", "gke_ai_batch.domain.naming", "gke_ai_batch.domain.netblocks", "gke_ai_batch.domain.quantity",
             "gke_ai_batch.domain.regions",  # region_of: fleet-worker-regions
+            "gke_ai_batch.domain.pricing", "gke_ai_batch.domain.price_table",  # stack-budget
             # A fleet's names and Kueue's MultiKueue queue rules (rbac, fleet-multikueue-only).
             "gke_ai_batch.model.multikueue", "gke_ai_batch.domain.multikueue_worker"}
     model = {m for m in loaded if m == "gke_ai_batch.model" or m.startswith("gke_ai_batch.model.")}

@@ -250,4 +250,13 @@ def test_the_report_reads_each_clusters_pools_by_their_gke_names():
     single = synth_stack("prod")
     assert single.plan.config.production, "prod's pools are protected: the report says so"
     result = synth.Result("prod", recording=two_clusters("prod"), plan=single.plan, admission=single.admission)
-    assert report.render(result, single.violations) == report.render(single, single.violations)
+    # The Cost section prices what was recorded: two clusters' pools cost twice one's.
+    assert _without_cost(report.render(result, single.violations)) == _without_cost(report.render(single, single.violations))
+    from synth.report import cost
+
+    assert cost.compute(result)["total"]["perHourMax"] == pytest.approx(2 * single.cost["total"]["perHourMax"])
+
+
+def _without_cost(text: str) -> str:
+    head, _, rest = text.partition("### Cost\n")
+    return head + rest[rest.index("\n### "):]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Iterator
+from typing import Annotated, Iterator
 
 from pydantic import Field, model_validator
 
@@ -79,6 +79,7 @@ MAX_ENTRIES = {
     "teams": 1000,
     "priorities": 100,
     "workloads": 100,
+    "prices": 500,
 }
 
 
@@ -105,6 +106,10 @@ class StackConfig(Model):
     catalogue: CatalogueOverride = CatalogueOverride()
     """Zones, accelerators and GKE versions newer than the built-in catalogues
     (gke_ai_batch/domain/regions.py, gke_ai_batch/domain/versions.py); synth's report lists them."""
+    budget: float | None = Field(None, gt=0, allow_inf_nan=False)
+    """USD per 30 days with every pool at its maximum size; the stack-budget policy fails a stack priced above it (docs/cost.md)."""
+    prices: dict[str, Annotated[float, Field(gt=0, allow_inf_nan=False)]] = Field({}, max_length=MAX_ENTRIES["prices"])
+    """Negotiated or missing list prices in USD, replacing the vendored table's for every capacity type: a TPU generation per chip-hour, a GPU type per GPU-hour, a machine type per node-hour without its GPUs (docs/cost.md)."""
 
     @model_validator(mode="after")
     def _cross_references(self):
@@ -121,6 +126,7 @@ class StackConfig(Model):
         yield from self._check_version()
         yield from self._check_kueue_release()
         yield from self._check_system_pool()
+        yield from self._check_prices()
         if self.fleet is not None:
             # Pools, flavors, queues and teams are checked per worker, each as a stack of its own.
             yield from fleet_problems(self, self.fleet)
@@ -132,6 +138,22 @@ class StackConfig(Model):
         yield from self._check_teams()
         yield from self._check_priorities()
         yield from self._check_workloads()
+
+    # -- prices ------------------------------------------------------------------------------
+
+    def _check_prices(self) -> Iterator[RuleError]:
+        """A price names what the pricing prices (gke_ai_batch/domain/pricing.py): a rate for
+        anything else would silently price nothing."""
+        for name in self.prices:
+            if name in catalogue.TPU_GENERATIONS or name in catalogue.GPU_TYPES:
+                continue
+            problem = self.catalogue.machine_type_problem(name)
+            if problem:
+                yield RuleError(
+                    ("prices", name),
+                    f"{name!r} is neither a TPU generation ({', '.join(catalogue.TPU_GENERATIONS)}), a GPU type "
+                    f"({', '.join(catalogue.GPU_TYPES)}) nor a machine type: {problem}",
+                )
 
     # -- production -------------------------------------------------------------------------
 

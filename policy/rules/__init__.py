@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from . import fleet, gke, kueue, namespaces, rbac, workloads
+from . import cost, fleet, gke, kueue, namespaces, rbac, workloads
 from .base import (
     CLUSTER,
     EMPTY,
@@ -352,6 +352,20 @@ RULES: tuple[Rule, ...] = (
         MANDATORY,
         rbac.probe_namespaced_rbac,
         stack=True,
+    ),
+    # -- cost -----------------------------------------------------------------------------------
+    Rule(
+        "stack-budget",
+        "The node pools' list price per 30 days, every pool at its maximum size, stays within the stack's "
+        "budget (gke-ai-batch:budget; synth passes it and gke-ai-batch:prices here, a live pack reads them from "
+        "this policy's config). Reservations, disks, network and the cluster fee are not priced (docs/cost.md).",
+        ADVISORY,
+        cost.budget,
+        stack=True,
+        config_schema={
+            "budget": {"type": "number", "description": "USD per 30 days at every pool's maximum size"},
+            "prices": {"type": "object", "description": "gke-ai-batch:prices: USD per unit-hour by name"},
+        },
     ),
 )
 

@@ -1,0 +1,178 @@
+"""What a node pool costs at list price, from the vendored table in price_table.py.
+
+Pure functions over plain values (standard library only), so synth's cost.json and report and
+the policy pack's budget rule price a pool the same way, from the same recorded resources.
+
+Units: a TPU pool is priced per chip-hour (Cloud TPU's unit; the host VM is included), every
+other pool per node-hour (the machine type plus its GPUs, which Compute Engine bills apart).
+A pool is priced at its maximum and its minimum size. 30 days are 720 hours.
+
+Capacity types (the provisioning model GKE uses, policy/rules/facts.capacity_of):
+- on-demand: the on-demand list price; spot: the spot price of the same row.
+- flex-start and queued provisioning: billed at Dynamic Workload Scheduler prices, "discounted
+  (up to 53%) for vCPUs, GPUs and TPUs" (GKE "About flex-start provisioning mode", Pricing:
+  https://cloud.google.com/kubernetes-engine/docs/concepts/dws#pricing). That is a ceiling, not
+  a rate, and the catalog carries no DWS SKUs, so they are priced at the on-demand list price:
+  an upper bound, said so on each entry.
+- reservation: paid by the reservation whether or not the pool uses it, so not priced here.
+
+What is not priced: boot and attached disks, network egress, load balancers, the GKE cluster
+management fee, Autopilot pods (billed per pod request) and committed-use discounts. A price
+the table lacks (a region, a machine type, tpu7x) is no price with its reason, never a guess;
+`gke-ai-batch:prices` supplies negotiated or missing rates."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from gke_ai_batch.domain import price_table
+
+HOURS_PER_30_DAYS = 24 * 30
+DWS_BASIS = "on-demand list price: an upper bound (DWS discounts are 'up to 53%', no fixed rate)"
+CAPACITIES = ("on-demand", "spot", "flex-start", "queued", "reservation")
+
+
+@dataclass(frozen=True)
+class PoolShape:
+    """A node pool as far as its price goes."""
+
+    pool: str
+    region: str
+    machine_type: str
+    capacity: str  # one of CAPACITIES
+    min_nodes: int
+    max_nodes: int | None  # None: not known before deploy
+    tpu_version: str | None = None  # catalogue.TPU_GENERATIONS key
+    chips_per_node: int = 0
+    gpu_type: str | None = None  # catalogue.GPU_TYPES key
+    gpus_per_node: int = 0
+    reservation: str | None = None
+    cluster: str = ""  # the GKE cluster: a fleet has a pool of one name in each
+
+
+@dataclass(frozen=True)
+class PoolCost:
+    pool: str
+    capacity: str
+    unit: str  # chip-hour | node-hour
+    unit_price: float | None  # USD per unit-hour
+    units_per_node: int
+    min_nodes: int
+    max_nodes: int | None
+    basis: str = ""  # which price, when it is not simply the list price of the capacity type
+    reason: str = ""  # why there is no price
+    overridden: tuple[str, ...] = ()  # the gke-ai-batch:prices keys used
+    cluster: str = ""
+
+    @property
+    def label(self) -> str:
+        return f"{self.cluster}/{self.pool}" if self.cluster else self.pool
+
+    def per_hour(self, nodes: int | None) -> float | None:
+        if self.unit_price is None or nodes is None:
+            return None
+        return round(self.unit_price * self.units_per_node * nodes, 4)
+
+    @property
+    def per_hour_max(self) -> float | None:
+        return self.per_hour(self.max_nodes)
+
+    @property
+    def per_hour_min(self) -> float | None:
+        return self.per_hour(self.min_nodes)
+
+    @property
+    def per_30_days_max(self) -> float | None:
+        hour = self.per_hour_max
+        return None if hour is None else round(hour * HOURS_PER_30_DAYS, 2)
+
+    @property
+    def per_30_days_min(self) -> float | None:
+        hour = self.per_hour_min
+        return None if hour is None else round(hour * HOURS_PER_30_DAYS, 2)
+
+    def as_json(self) -> dict:
+        return {
+            "pool": self.pool,
+            "cluster": self.cluster,
+            "capacity": self.capacity,
+            "unit": self.unit,
+            "unitPrice": self.unit_price,
+            "unitsPerNode": self.units_per_node,
+            "minNodes": self.min_nodes,
+            "maxNodes": self.max_nodes,
+            "perHourMax": self.per_hour_max,
+            "per30DaysMax": self.per_30_days_max,
+            "perHourMin": self.per_hour_min,
+            "per30DaysMin": self.per_30_days_min,
+            **({"basis": self.basis} if self.basis else {}),
+            **({"reason": self.reason} if self.reason else {}),
+            **({"overrides": list(self.overridden)} if self.overridden else {}),
+        }
+
+
+def _lookup(kind: str, name: str, region: str, spot: bool, overrides: Mapping[str, float], used: list[str]):
+    """(price, reason): an override by name wins; else the table's row for the region."""
+    if name in overrides:
+        used.append(name)
+        return float(overrides[name]), ""
+    row = price_table.PRICES.get((kind, name, region))
+    what = {"tpu": "TPU chip", "gpu": "GPU", "vm": "machine"}[kind]
+    if row is None:
+        return None, f"the price table ({price_table.DATE}) has no {what} price for {name} in {region}"
+    price = row[1] if spot else row[0]
+    if price is None:
+        return None, f"the price table ({price_table.DATE}) has no spot price for {name} in {region}"
+    return price, ""
+
+
+def price_pool(shape: PoolShape, overrides: Mapping[str, float] | None = None) -> PoolCost:
+    """The pool's unit price and sizes; a reservation or a price the table lacks gives
+    unit_price None with the reason."""
+    overrides = overrides or {}
+    tpu = shape.tpu_version is not None
+    unit, per_node = ("chip-hour", shape.chips_per_node) if tpu else ("node-hour", 1)
+    base = dict(pool=shape.pool, cluster=shape.cluster, capacity=shape.capacity, unit=unit, units_per_node=per_node,
+                min_nodes=shape.min_nodes, max_nodes=shape.max_nodes)
+    if shape.capacity == "reservation":
+        # The reservation is billed whether or not the pool runs: its price is not the pool's.
+        reason = "paid by the reservation" + (f" {shape.reservation}" if shape.reservation else "")
+        if shape.max_nodes is not None:
+            reason += f": {shape.max_nodes} nodes" + (f", {shape.max_nodes * shape.chips_per_node} chips" if tpu else "")
+        return PoolCost(**base, unit_price=None, reason=reason)
+    spot = shape.capacity == "spot"
+    basis = DWS_BASIS if shape.capacity in ("flex-start", "queued") else ""
+    used: list[str] = []
+    if tpu:
+        price, reason = _lookup("tpu", shape.tpu_version, shape.region, spot, overrides, used)
+    else:
+        price, reason = _lookup("vm", shape.machine_type, shape.region, spot, overrides, used)
+        if price is not None and shape.gpu_type and shape.gpus_per_node:
+            gpu, reason = _lookup("gpu", shape.gpu_type, shape.region, spot, overrides, used)
+            price = None if gpu is None else round(price + gpu * shape.gpus_per_node, 6)
+    if price is None:
+        return PoolCost(**base, unit_price=None, reason=reason, overridden=tuple(used))
+    return PoolCost(**base, unit_price=price, basis=basis, overridden=tuple(used))
+
+
+@dataclass(frozen=True)
+class Total:
+    per_hour_max: float
+    per_30_days_max: float
+    per_hour_min: float
+    per_30_days_min: float
+    unpriced: tuple[str, ...]  # pools without a price (reservations included)
+
+    def as_json(self) -> dict:
+        return {"perHourMax": self.per_hour_max, "per30DaysMax": self.per_30_days_max,
+                "perHourMin": self.per_hour_min, "per30DaysMin": self.per_30_days_min,
+                "unpriced": list(self.unpriced)}
+
+
+def total(costs) -> Total:
+    costs = list(costs)
+    hour_max = round(sum(c.per_hour_max or 0 for c in costs), 4)
+    hour_min = round(sum(c.per_hour_min or 0 for c in costs), 4)
+    return Total(hour_max, round(hour_max * HOURS_PER_30_DAYS, 2), hour_min, round(hour_min * HOURS_PER_30_DAYS, 2),
+                 tuple(c.label for c in costs if c.per_hour_max is None))
