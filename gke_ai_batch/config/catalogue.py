@@ -19,7 +19,8 @@ from gke_ai_batch.domain import versions
 from gke_ai_batch.config.base import Model, RuleError, raise_all
 from gke_ai_batch.config.gcpnames import GCE_NAME_RULE, GCE_NAME_RX
 
-TpuVersion = Literal["v4", "v5e", "v5p", "v6e", "tpu7x"]
+# The generations are the catalogue's (gke_ai_batch/domain/catalogue.py), never retyped here.
+TpuVersion = Literal[catalogue.TPU_VERSIONS]  # type: ignore[valid-type]
 
 
 def _each(values: list[str], ok, message) -> list[str]:

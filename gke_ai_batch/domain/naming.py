@@ -29,13 +29,15 @@ _FLAVOR_SUFFIX = {
     "queued": "-queued",
 }
 
-# Labels GKE itself puts on nodes of these capacity types.
+# Labels GKE itself puts on nodes of these capacity types (GKE docs concepts/spotvms, "Spot VMs
+# on GKE": cloud.google.com/gke-spot=true; how-to/dws-flex-start-training: gke-flex-start=true;
+# how-to/provisioningrequest: gke-queued=true, with the matching NoSchedule taint).
 GKE_CAPACITY_LABELS = {
     "spot": ("cloud.google.com/gke-spot", "true"),
     "flexStart": ("cloud.google.com/gke-flex-start", "true"),
     "queued": ("cloud.google.com/gke-queued", "true"),
 }
-QUEUED_TAINT = {"key": "cloud.google.com/gke-queued", "value": "true", "effect": "NoSchedule"}
+QUEUED_TAINT = {"key": GKE_CAPACITY_LABELS["queued"][0], "value": GKE_CAPACITY_LABELS["queued"][1], "effect": "NoSchedule"}
 SYSTEM_POOL = "system"
 
 
@@ -53,16 +55,35 @@ def derived_flavor_name(pool) -> str | None:
     return None
 
 
+def gke_capacity_labels(capacity: str) -> dict[str, str]:
+    """The label GKE itself puts on nodes of this capacity type (config name), if any."""
+    label = GKE_CAPACITY_LABELS.get(capacity)
+    return dict([label]) if label else {}
+
+
 def pool_node_labels(pool) -> dict[str, str]:
-    """Labels the pool's nodes carry that a ResourceFlavor may select on: GKE's accelerator
-    labels plus our capacity label (the pool's own labels are added by the caller)."""
-    labels: dict[str, str] = {}
+    """Labels a pool entry's nodes carry that a derived ResourceFlavor selects on: the pool's
+    own, GKE's accelerator labels and our capacity label. The pool's own come first and the
+    others win: GKE sets its labels on the node whatever the pool asks, though config refuses a
+    pool label in GKE's or our domain (config.pools.RESERVED_NODE_DOMAINS), so no key is in both."""
+    labels: dict[str, str] = dict(pool.labels)
     if pool.tpu is not None:
         labels.update(pool.tpu.slice.node_labels)
     elif pool.gpu is not None:
         labels[catalogue.GPU_ACCELERATOR_LABEL] = pool.gpu.type
     if pool.tpu is not None or pool.gpu is not None:
         labels[CAPACITY_LABEL] = CAPACITY_VALUES[pool.capacity]
+    return labels
+
+
+def node_labels(pool, pool_name: str | None = None) -> dict[str, str]:
+    """Every label the nodes of a pool entry carry: pool_node_labels, GKE's capacity label and,
+    given the GKE pool's name, cloud.google.com/gke-nodepool. What a flavor's or a workload's
+    nodeSelector is judged against (config, the plan's admission model); policy/rules/facts.py
+    reads the same from a recorded pool."""
+    labels = {**pool_node_labels(pool), **gke_capacity_labels(pool.capacity)}
+    if pool_name is not None:
+        labels[catalogue.NODEPOOL_LABEL] = pool_name
     return labels
 
 

@@ -26,12 +26,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gke_ai_batch.domain import catalogue
 from gke_ai_batch.model import selection
 from gke_ai_batch.model.objects import Flavor, NodeGroup, PodSet, World
 from gke_ai_batch.model.requests import pod_requests, show
 
-GPU_LABEL = "cloud.google.com/gke-accelerator"
-TPU_LABEL = "cloud.google.com/gke-tpu-accelerator"
+GPU_LABEL = catalogue.GPU_ACCELERATOR_LABEL
+TPU_LABEL = catalogue.TPU_ACCELERATOR_LABEL
 COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
 # kubelet's default --max-pods on GKE Standard nodes (GKE "Configure maximum Pods per node").
 MAX_PODS_PER_NODE = 110

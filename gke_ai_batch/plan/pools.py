@@ -18,12 +18,12 @@ from typing import Any
 from gke_ai_batch.domain import catalogue
 
 from gke_ai_batch.domain import naming
+
+from gke_ai_batch.domain import regions
 from gke_ai_batch.config.pools import PROVISIONED_ON_DEMAND, NodePoolConfig
 from gke_ai_batch.config.stack import StackConfig
 
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
-# GKE's default when a regional cluster names no node locations: three zones of the region.
-DEFAULT_ZONES_PER_REGION = 3
 _EFFECTS = {"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHEDULE", "NoExecute": "NO_EXECUTE"}
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"
 
@@ -156,7 +156,7 @@ def _limits(tpu: bool, floor: int, ceiling: int) -> dict[str, int]:
 
 def _per_zone(total: int, zones: tuple[str, ...]) -> int:
     # initial_node_count is per zone; round up so the pool starts at no less than its floor.
-    return math.ceil(total / (len(zones) or DEFAULT_ZONES_PER_REGION)) if total else 0
+    return math.ceil(total / (len(zones) or regions.DEFAULT_ZONES_PER_REGION)) if total else 0
 
 
 def _node_config(entry: NodePoolConfig) -> dict[str, Any]:
