@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from gke_ai_batch.model import podsecurity
+from gke_ai_batch.model.objects import NAMESPACE_NAME_LABEL
 from gke_ai_batch.domain.podtemplates import workload_pod_sets
 from gke_ai_batch.domain.catalogue import GPU_RESOURCE, TPU_RESOURCE
 from gke_ai_batch.plan.podsecurity import pod_specs
@@ -384,7 +385,7 @@ def _namespaces(selector) -> str:
         return "all"
     parts = [f"{k}={v}" for k, v in selector.get("matchLabels", {}).items()]
     for expr in selector.get("matchExpressions", []):
-        if expr["key"] == "kubernetes.io/metadata.name" and expr["operator"] == "In":
+        if expr["key"] == NAMESPACE_NAME_LABEL and expr["operator"] == "In":
             parts.append(codes(expr["values"]))
         else:
             values = f" ({', '.join(expr.get('values', []))})" if expr.get("values") else ""
