@@ -207,3 +207,21 @@ def test_no_fact_of_the_domain_is_retyped_outside_it():
         if fact in p.read_text()
     ]
     assert found == []
+
+
+@pytest.mark.parametrize("stack", ["tpu-flex", "gpu-dws", "tpu-multislice"])
+def test_config_and_the_policy_pack_read_the_same_node_labels(stack):
+    """A pool's node labels are merged once (naming.carried_labels): from the stack's pool entry
+    for config and the admission model, from the recorded pool for the policy pack."""
+    from conftest import synth_stack
+    from gke_ai_batch.domain import naming
+    from policy import rules
+    from policy.rules import facts
+
+    result = synth_stack(stack)
+    resources = [rules.Resource(r.urn, r.type, r.name, r.inputs) for r in result.recording.resources]
+    recorded = {p.name: p.labels for p in facts.stack_pools(resources)}
+    entries = {e.name: e for e in result.plan.config.node_pools}
+    assert result.plan.pools
+    for pool in result.plan.pools:
+        assert naming.node_labels(entries[pool.entry], pool.name) == recorded[pool.name]

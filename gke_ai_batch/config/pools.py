@@ -38,10 +38,10 @@ SLICE_SUFFIX_ROOM = 4
 
 
 class TpuSpec(Model):
+    # The catalogue's generations (gke_ai_batch/domain/catalogue.py), never retyped here.
     version: Literal[catalogue.TPU_VERSIONS]  # type: ignore[valid-type]
-    """A TPU generation of the catalogue (gke_ai_batch/domain/catalogue.py)."""
     topology: str
-    """AxB for a 2D generation (v5e, v6e), AxBxC for a 3D one (v4, v5p, tpu7x)."""
+    """AxB for v5e and v6e, AxBxC for v4, v5p and tpu7x."""
     machine_type: str | None = None
     """Overrides the default: the 4-chip type, or the 1-chip type for 1x1."""
 

@@ -7,6 +7,7 @@ show up in review as the replacement it is.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from gke_ai_batch.domain import catalogue
 
@@ -61,30 +62,53 @@ def gke_capacity_labels(capacity: str) -> dict[str, str]:
     return dict([label]) if label else {}
 
 
-def pool_node_labels(pool) -> dict[str, str]:
-    """Labels a pool entry's nodes carry that a derived ResourceFlavor selects on: the pool's
-    own, GKE's accelerator labels and our capacity label. The pool's own come first and the
-    others win: GKE sets its labels on the node whatever the pool asks, though config refuses a
-    pool label in GKE's or our domain (config.pools.RESERVED_NODE_DOMAINS), so no key is in both."""
+def own_labels(pool) -> dict[str, str]:
+    """The labels the program asks GKE to put on a pool entry's nodes (nodeConfig.labels): the
+    pool's own, and our capacity label on accelerator pools."""
     labels: dict[str, str] = dict(pool.labels)
-    if pool.tpu is not None:
-        labels.update(pool.tpu.slice.node_labels)
-    elif pool.gpu is not None:
-        labels[catalogue.GPU_ACCELERATOR_LABEL] = pool.gpu.type
     if pool.tpu is not None or pool.gpu is not None:
         labels[CAPACITY_LABEL] = CAPACITY_VALUES[pool.capacity]
     return labels
 
 
-def node_labels(pool, pool_name: str | None = None) -> dict[str, str]:
-    """Every label the nodes of a pool entry carry: pool_node_labels, GKE's capacity label and,
-    given the GKE pool's name, cloud.google.com/gke-nodepool. What a flavor's or a workload's
-    nodeSelector is judged against (config, the plan's admission model); policy/rules/facts.py
-    reads the same from a recorded pool."""
-    labels = {**pool_node_labels(pool), **gke_capacity_labels(pool.capacity)}
+def accelerator_labels(pool) -> dict[str, str]:
+    """GKE's accelerator labels on a pool entry's nodes (a TPU slice's accelerator and topology,
+    a GPU's type)."""
+    if pool.tpu is not None:
+        return dict(pool.tpu.slice.node_labels)
+    if pool.gpu is not None:
+        return {catalogue.GPU_ACCELERATOR_LABEL: pool.gpu.type}
+    return {}
+
+
+def carried_labels(
+    own: Mapping[str, str], accelerator: Mapping[str, str], capacity: str | None = None, pool_name: str | None = None
+) -> dict[str, str]:
+    """The labels GKE nodes carry: the pool's nodeConfig.labels, then what GKE itself sets (its
+    accelerator labels, its capacity label for `capacity` (a config name), and, given the GKE
+    pool's name, cloud.google.com/gke-nodepool). GKE's win: it sets them on the node whatever the
+    pool asks, though config refuses a pool label in GKE's domain (config.pools.
+    RESERVED_NODE_DOMAINS), so for a valid stack no key is in both. One merge for config, the
+    plan's admission model and the policy pack (policy/rules/facts.py, from a recorded pool)."""
+    labels = {**own, **accelerator}
+    if capacity is not None:
+        labels.update(gke_capacity_labels(capacity))
     if pool_name is not None:
         labels[catalogue.NODEPOOL_LABEL] = pool_name
     return labels
+
+
+def pool_node_labels(pool) -> dict[str, str]:
+    """The labels a flavor derived from a pool entry selects on: every one its nodes carry but
+    GKE's capacity label (our capacity label names the capacity) and the pool's name (a flavor
+    spans the slices of an entry, each its own pool)."""
+    return carried_labels(own_labels(pool), accelerator_labels(pool))
+
+
+def node_labels(pool, pool_name: str | None = None) -> dict[str, str]:
+    """Every label the nodes of a pool entry carry (with gke-nodepool when given the GKE pool's
+    name): what a flavor's or a workload's nodeSelector is judged against."""
+    return carried_labels(own_labels(pool), accelerator_labels(pool), pool.capacity, pool_name)
 
 
 def pool_taints(pool) -> list[dict[str, str]]:

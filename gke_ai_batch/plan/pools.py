@@ -161,16 +161,14 @@ def _per_zone(total: int, zones: tuple[str, ...]) -> int:
 
 def _node_config(entry: NodePoolConfig) -> dict[str, Any]:
     node_config: dict[str, Any] = {"machine_type": entry.node_machine_type}
-    labels = dict(entry.labels)
-    if entry.kind != "cpu":
-        labels[naming.CAPACITY_LABEL] = naming.CAPACITY_VALUES[entry.capacity]
+    labels = naming.own_labels(entry)
     if labels:
         node_config["labels"] = labels
     taints = [{"key": t.key, "value": t.value, "effect": _EFFECTS[t.effect]} for t in entry.taints]
     if entry.gpu is not None:
         # GKE taints GPU nodes only when the cluster has a non-GPU pool too; say it outright
         # so that flavors and tolerations never depend on pool order.
-        taints.insert(0, {"key": catalogue.GPU_RESOURCE, "value": "present", "effect": "NO_SCHEDULE"})
+        taints.insert(0, {**catalogue.GPU_TAINT, "effect": _EFFECTS[catalogue.GPU_TAINT["effect"]]})
         node_config["guest_accelerators"] = [
             {
                 "type": entry.gpu.type,

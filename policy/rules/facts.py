@@ -107,24 +107,24 @@ def pool_facts(r: Resource, cluster: ClusterFacts | None) -> PoolFacts:
     node = as_dict(props.get("nodeConfig"))
     name = props.get("name") if isinstance(props.get("name"), str) else r.name
     capacity = capacity_of(props)
-    labels = {k: v for k, v in as_dict(node.get("labels")).items() if isinstance(v, str)}
-    labels[catalogue.NODEPOOL_LABEL] = name
+    own = {k: v for k, v in as_dict(node.get("labels")).items() if isinstance(v, str)}
+    accelerator: dict[str, str] = {}
     machine_type = node.get("machineType")
     resource, per_node = None, 0
     gen = tpu_generation(machine_type)
     if gen is not None:
         topology = dig(props, "placementPolicy", "tpuTopology") or single_host_topology(gen, machine_type)
-        labels[catalogue.TPU_ACCELERATOR_LABEL] = gen.accelerator
+        accelerator[catalogue.TPU_ACCELERATOR_LABEL] = gen.accelerator
         if topology and topology != UNKNOWN:
-            labels[catalogue.TPU_TOPOLOGY_LABEL] = topology
+            accelerator[catalogue.TPU_TOPOLOGY_LABEL] = topology
         resource, per_node = catalogue.TPU_RESOURCE, gen.machine_types[machine_type]
     else:
         gpus = [g for g in as_list(node.get("guestAccelerators")) if isinstance(g, Mapping)]
         if gpus:
             if isinstance(gpus[0].get("type"), str):
-                labels[catalogue.GPU_ACCELERATOR_LABEL] = gpus[0]["type"]
+                accelerator[catalogue.GPU_ACCELERATOR_LABEL] = gpus[0]["type"]
             resource, per_node = catalogue.GPU_RESOURCE, sum(as_int(g.get("count")) or 0 for g in gpus)
-    labels.update(naming.gke_capacity_labels(_CONFIG_CAPACITY[capacity]))
+    labels = naming.carried_labels(own, accelerator, _CONFIG_CAPACITY[capacity], name)
     return PoolFacts(name, capacity, labels, resource, per_node, _max_nodes(props, cluster))
 
 
