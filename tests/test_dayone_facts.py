@@ -192,6 +192,8 @@ _FACTS = (
     '"v4", "v5e"',
     "DEFAULT_ZONES_PER_REGION = ",
     "DEFAULT_REGIONAL_ZONES",
+    '"RAPID", "REGULAR"',
+    '"onDemand", "spot"',
 )
 
 

@@ -83,7 +83,7 @@ class CatalogueOverride(Model):
     zones: dict[str, ZoneOffer] = {}
     """Zone name -> TPU generations and GPU types it offers; adds the zone (and its region) if
     the catalogue lacks it, extends it otherwise."""
-    channels: dict[Literal["RAPID", "REGULAR", "STABLE"], ChannelOffer] = {}
+    channels: dict[Literal[versions.CHANNEL_NAMES], ChannelOffer] = {}  # type: ignore[valid-type]
     """Release channel -> minors, default and patches it offers beyond the catalogue."""
     machine_types: list[str] = []
     """Compute Engine machine types newer than the machine catalogue (gke_ai_batch/domain/machines.py), for

@@ -28,7 +28,8 @@ from gke_ai_batch.config.base import (
 from gke_ai_batch.config.cluster import Zones
 from gke_ai_batch.config.gcpnames import check_reservation
 
-Capacity = Literal["onDemand", "spot", "reservation", "flexStart", "queued"]
+# The capacity types are GKE's provisioning models as the domain names them (naming.CAPACITY_VALUES).
+Capacity = Literal[tuple(naming.CAPACITY_VALUES)]  # type: ignore[valid-type]
 # Capacity types whose nodes are created on demand by GKE and must start from zero.
 PROVISIONED_ON_DEMAND = ("flexStart", "queued")
 
