@@ -189,11 +189,15 @@ _FACTS = (
     '"nvidia.com/gpu"',
     '"1.34.0-gke.2201000"',
     '"1.33.0-gke.1712000"',
-    '"v4", "v5e"',
     "DEFAULT_ZONES_PER_REGION = ",
     "DEFAULT_REGIONAL_ZONES",
     '"RAPID", "REGULAR"',
     '"onDemand", "spot"',
+    '"v4"',
+    '"v5e"',
+    '"v5p"',
+    '"v6e"',
+    '"tpu7x"',
 )
 
 
