@@ -1076,6 +1076,8 @@ def test_pack_needs_only_its_own_requirements():
     pure = {"gke_ai_batch.domain.catalogue", "gke_ai_batch.domain.images", "gke_ai_batch.domain.naming", "gke_ai_batch.domain.netblocks", "gke_ai_batch.domain.quantity",
             "gke_ai_batch.domain.regions",  # region_of: fleet-worker-regions
             "gke_ai_batch.domain.pricing", "gke_ai_batch.domain.price_table",  # stack-budget
+            "gke_ai_batch.domain.versions",  # the chart-version pin: helm-chart-pinned
+            "gke_ai_batch.domain.podtemplates",  # where a resource's pods are
             # A fleet's names and Kueue's MultiKueue queue rules (rbac, fleet-multikueue-only).
             "gke_ai_batch.model.multikueue", "gke_ai_batch.domain.multikueue_worker"}
     model = {m for m in loaded if m == "gke_ai_batch.model" or m.startswith("gke_ai_batch.model.")}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from typing import Any, Iterator, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -10,6 +9,7 @@ from pydantic import Field, field_validator, model_validator
 from gke_ai_batch.domain import kueue_releases
 
 from gke_ai_batch.domain import quantity
+from gke_ai_batch.domain import versions
 from gke_ai_batch.config.base import (
     LABEL_VALUE_RULE,
     GroupEmail,
@@ -35,7 +35,6 @@ from gke_ai_batch.config.base import (
 PROBE_IMAGE = (
     "registry.k8s.io/kubectl:v1.36.2@sha256:b0d792e0d8dfb9bb1b922b78b23137e2a34bb6f9667640353a9d2aadd1fd7761"
 )
-_SEMVER_RX = re.compile(r"([0-9]+)\.([0-9]+)\.([0-9]+)", re.ASCII)
 
 # Kueue's integration framework names (Configuration v1beta2, integrations.frameworks), each
 # with the first release that has it (gke_ai_batch/domain/kueue_releases.py).
@@ -44,7 +43,7 @@ KUEUE_FRAMEWORKS = tuple(kueue_releases.INTEGRATIONS)
 
 def check_chart_version(value: str, what: str) -> str:
     """Chart versions are pinned to an exact release: 0.19.2, not ^0.19 or v0.19.2."""
-    if not _SEMVER_RX.fullmatch(value):
+    if not versions.CHART_VERSION_RX.fullmatch(value):
         raise ValueError(
             f"{value!r} is not a pinned {what} chart version; write an exact release such as "
             "0.19.2 (no 'v', no ranges)"

@@ -19,7 +19,8 @@ from gke_ai_batch.domain import versions
 from gke_ai_batch.config.base import Model, RuleError, raise_all
 from gke_ai_batch.config.gcpnames import GCE_NAME_RULE, GCE_NAME_RX
 
-TpuVersion = Literal["v4", "v5e", "v5p", "v6e", "tpu7x"]
+# The generations are the catalogue's (gke_ai_batch/domain/catalogue.py), never retyped here.
+TpuVersion = Literal[catalogue.TPU_VERSIONS]  # type: ignore[valid-type]
 
 
 def _each(values: list[str], ok, message) -> list[str]:
@@ -82,7 +83,7 @@ class CatalogueOverride(Model):
     zones: dict[str, ZoneOffer] = {}
     """Zone name -> TPU generations and GPU types it offers; adds the zone (and its region) if
     the catalogue lacks it, extends it otherwise."""
-    channels: dict[Literal["RAPID", "REGULAR", "STABLE"], ChannelOffer] = {}
+    channels: dict[Literal[versions.CHANNEL_NAMES], ChannelOffer] = {}  # type: ignore[valid-type]
     """Release channel -> minors, default and patches it offers beyond the catalogue."""
     machine_types: list[str] = []
     """Compute Engine machine types newer than the machine catalogue (gke_ai_batch/domain/machines.py), for

@@ -191,7 +191,7 @@ class ClusterConfig(Model):
     """Region (regional cluster) or zone; defaults to gcp:region."""
     node_locations: Zones = []
     """Zones for nodes, within the cluster's region."""
-    release_channel: Literal["RAPID", "REGULAR", "STABLE"] = "REGULAR"
+    release_channel: Literal[versions.CHANNEL_NAMES] = "REGULAR"  # type: ignore[valid-type]
     """Always enrolled: security patches arrive on their own (and GKE then keeps node auto-upgrade on)."""
     min_master_version: str | None = None
     """GKE minor version to create the control plane at, e.g. '1.35' (the channel's newest patch of

@@ -28,7 +28,8 @@ from gke_ai_batch.config.base import (
 from gke_ai_batch.config.cluster import Zones
 from gke_ai_batch.config.gcpnames import check_reservation
 
-Capacity = Literal["onDemand", "spot", "reservation", "flexStart", "queued"]
+# The capacity types are GKE's provisioning models as the domain names them (naming.CAPACITY_VALUES).
+Capacity = Literal[tuple(naming.CAPACITY_VALUES)]  # type: ignore[valid-type]
 # Capacity types whose nodes are created on demand by GKE and must start from zero.
 PROVISIONED_ON_DEMAND = ("flexStart", "queued")
 
@@ -38,7 +39,8 @@ SLICE_SUFFIX_ROOM = 4
 
 
 class TpuSpec(Model):
-    version: Literal["v4", "v5e", "v5p", "v6e", "tpu7x"]
+    # The catalogue's generations (gke_ai_batch/domain/catalogue.py), never retyped here.
+    version: Literal[catalogue.TPU_VERSIONS]  # type: ignore[valid-type]
     topology: str
     """AxB for v5e and v6e, AxBxC for v4, v5p and tpu7x."""
     machine_type: str | None = None

@@ -35,19 +35,11 @@ from gke_ai_batch.config.fleet import FleetConfig, fleet_problems
 from gke_ai_batch.config.pools import NodePoolConfig
 from gke_ai_batch.config.workloads import JobSetWorkload, JobWorkload, ProvisioningRequestWorkload, Workload
 
-# Minimum control-plane versions (GKE docs: concepts/provisioning-model, concepts/tpu-ironwood).
-# Checked against what the cluster's minor alias (or its channel's default) resolves to:
-# gke_ai_batch/domain/versions.py explains how.
-FLEX_START_MIN = {"tpu": "1.33.0-gke.1712000", "gpu": "1.32.2-gke.1652000"}
-TPU7X_MIN = "1.34.0-gke.2201000"
 # GKE limits per cluster (https://cloud.google.com/kubernetes-engine/quotas, "Limits per
 # cluster"): 1,000 nodes per node pool per zone; 15,000 nodes per Standard cluster (beyond 5,000
 # needs a quota raise from support, which config cannot tell, so only 15,000 is refused).
 NODES_PER_POOL_ZONE = 1000
 NODES_PER_STANDARD_CLUSTER = 15000
-# GKE's default for a regional cluster without node locations: three zones of the region
-# (the same assumption as gke_ai_batch/plan/pools.py DEFAULT_ZONES_PER_REGION).
-DEFAULT_ZONES_PER_REGION = 3
 # Kubernetes reserves these for itself: PriorityClass names starting with "system-"
 # (https://kubernetes.io/docs/concepts/scheduling-eviction/pod-priority-preemption/#priorityclass),
 # namespaces starting with "kube-"
@@ -402,17 +394,23 @@ class StackConfig(Model):
                         return  # one key (gpu.type) for all the cluster's zones: one message
 
     def _check_pool_versions(self, i: int, pool: NodePoolConfig) -> Iterator[RuleError]:
+        # Checked against what the cluster's minor alias (or its channel's default) resolves to:
+        # gke_ai_batch/domain/versions.py explains how.
         if pool.capacity == "flexStart":
             yield from self._version_floor(
-                ("nodePools", i, "capacity"), FLEX_START_MIN[pool.kind], f"flexStart {pool.kind.upper()} pools"
+                ("nodePools", i, "capacity"), versions.FLEX_START_MIN[pool.kind], f"flexStart {pool.kind.upper()} pools"
             )
-        if pool.tpu is not None and pool.tpu.version == "tpu7x":
-            yield from self._version_floor(("nodePools", i, "tpu", "version"), TPU7X_MIN, "tpu7x pools")
+        if pool.tpu is None:
+            return
+        gen = catalogue.TPU_GENERATIONS[pool.tpu.version]
+        if gen.min_gke_version is not None:
+            yield from self._version_floor(("nodePools", i, "tpu", "version"), gen.min_gke_version, f"{gen.version} pools")
+        if gen.workload_policy:
             name = naming.workload_policy_name(self.cluster.name, pool.name)
             if pool.tpu.slice.multi_host and len(name) > RESOURCE_POLICY_NAME_MAX:
                 yield RuleError(
                     ("nodePools", i, "name"),
-                    f"the tpu7x workload policy {name!r} would exceed {RESOURCE_POLICY_NAME_MAX} "
+                    f"the {gen.version} workload policy {name!r} would exceed {RESOURCE_POLICY_NAME_MAX} "
                     "characters; shorten the cluster or pool name",
                 )
 
@@ -424,8 +422,8 @@ class StackConfig(Model):
 
     def pool_zone_count(self, pool: NodePoolConfig) -> int:
         """How many zones the pool's nodes spread over (GKE's default for a regional cluster
-        without node locations: DEFAULT_ZONES_PER_REGION)."""
-        return len(self.pool_zones(pool)) or DEFAULT_ZONES_PER_REGION
+        without node locations: regions.DEFAULT_ZONES_PER_REGION)."""
+        return len(self.pool_zones(pool)) or regions.DEFAULT_ZONES_PER_REGION
 
     def pool_max_nodes(self, pool: NodePoolConfig) -> int:
         """The most nodes an entry's pools can have: slices x VMs per slice, or maxNodes."""
@@ -528,7 +526,7 @@ class StackConfig(Model):
             if flavor.node_labels is not None:
                 missing: set[str] = set()
                 for pool in members:
-                    carried = {**naming.pool_node_labels(pool), **pool.labels}
+                    carried = naming.node_labels(pool)
                     for key, value in flavor.node_labels.items():
                         if carried.get(key) != value and key not in missing:
                             missing.add(key)  # one message per label, naming the first pool
@@ -786,7 +784,7 @@ class StackConfig(Model):
             if flavor is not None and flavor.node_labels is not None:
                 labels = dict(flavor.node_labels)
             else:
-                sets = [{**naming.pool_node_labels(p), **p.labels} for p in mine]
+                sets = [naming.pool_node_labels(p) for p in mine]
                 labels = {k: v for k, v in (sets[0] if sets else {}).items() if all(x.get(k) == v for x in sets)}
             if flavor is not None and flavor.tolerations is not None:
                 tolerations = len(flavor.tolerations)

@@ -207,7 +207,14 @@ TPU_GENERATIONS: dict[str, TpuGeneration] = {
     ),
 }
 
-TPU_VERSIONS = tuple(TPU_GENERATIONS)
+
+
+def __getattr__(name: str):
+    # TPU_VERSIONS is read from TPU_GENERATIONS on each use (PEP 562), so the generations are
+    # written in one place: a generation added there is a version everywhere.
+    if name == "TPU_VERSIONS":
+        return tuple(TPU_GENERATIONS)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass(frozen=True)
@@ -250,7 +257,7 @@ def tpu_slice(version: str, topology: str, machine_type: str | None = None) -> T
     """The slice GKE builds for this generation, topology and (optional) machine type."""
     gen = TPU_GENERATIONS.get(version)
     if gen is None:
-        raise CatalogueError(f"unknown TPU version {version!r}; allowed: {', '.join(TPU_VERSIONS)}")
+        raise CatalogueError(f"unknown TPU version {version!r}; allowed: {', '.join(TPU_GENERATIONS)}")
     problem = topology_problem(gen, topology)
     if problem is not None:
         raise CatalogueError(problem)

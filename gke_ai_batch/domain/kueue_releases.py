@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gke_ai_batch.domain import versions
+
 Release = tuple[int, int, int]
 
 # The oldest release the program installs: the first whose storage API and Configuration are
@@ -109,9 +111,12 @@ INTEGRATIONS: dict[str, Since] = {
 
 def release(version: str) -> Release:
     """'0.19.2' as (0, 19, 2); the caller has checked it is an exact release
-    (config.batch.check_chart_version)."""
-    major, minor, patch = (int(p) for p in version.split("."))
-    return major, minor, patch
+    (config.batch.check_chart_version). A pre-release counts as its release (0.20.0-rc.1 as
+    0.20.0): its features are the release's."""
+    m = versions.CHART_VERSION_RX.fullmatch(version)
+    if m is None:
+        raise ValueError(f"{version!r} is not an exact release such as 0.19.2")
+    return int(m["major"]), int(m["minor"]), int(m["patch"])
 
 
 def text(r: Release) -> str:

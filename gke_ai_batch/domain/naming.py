@@ -7,6 +7,7 @@ show up in review as the replacement it is.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from gke_ai_batch.domain import catalogue
 
@@ -29,13 +30,15 @@ _FLAVOR_SUFFIX = {
     "queued": "-queued",
 }
 
-# Labels GKE itself puts on nodes of these capacity types.
+# Labels GKE itself puts on nodes of these capacity types (GKE docs concepts/spotvms, "Spot VMs
+# on GKE": cloud.google.com/gke-spot=true; how-to/dws-flex-start-training: gke-flex-start=true;
+# how-to/provisioningrequest: gke-queued=true, with the matching NoSchedule taint).
 GKE_CAPACITY_LABELS = {
     "spot": ("cloud.google.com/gke-spot", "true"),
     "flexStart": ("cloud.google.com/gke-flex-start", "true"),
     "queued": ("cloud.google.com/gke-queued", "true"),
 }
-QUEUED_TAINT = {"key": "cloud.google.com/gke-queued", "value": "true", "effect": "NoSchedule"}
+QUEUED_TAINT = {"key": GKE_CAPACITY_LABELS["queued"][0], "value": GKE_CAPACITY_LABELS["queued"][1], "effect": "NoSchedule"}
 SYSTEM_POOL = "system"
 
 
@@ -53,17 +56,59 @@ def derived_flavor_name(pool) -> str | None:
     return None
 
 
-def pool_node_labels(pool) -> dict[str, str]:
-    """Labels the pool's nodes carry that a ResourceFlavor may select on: GKE's accelerator
-    labels plus our capacity label (the pool's own labels are added by the caller)."""
-    labels: dict[str, str] = {}
-    if pool.tpu is not None:
-        labels.update(pool.tpu.slice.node_labels)
-    elif pool.gpu is not None:
-        labels[catalogue.GPU_ACCELERATOR_LABEL] = pool.gpu.type
+def gke_capacity_labels(capacity: str) -> dict[str, str]:
+    """The label GKE itself puts on nodes of this capacity type (config name), if any."""
+    label = GKE_CAPACITY_LABELS.get(capacity)
+    return dict([label]) if label else {}
+
+
+def own_labels(pool) -> dict[str, str]:
+    """The labels the program asks GKE to put on a pool entry's nodes (nodeConfig.labels): the
+    pool's own, and our capacity label on accelerator pools."""
+    labels: dict[str, str] = dict(pool.labels)
     if pool.tpu is not None or pool.gpu is not None:
         labels[CAPACITY_LABEL] = CAPACITY_VALUES[pool.capacity]
     return labels
+
+
+def accelerator_labels(pool) -> dict[str, str]:
+    """GKE's accelerator labels on a pool entry's nodes (a TPU slice's accelerator and topology,
+    a GPU's type)."""
+    if pool.tpu is not None:
+        return dict(pool.tpu.slice.node_labels)
+    if pool.gpu is not None:
+        return {catalogue.GPU_ACCELERATOR_LABEL: pool.gpu.type}
+    return {}
+
+
+def carried_labels(
+    own: Mapping[str, str], accelerator: Mapping[str, str], capacity: str | None = None, pool_name: str | None = None
+) -> dict[str, str]:
+    """The labels GKE nodes carry: the pool's nodeConfig.labels, then what GKE itself sets (its
+    accelerator labels, its capacity label for `capacity` (a config name), and, given the GKE
+    pool's name, cloud.google.com/gke-nodepool). GKE's win: it sets them on the node whatever the
+    pool asks, though config refuses a pool label in GKE's domain (config.pools.
+    RESERVED_NODE_DOMAINS), so for a valid stack no key is in both. One merge for config, the
+    plan's admission model and the policy pack (policy/rules/facts.py, from a recorded pool)."""
+    labels = {**own, **accelerator}
+    if capacity is not None:
+        labels.update(gke_capacity_labels(capacity))
+    if pool_name is not None:
+        labels[catalogue.NODEPOOL_LABEL] = pool_name
+    return labels
+
+
+def pool_node_labels(pool) -> dict[str, str]:
+    """The labels a flavor derived from a pool entry selects on: every one its nodes carry but
+    GKE's capacity label (our capacity label names the capacity) and the pool's name (a flavor
+    spans the slices of an entry, each its own pool)."""
+    return carried_labels(own_labels(pool), accelerator_labels(pool))
+
+
+def node_labels(pool, pool_name: str | None = None) -> dict[str, str]:
+    """Every label the nodes of a pool entry carry (with gke-nodepool when given the GKE pool's
+    name): what a flavor's or a workload's nodeSelector is judged against."""
+    return carried_labels(own_labels(pool), accelerator_labels(pool), pool.capacity, pool_name)
 
 
 def pool_taints(pool) -> list[dict[str, str]]:

@@ -32,11 +32,17 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping
 
+from gke_ai_batch.domain import catalogue
+
 CATALOGUE_DATE = "2026-08"
 
 # A zone is <region>-<letter>, or an AI zone <region>-ai<digit><letter>. ASCII only.
 REGION_RX = re.compile(r"[a-z]+-[a-z]+[0-9]+", re.ASCII)
 ZONE_RX = re.compile(r"(?P<region>[a-z]+-[a-z]+[0-9]+)-(?P<suffix>[a-z]|ai[0-9][a-z])", re.ASCII)
+# Where a regional cluster's pools go when it names no node locations: "By default, GKE
+# replicates each node pool across three zones of the control plane's region"
+# (https://cloud.google.com/kubernetes-engine/docs/concepts/regional-clusters, "Regional clusters").
+DEFAULT_ZONES_PER_REGION = 3
 
 
 def region_of(location: str) -> str:
@@ -62,7 +68,7 @@ def _zones(region: str, letters: str, **offers: Iterable[str]) -> dict[str, Zone
     for accel, where in offers.items():
         where = list(where)
         name = accel.replace("_", "-")
-        target = tpu if accel in ("v4", "v5e", "v5p", "v6e", "tpu7x") else gpu
+        target = tpu if accel in catalogue.TPU_GENERATIONS else gpu
         for suffix in where:
             if suffix not in target:
                 raise ValueError(f"{region}-{suffix} is not listed as a zone of {region}")

@@ -38,8 +38,23 @@ CATALOGUE_DATE = "2026-09"
 SOURCE = "https://cloud.google.com/kubernetes-engine/docs/release-notes (Current versions)"
 
 CHANNEL_NAMES = ("RAPID", "REGULAR", "STABLE")  # fastest first
+# Feature floors: the control-plane version a feature needs (GKE docs concepts/provisioning-model,
+# "Flex-start": 1.33.0-gke.1712000 for TPUs, 1.32.2-gke.1652000 for GPUs). A TPU generation's own
+# floor lives with it (catalogue.TpuGeneration.min_gke_version).
+FLEX_START_MIN = {"tpu": "1.33.0-gke.1712000", "gpu": "1.32.2-gke.1652000"}
 MINOR_RX = re.compile(r"1\.([0-9]{1,3})", re.ASCII)
 PATCH_RX = re.compile(r"1\.([0-9]{1,3})\.([0-9]{1,3})-gke\.([0-9]{1,12})", re.ASCII)
+# A Helm chart version pinned to one release: SemVer 2.0 (https://semver.org, its suggested
+# regular expression), optionally a pre-release or build, no ranges, wildcards, 'v' or leading
+# zeros. Helm requires a chart's version to be SemVer 2 (helm.sh/docs/topics/charts, "Charts and
+# Versioning"), and given a version it returns the chart whose version is exactly that string
+# before trying it as a range (helm/helm pkg/repo/index.go, IndexFile.Get: test.Original() ==
+# version), so anything else is a range or matches no chart.
+CHART_VERSION_RX = re.compile(
+    r"(?P<major>0|[1-9][0-9]*)\.(?P<minor>0|[1-9][0-9]*)\.(?P<patch>0|[1-9][0-9]*)"
+    r"(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?",
+    re.ASCII,
+)
 # Anything that looks like a version but is not a bare minor: 1.34.0, 1.34.0-gke.2201000, 2.0.
 VERSIONISH_RX = re.compile(r"[0-9]+(\.[0-9]+)*(-gke\.[0-9]+)?", re.ASCII)
 

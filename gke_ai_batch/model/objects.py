@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from gke_ai_batch.domain.podtemplates import PodSet, job_pods, workload_pod_sets  # noqa: F401 (re-exported)
 from gke_ai_batch.model.requests import amount
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
@@ -139,18 +140,6 @@ class ClusterQueue:
 
 
 @dataclass(frozen=True)
-class PodSet:
-    name: str
-    spec: Mapping[str, Any]  # the pod template's spec
-    replicas: int  # JobSet replicated-job replicas; 1 for a Job
-    pods_per_replica: int
-
-    @property
-    def count(self) -> int:
-        return self.replicas * self.pods_per_replica
-
-
-@dataclass(frozen=True)
 class Workload:
     name: str
     kind: str  # JobSet | Job | ProvisioningRequest
@@ -166,48 +155,20 @@ class Workload:
         return self.local_queue is not None
 
 
-def job_pods(spec: Mapping[str, Any]) -> int:
-    """Kueue's pod count for a Job: parallelism, capped by completions
-    (pkg/controller/jobs/job/job_controller.go:podsCount; jobset_controller.go:PodsCountPerReplica).
-    Kubernetes runs no more either: "the actual number of pods running in steady state will be
-    less than this number when ((.spec.completions - .status.successful) < .spec.parallelism)"
-    (JobSpec.parallelism, k8s.io/api batch/v1 types.go), and its Job validation sets no bound
-    between the two, so parallelism above completions is valid."""
-    parallelism = spec.get("parallelism", 1)
-    completions = spec.get("completions", parallelism)
-    return min(parallelism, completions)
-
-
 def workload_from_manifests(manifests: Sequence[Mapping[str, Any]]) -> Workload | None:
     """The workload a sample's manifests make: a JobSet, a queued Job, or a ProvisioningRequest
-    with the Job that consumes it. None when nothing there runs pods."""
-    by_kind: dict[str, list[Mapping[str, Any]]] = {}
-    for m in manifests:
-        by_kind.setdefault(m.get("kind", ""), []).append(m)
-    if "JobSet" in by_kind:
-        m = by_kind["JobSet"][0]
-        pod_sets = tuple(
-            PodSet(rj["name"], rj["template"]["spec"]["template"].get("spec") or {}, rj.get("replicas", 1),
-                   job_pods(rj["template"]["spec"]))
-            for rj in m["spec"].get("replicatedJobs") or ()
-        )
+    with the Job that consumes it (gke_ai_batch/domain/podtemplates.py). None when nothing there
+    runs pods."""
+    found = workload_pod_sets(manifests)
+    if found is None:
+        return None
+    m, pod_sets = found
+    if m["kind"] == "JobSet":
         annotations = m["metadata"].get("annotations") or {}
         return _workload(m, "JobSet", pod_sets, annotations.get(EXCLUSIVE_ANNOTATION))
-    if "ProvisioningRequest" in by_kind:
-        request = by_kind["ProvisioningRequest"][0]
-        templates = {t["metadata"]["name"]: t for t in by_kind.get("PodTemplate", ())}
-        pod_sets = []
-        for i, ps in enumerate(request["spec"].get("podSets") or ()):
-            template = templates.get(ps["podTemplateRef"]["name"])
-            if template is not None:
-                pod_sets.append(PodSet(f"podset-{i}", template["template"].get("spec") or {}, 1, ps.get("count", 1)))
-        return _workload(request, "ProvisioningRequest", tuple(pod_sets), None)
-    if "Job" in by_kind:
-        m = by_kind["Job"][0]
-        spec = m["spec"]
-        pod_sets = (PodSet("main", spec["template"].get("spec") or {}, 1, job_pods(spec)),)
-        return _workload(m, "Job", pod_sets, None, suspended=bool(spec.get("suspend")))
-    return None
+    if m["kind"] == "ProvisioningRequest":
+        return _workload(m, "ProvisioningRequest", pod_sets, None)
+    return _workload(m, "Job", pod_sets, None, suspended=bool(m["spec"].get("suspend")))
 
 
 def _workload(m, kind, pod_sets, exclusive, suspended=False) -> Workload:

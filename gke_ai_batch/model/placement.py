@@ -26,12 +26,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gke_ai_batch.domain import catalogue
 from gke_ai_batch.model import selection
 from gke_ai_batch.model.objects import Flavor, NodeGroup, PodSet, World
 from gke_ai_batch.model.requests import pod_requests, show
 
-GPU_LABEL = "cloud.google.com/gke-accelerator"
-TPU_LABEL = "cloud.google.com/gke-tpu-accelerator"
+GPU_LABEL = catalogue.GPU_ACCELERATOR_LABEL
+TPU_LABEL = catalogue.TPU_ACCELERATOR_LABEL
 COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
 # kubelet's default --max-pods on GKE Standard nodes (GKE "Configure maximum Pods per node").
 MAX_PODS_PER_NODE = 110
@@ -128,7 +129,7 @@ def place(world: World, ps: PodSet, flavors: list[Flavor], exclusive_key: str | 
         return out
     groups = {g.name: g for g in world.node_groups}
     matched = [groups[n] for n in out.groups]
-    takes_chips = requests.get("google.com/tpu", 0) > 0
+    takes_chips = requests.get(catalogue.TPU_RESOURCE, 0) > 0
     for g in matched:
         if takes_chips and g.slice_hosts and g.slice_hosts > 1 and ps.pods_per_replica % g.slice_hosts:
             out.error = (
@@ -170,7 +171,7 @@ def _autopilot(out: Placement, spec: Mapping[str, Any], requests: Mapping[str, i
 
     selector = spec.get("nodeSelector") or {}
     accelerator = selector.get(GPU_LABEL) or selector.get(TPU_LABEL)
-    count = requests.get("nvidia.com/gpu", 0) or requests.get("google.com/tpu", 0)
+    count = requests.get(catalogue.GPU_RESOURCE, 0) or requests.get(catalogue.TPU_RESOURCE, 0)
     problems = autopilot.autopilot_problems(
         accelerator, count, requests.get("cpu", 0), requests.get("memory", 0),
         selector.get(COMPUTE_CLASS_LABEL, "general-purpose").lower() if accelerator is None else "general-purpose",

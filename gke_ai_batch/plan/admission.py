@@ -26,10 +26,7 @@ def node_groups(plan) -> list[NodeGroup]:
     entries = {e.name: e for e in cfg.node_pools}
     for p in plan.pools:
         entry = entries[p.entry]
-        labels = {**entry.labels, **naming.pool_node_labels(entry), catalogue.NODEPOOL_LABEL: p.name}
-        if entry.capacity in naming.GKE_CAPACITY_LABELS:
-            key, value = naming.GKE_CAPACITY_LABELS[entry.capacity]
-            labels[key] = value
+        labels = naming.node_labels(entry, p.name)
         alloc = allocatable(p.machine_type, entry.gpu.count if entry.gpu is not None else 0)
         if p.tpu is not None:
             alloc[catalogue.TPU_RESOURCE] = p.tpu.chips_per_vm

@@ -93,7 +93,7 @@ def _flavor(name, members, labels, tolerations, queued, entries, by_entry) -> Fl
     configs = [entries[m] for m in members]
     plans = [p for m in members for p in by_entry[m]]
     if labels is None:
-        labels = _common_labels([{**naming.pool_node_labels(c), **c.labels} for c in configs])
+        labels = _common_labels([naming.pool_node_labels(c) for c in configs])
     if tolerations is None:
         tolerations = _tolerations(configs)
     kind = configs[0].kind if configs else None

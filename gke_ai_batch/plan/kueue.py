@@ -11,6 +11,7 @@ import yaml
 
 from gke_ai_batch.config.batch import ClusterQueueConfig, QuotaLimits
 from gke_ai_batch.config.stack import BUILTIN_NAMESPACES, StackConfig
+from gke_ai_batch.domain import catalogue
 from gke_ai_batch.domain import kueue_releases
 from gke_ai_batch.domain import quantity
 from gke_ai_batch.domain import versions
@@ -327,7 +328,7 @@ def provisioning_manifests(cfg: StackConfig, flavors: list[FlavorPlan], queues: 
     queued = [f for f in flavors if f.queued and f.name in used]
     if not queued:
         return []
-    managed = sorted({f.accelerator_resource for f in queued if f.accelerator_resource}) or ["nvidia.com/gpu"]
+    managed = sorted({f.accelerator_resource for f in queued if f.accelerator_resource}) or [catalogue.GPU_RESOURCE]
     config_name = cfg.kueue.provisioning_request_config
     return [
         {

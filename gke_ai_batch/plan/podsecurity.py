@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gke_ai_batch.domain import podtemplates
 from gke_ai_batch.model import podsecurity
 from gke_ai_batch.plan.workloads import namespace_level
 
@@ -20,13 +21,12 @@ _CAUSE = {"privileged": "privileged", "hostNetwork": "pool", "hostPort": "ports"
 def pod_specs(manifests: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The pod specs a workload's pods are made from: Jobs' and JobSets' templates (a
     PodTemplate only describes a ProvisioningRequest's pods; its Job makes them)."""
-    out = []
-    for m in manifests:
-        if m["kind"] == "Job":
-            out.append(m["spec"]["template"]["spec"])
-        elif m["kind"] == "JobSet":
-            out += [rj["template"]["spec"]["template"]["spec"] for rj in m["spec"]["replicatedJobs"]]
-    return out
+    return [
+        t.get("spec") or {}
+        for m in manifests
+        if m["kind"] in ("Job", "JobSet")
+        for t in podtemplates.pod_templates(m["kind"], m)
+    ]
 
 
 def problems(plan) -> list[tuple[str, str]]:

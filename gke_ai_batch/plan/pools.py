@@ -18,12 +18,12 @@ from typing import Any
 from gke_ai_batch.domain import catalogue
 
 from gke_ai_batch.domain import naming
+
+from gke_ai_batch.domain import regions
 from gke_ai_batch.config.pools import PROVISIONED_ON_DEMAND, NodePoolConfig
 from gke_ai_batch.config.stack import StackConfig
 
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
-# GKE's default when a regional cluster names no node locations: three zones of the region.
-DEFAULT_ZONES_PER_REGION = 3
 _EFFECTS = {"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHEDULE", "NoExecute": "NO_EXECUTE"}
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"
 
@@ -156,21 +156,19 @@ def _limits(tpu: bool, floor: int, ceiling: int) -> dict[str, int]:
 
 def _per_zone(total: int, zones: tuple[str, ...]) -> int:
     # initial_node_count is per zone; round up so the pool starts at no less than its floor.
-    return math.ceil(total / (len(zones) or DEFAULT_ZONES_PER_REGION)) if total else 0
+    return math.ceil(total / (len(zones) or regions.DEFAULT_ZONES_PER_REGION)) if total else 0
 
 
 def _node_config(entry: NodePoolConfig) -> dict[str, Any]:
     node_config: dict[str, Any] = {"machine_type": entry.node_machine_type}
-    labels = dict(entry.labels)
-    if entry.kind != "cpu":
-        labels[naming.CAPACITY_LABEL] = naming.CAPACITY_VALUES[entry.capacity]
+    labels = naming.own_labels(entry)
     if labels:
         node_config["labels"] = labels
     taints = [{"key": t.key, "value": t.value, "effect": _EFFECTS[t.effect]} for t in entry.taints]
     if entry.gpu is not None:
         # GKE taints GPU nodes only when the cluster has a non-GPU pool too; say it outright
         # so that flavors and tolerations never depend on pool order.
-        taints.insert(0, {"key": catalogue.GPU_RESOURCE, "value": "present", "effect": "NO_SCHEDULE"})
+        taints.insert(0, {**catalogue.GPU_TAINT, "effect": _EFFECTS[catalogue.GPU_TAINT["effect"]]})
         node_config["guest_accelerators"] = [
             {
                 "type": entry.gpu.type,

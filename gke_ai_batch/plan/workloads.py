@@ -60,11 +60,8 @@ def resolve_target(cfg: StackConfig, wl) -> Target:
         tolerations = [_toleration(t) for t in taints]
         if entry.tpu is not None:
             tslice = entry.tpu.slice
-            selector = dict(tslice.node_labels)
-            if entry.capacity in naming.GKE_CAPACITY_LABELS:
-                # Same shape may exist on other capacity; GKE's own label pins this one.
-                key, value = naming.GKE_CAPACITY_LABELS[entry.capacity]
-                selector[key] = value
+            # Same shape may exist on other capacity; GKE's own label pins this one.
+            selector = {**tslice.node_labels, **naming.gke_capacity_labels(entry.capacity)}
             return Target(
                 node_selector=selector,
                 accelerator={catalogue.TPU_RESOURCE: tslice.chips_per_vm},

@@ -6,7 +6,6 @@ and flavors from; it is pure data, so the pack imports it without the program's 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -14,20 +13,16 @@ from typing import Any
 from gke_ai_batch.domain import catalogue
 
 from gke_ai_batch.domain import naming
+from gke_ai_batch.domain import regions
 from gke_ai_batch.model import selection
 
 from .base import CLUSTER, NODE_POOL, UNKNOWN, Resource, as_dict, as_int, as_list, dig, of_type
 
-# Labels GKE itself puts on nodes of these provisioning models (a flavor may select on them).
-SPOT_LABEL = "cloud.google.com/gke-spot"
-FLEX_START_LABEL = "cloud.google.com/gke-flex-start"
-QUEUED_LABEL = "cloud.google.com/gke-queued"
+# The config name of each provisioning model, by the name capacity_of gives it.
+_CONFIG_CAPACITY = {value: key for key, value in naming.CAPACITY_VALUES.items()}
 # Capacity that GKE may reclaim (spot) or that exists only while a request lasts (flex-start,
 # and queued provisioning, which is flex-start behind a ProvisioningRequest).
 INTERRUPTIBLE = ("spot", "flex-start", "queued")
-# GKE's default node locations for a regional cluster that names none.
-DEFAULT_REGIONAL_ZONES = 3
-_ZONE = re.compile(r"[a-z]+-[a-z]+\d+-[a-z]")
 
 
 def tpu_generation(machine_type: Any) -> catalogue.TpuGeneration | None:
@@ -71,10 +66,10 @@ def cluster_facts(resources: Sequence[Resource]) -> ClusterFacts | None:
     locations = [z for z in as_list(props.get("nodeLocations")) if z != UNKNOWN]
     if locations:
         zones = len(locations)
-    elif isinstance(props.get("location"), str) and _ZONE.fullmatch(props["location"]):
+    elif isinstance(props.get("location"), str) and regions.ZONE_RX.fullmatch(props["location"]):
         zones = 1
     else:
-        zones = DEFAULT_REGIONAL_ZONES
+        zones = regions.DEFAULT_ZONES_PER_REGION
     return ClusterFacts(autopilot, autopilot or auto_provisioning(props), zones)
 
 
@@ -112,27 +107,24 @@ def pool_facts(r: Resource, cluster: ClusterFacts | None) -> PoolFacts:
     node = as_dict(props.get("nodeConfig"))
     name = props.get("name") if isinstance(props.get("name"), str) else r.name
     capacity = capacity_of(props)
-    labels = {k: v for k, v in as_dict(node.get("labels")).items() if isinstance(v, str)}
-    labels[catalogue.NODEPOOL_LABEL] = name
+    own = {k: v for k, v in as_dict(node.get("labels")).items() if isinstance(v, str)}
+    accelerator: dict[str, str] = {}
     machine_type = node.get("machineType")
     resource, per_node = None, 0
     gen = tpu_generation(machine_type)
     if gen is not None:
         topology = dig(props, "placementPolicy", "tpuTopology") or single_host_topology(gen, machine_type)
-        labels[catalogue.TPU_ACCELERATOR_LABEL] = gen.accelerator
+        accelerator[catalogue.TPU_ACCELERATOR_LABEL] = gen.accelerator
         if topology and topology != UNKNOWN:
-            labels[catalogue.TPU_TOPOLOGY_LABEL] = topology
+            accelerator[catalogue.TPU_TOPOLOGY_LABEL] = topology
         resource, per_node = catalogue.TPU_RESOURCE, gen.machine_types[machine_type]
     else:
         gpus = [g for g in as_list(node.get("guestAccelerators")) if isinstance(g, Mapping)]
         if gpus:
             if isinstance(gpus[0].get("type"), str):
-                labels[catalogue.GPU_ACCELERATOR_LABEL] = gpus[0]["type"]
+                accelerator[catalogue.GPU_ACCELERATOR_LABEL] = gpus[0]["type"]
             resource, per_node = catalogue.GPU_RESOURCE, sum(as_int(g.get("count")) or 0 for g in gpus)
-    if capacity == "spot":
-        labels[SPOT_LABEL] = "true"
-    elif capacity in ("flex-start", "queued"):
-        labels[FLEX_START_LABEL if capacity == "flex-start" else QUEUED_LABEL] = "true"
+    labels = naming.carried_labels(own, accelerator, _CONFIG_CAPACITY[capacity], name)
     return PoolFacts(name, capacity, labels, resource, per_node, _max_nodes(props, cluster))
 
 
@@ -171,8 +163,8 @@ def flavor_capacity(node_labels: Mapping[str, Any], pools: Sequence[PoolFacts]) 
     ours = node_labels.get(naming.CAPACITY_LABEL)
     if isinstance(ours, str) and ours in naming.CAPACITY_VALUES.values():
         return {ours}
-    for label, capacity in ((SPOT_LABEL, "spot"), (FLEX_START_LABEL, "flex-start"), (QUEUED_LABEL, "queued")):
-        if node_labels.get(label) == "true":
-            return {capacity}
+    for capacity, (label, value) in naming.GKE_CAPACITY_LABELS.items():
+        if node_labels.get(label) == value:
+            return {naming.CAPACITY_VALUES[capacity]}
     matched = {p.capacity for p in pools if selects(node_labels, p)}
     return matched or None

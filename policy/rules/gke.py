@@ -10,13 +10,16 @@ from typing import Any
 from gke_ai_batch.domain import catalogue
 
 from gke_ai_batch.domain import netblocks
+from gke_ai_batch.domain import versions
 
 from collections.abc import Sequence
 
 from .base import CLUSTER, EMPTY, NODE_POOL, GCP_SERVICE_ACCOUNT, UNKNOWN, Resource, as_dict, as_int, as_list, dig
 from .facts import auto_provisioning, is_autopilot, tpu_generation
 
-RELEASE_CHANNELS = ("RAPID", "REGULAR", "STABLE", "EXTENDED")
+# The channels the catalogue models, and EXTENDED, which GKE offers too (concepts/release-channels)
+# though a stack cannot choose it.
+RELEASE_CHANNELS = (*versions.CHANNEL_NAMES, "EXTENDED")
 DEFAULT_COMPUTE_SA_SUFFIX = "-compute@developer.gserviceaccount.com"
 
 

@@ -3,11 +3,11 @@ pools can back, and queues that keep their top-priority work off interruptible c
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from gke_ai_batch.domain import catalogue
+from gke_ai_batch.domain import versions
 
 from .base import (
     CLUSTER_QUEUE,
@@ -34,10 +34,6 @@ from .fleet import dispatch_config
 from .facts import INTERRUPTIBLE, cluster_facts, flavor_capacity, selects, stack_pools
 from .workloads import PRIORITY_LABEL, QUEUE_LABEL, queue_managed
 
-# SemVer 2.0: an exact release, optionally a pre-release or build; no ranges, wildcards or 'v'.
-_SEMVER = re.compile(
-    r"(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?"
-)
 ACCELERATORS = (catalogue.TPU_RESOURCE, catalogue.GPU_RESOURCE)
 
 
@@ -53,7 +49,7 @@ def helm_chart_pinned(type_: str, props: Mapping[str, Any], config: Mapping[str,
             f"chart {chart} has no version: each install or upgrade would take whatever is newest; "
             "pin an exact release such as 0.19.2"
         )
-    elif not isinstance(version, str) or not _SEMVER.fullmatch(version):
+    elif not isinstance(version, str) or not versions.CHART_VERSION_RX.fullmatch(version):
         yield (
             f"chart {chart} version {version!r} is not one exact release (no ranges, wildcards or 'v' prefix); "
             "pin one such as 0.19.2"

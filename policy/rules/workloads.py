@@ -14,6 +14,7 @@ from typing import Any
 from gke_ai_batch.domain import catalogue
 
 from gke_ai_batch.domain import images
+from gke_ai_batch.domain import podtemplates
 from gke_ai_batch.model import podsecurity
 from gke_ai_batch.model.objects import PRIORITY_LABEL, QUEUE_LABEL
 
@@ -54,19 +55,11 @@ CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
 
 
 def pod_templates(type_: str, props: Mapping[str, Any]) -> list[Mapping[str, Any]]:
-    """The pod templates of a Job, a Deployment and the other controllers (spec.template), a
-    CronJob (its Job's), a JobSet (each replicated job's); a Pod and a PodTemplate as one each."""
-    if is_type(type_, JOB, *POD_CONTROLLERS):
-        return [as_dict(dig(props, "spec", "template"))]
-    if is_type(type_, CRON_JOB):
-        return [as_dict(dig(props, "spec", "jobTemplate", "spec", "template"))]
-    if is_type(type_, POD):
-        return [props]
-    if is_type(type_, POD_TEMPLATE):
-        return [as_dict(props.get("template"))]
-    if is_type(type_, JOBSET):
-        return [as_dict(dig(rj, "template", "spec", "template")) for rj in as_list(dig(props, "spec", "replicatedJobs"))]
-    return []
+    """The pod templates of a recorded resource of POD_TYPES (gke_ai_batch/domain/podtemplates.py
+    reads them; the type token's last part is the kind)."""
+    if not is_type(type_, *POD_TYPES):
+        return []
+    return podtemplates.pod_templates(type_.rpartition(":")[2], props)
 
 
 def containers(spec: Mapping[str, Any]) -> list[Mapping[str, Any]]:

@@ -9,7 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 from gke_ai_batch.model import podsecurity
-from gke_ai_batch.model.objects import job_pods
+from gke_ai_batch.model.objects import NAMESPACE_NAME_LABEL
+from gke_ai_batch.domain.podtemplates import workload_pod_sets
 from gke_ai_batch.domain.catalogue import GPU_RESOURCE, TPU_RESOURCE
 from gke_ai_batch.plan.podsecurity import pod_specs
 from gke_ai_batch.domain import quantity
@@ -385,7 +386,7 @@ def _namespaces(selector) -> str:
         return "all"
     parts = [f"{k}={v}" for k, v in selector.get("matchLabels", {}).items()]
     for expr in selector.get("matchExpressions", []):
-        if expr["key"] == "kubernetes.io/metadata.name" and expr["operator"] == "In":
+        if expr["key"] == NAMESPACE_NAME_LABEL and expr["operator"] == "In":
             parts.append(codes(expr["values"]))
         else:
             values = f" ({', '.join(expr.get('values', []))})" if expr.get("values") else ""
@@ -495,20 +496,9 @@ def _demand(workload) -> tuple[int, dict[str, float]]:
                 if r in requests:
                     accel[r] = accel.get(r, 0) + count * _value(requests[r])
 
-    for m in workload.manifests:
-        kind, spec = m.get("kind"), m.get("spec", {})
-        if kind == "JobSet":
-            for rj in spec.get("replicatedJobs", []):
-                job = rj["template"]["spec"]
-                add(rj.get("replicas", 1) * job_pods(job), job["template"]["spec"])
-        elif kind == "Job" and workload.kind != "provisioningRequest":
-            add(job_pods(spec), spec["template"]["spec"])
-        elif kind == "ProvisioningRequest":
-            templates = {t["metadata"]["name"]: t for t in workload.manifests if t.get("kind") == "PodTemplate"}
-            for ps in spec.get("podSets", []):
-                template = templates.get(ps["podTemplateRef"]["name"])
-                if template is not None:
-                    add(ps.get("count", 1), template["template"]["spec"])
+    found = workload_pod_sets(workload.manifests)
+    for pod_set in found[1] if found is not None else ():
+        add(pod_set.count, pod_set.spec)
     return pods, accel
 
 

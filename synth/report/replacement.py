@@ -70,12 +70,14 @@ def section(plan, protected: dict[str, bool], prefix: str = "") -> list[str]:
         [f"{code(e.name)} ({e.gpu.count} × {e.gpu.type}, {e.gpu.driver_version})" for e in entries if e.gpu],
         f"{REPLACES} (`guest_accelerator`)",
     )
+    # Generations whose multi-host slices are placed by a workload policy (catalogue.TpuGeneration).
+    with_policy = sorted({e.tpu.version for e in tpu if e.tpu.slice.generation.workload_policy})
     add(
         "`nodePools[].tpu.topology`, `tpu.version`, `tpu.machineType`",
         [f"{code(e.name)} ({e.tpu.topology}, {_hosts(e)}, {e.node_machine_type})" for e in tpu],
         f"{REPLACES}: the program marks a TPU pool's `placementPolicy` and machine type "
         "replace-on-change, because GKE cannot reshape a slice in place"
-        + ("; the tpu7x workload policy is replaced too" if any(e.tpu.version == "tpu7x" for e in tpu) else ""),
+        + (f"; the {', '.join(with_policy)} workload policy is replaced too" if with_policy else ""),
     )
     other = [e for e in entries if e.tpu is None]
     add(
