@@ -56,3 +56,52 @@ def test_whole_numbers_to_the_api_servers_precision(amount, whole):
 def test_a_whole_gpu_written_with_an_exponent_renders(tmp_path):
     result = synth_config(tmp_path, _gpu_stack(resources={"nvidia.com/gpu": "1e0"}))
     assert result.exit_code == 0, result.error
+
+
+# -- chart versions: an exact SemVer release, without leading zeros ------------------------------
+
+
+@pytest.mark.parametrize("version", ["0.019.2", "00.19.2", "0.19.02"])
+def test_a_kueue_version_with_a_leading_zero_is_refused_at_its_line(tmp_path, version):
+    # Before, the policy pack refused it after the render (exit 3), without the stack file's line.
+    config = _gpu_stack()
+    config[f"{NS}:kueue"] = {"version": version}
+    _refused(tmp_path, config, f"{NS}:kueue.version", "no leading zeros")
+
+
+def test_a_kueue_version_with_zeros_that_lead_nothing_renders(tmp_path):
+    config = _gpu_stack()
+    config[f"{NS}:kueue"] = {"version": "0.19.0"}
+    assert synth_config(tmp_path, config).exit_code == 0
+
+
+# -- machine types of series the catalogue does not size ------------------------------------------
+
+
+@pytest.mark.parametrize("machine_type", ["c4-standard-0", "c4-standard-08", "c4-standard", "c4d-standard-8-08"])
+def test_an_unsized_series_name_without_a_real_vcpu_count_is_refused(tmp_path, machine_type):
+    config = base_config(nodePools=[{"name": "cpu", "machineType": machine_type, "maxNodes": 2}])
+    _refused(tmp_path, config, f"{NS}:nodePools[0].machineType", "VCPUS a whole number from 1 without leading zeros")
+
+
+@pytest.mark.parametrize(
+    "machine_type", ["c4-standard-288-metal", "c4d-standard-384-lssd", "x4-960-16t", "z3-highmem-8-highlssd", "g1-small", "m2-hypermem-416"]
+)
+def test_real_machine_types_of_unsized_series_render(tmp_path, machine_type):
+    config = base_config(nodePools=[{"name": "cpu", "machineType": machine_type, "maxNodes": 2}])
+    result = synth_config(tmp_path, config)
+    assert result.exit_code == 0, result.error
+
+
+@pytest.mark.parametrize("at", ["pool", "system pool", "declared"])
+def test_f1_micro_which_gke_refuses_for_node_pools_is_refused(tmp_path, at):
+    config = base_config(nodePools=[{"name": "cpu", "machineType": "n2-standard-8", "maxNodes": 2}])
+    path = f"{NS}:nodePools[0].machineType"
+    if at == "system pool":
+        config[f"{NS}:cluster"]["systemPool"] = {"machineType": "f1-micro"}
+        path = f"{NS}:cluster.systemPool.machineType"
+    else:
+        config[f"{NS}:nodePools"][0]["machineType"] = "f1-micro"
+    if at == "declared":  # the override declares types GCE has; GKE refuses this one all the same
+        config[f"{NS}:catalogue"] = {"machineTypes": ["f1-micro"]}
+    _refused(tmp_path, config, path, "GKE refuses node pools of f1-micro machines")

@@ -33,7 +33,11 @@ from .base import (
 PROBE_IMAGE = (
     "registry.k8s.io/kubectl:v1.36.2@sha256:b0d792e0d8dfb9bb1b922b78b23137e2a34bb6f9667640353a9d2aadd1fd7761"
 )
-_SEMVER_RX = re.compile(r"([0-9]+)\.([0-9]+)\.([0-9]+)", re.ASCII)
+# SemVer 2.0 item 2 (https://semver.org/#spec-item-2): X.Y.Z, non-negative integers without
+# leading zeroes. Charts are published under such versions, so "0.019.2" names none (the
+# policy pack's helm-chart-pinned rule refuses it too, but only after the render, without the
+# stack file's line).
+_SEMVER_RX = re.compile(r"(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)", re.ASCII)
 
 # Kueue's integration framework names (Configuration v1beta2, integrations.frameworks), each
 # with the first release that has it (components/kueue_releases.py).
@@ -45,7 +49,7 @@ def check_chart_version(value: str, what: str) -> str:
     if not _SEMVER_RX.fullmatch(value):
         raise ValueError(
             f"{value!r} is not a pinned {what} chart version; write an exact release such as "
-            "0.19.2 (no 'v', no ranges)"
+            "0.19.2 (no 'v', no ranges, no leading zeros)"
         )
     return value
 
