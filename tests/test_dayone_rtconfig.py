@@ -105,3 +105,61 @@ def test_f1_micro_which_gke_refuses_for_node_pools_is_refused(tmp_path, at):
     if at == "declared":  # the override declares types GCE has; GKE refuses this one all the same
         config[f"{NS}:catalogue"] = {"machineTypes": ["f1-micro"]}
     _refused(tmp_path, config, path, "GKE refuses node pools of f1-micro machines")
+
+
+# -- a network or subnetwork named without a project is one of the cluster's project ---------------
+
+SUBNET_HOST = "projects/acme-host/regions/us-central1/subnetworks/nodes"
+
+
+@pytest.mark.parametrize(
+    "network, subnetwork, hint",
+    [
+        (None, SUBNET_HOST, "network: projects/acme-host/global/networks/default"),  # the default network is gcp:project's
+        ("vpc", SUBNET_HOST, "network: projects/acme-host/global/networks/vpc"),
+        ("https://www.googleapis.com/compute/v1/projects/acme-host/global/networks/vpc", "nodes",
+         "subnetwork: projects/acme-host/regions/REGION/subnetworks/nodes"),
+        ("projects/acme-host/global/networks/vpc", "regions/us-central1/subnetworks/nodes",
+         "subnetwork: projects/acme-host/regions/us-central1/subnetworks/nodes"),
+    ],
+    ids=["default network", "network name", "subnetwork name", "subnetwork partial path"],
+)
+def test_a_subnetwork_outside_the_networks_implied_project_is_refused(tmp_path, network, subnetwork, hint):
+    # GKE: 'Subnetwork "projects/..." is not valid for Network "..."' (terraform-provider-google#7895).
+    config = base_config()
+    config[f"{NS}:cluster"].update({"subnetwork": subnetwork, **({"network": network} if network else {})})
+    _refused(tmp_path, config, f"{NS}:cluster.subnetwork", f"a subnetwork is in its network's project, and a reference without a project names the cluster's; for a Shared VPC name the host project's {hint}")
+
+
+@pytest.mark.parametrize(
+    "network, subnetwork",
+    [
+        ("projects/acme-host/global/networks/vpc", SUBNET_HOST),  # Shared VPC: both in the host project
+        ("vpc", "projects/test-project/regions/us-central1/subnetworks/nodes"),
+        ("projects/test-project/global/networks/vpc", "nodes"),
+        (None, "regions/us-central1/subnetworks/nodes"),
+    ],
+    ids=["shared VPC", "network name, subnetwork of gcp:project", "network of gcp:project, subnetwork name", "both implied"],
+)
+def test_a_subnetwork_of_the_networks_project_renders(tmp_path, network, subnetwork):
+    config = base_config()
+    config[f"{NS}:cluster"].update({"subnetwork": subnetwork, **({"network": network} if network else {})})
+    result = synth_config(tmp_path, config)
+    assert result.exit_code == 0, result.error
+
+
+@pytest.mark.parametrize("project, refused", [(None, True), ("acme-ml-eu", True), ("acme-host", False)])
+def test_a_fleet_workers_implied_project_is_its_own(tmp_path, project, refused):
+    from test_dayone_gcprules import fleet_stack, worker
+
+    config = fleet_stack()
+    w = worker(config, 1)
+    w.pop("project", None)
+    if project:
+        w["project"] = project
+    w["cluster"].update(network="vpc", subnetwork="projects/acme-host/regions/europe-west4/subnetworks/nodes")
+    if refused:
+        _refused(tmp_path, config, f"{NS}:fleet.workers[1].cluster.subnetwork", "a subnetwork is in its network's project")
+    else:
+        result = synth_config(tmp_path, config)
+        assert result.exit_code == 0, result.error
