@@ -33,7 +33,8 @@ def load(
                    for w in fleet["workers"]]
         data["fleet"] = {**fleet, "workers": workers}
     try:
-        return StackConfig.model_validate(data)
+        # The project resolves network references that name none (StackConfig._check_networks).
+        return StackConfig.model_validate(data, context={"project": project})
     except ValidationError as exc:
         err = from_validation_error(exc, StackConfig)
         err.source = source

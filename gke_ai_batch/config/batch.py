@@ -46,7 +46,7 @@ def check_chart_version(value: str, what: str) -> str:
     if not versions.CHART_VERSION_RX.fullmatch(value):
         raise ValueError(
             f"{value!r} is not a pinned {what} chart version; write an exact release such as "
-            "0.19.2 (no 'v', no ranges)"
+            "0.19.2 (no 'v', no ranges, no leading zeros)"
         )
     return value
 

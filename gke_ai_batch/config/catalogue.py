@@ -97,7 +97,9 @@ class CatalogueOverride(Model):
 
     def machine_type_problem(self, name: str) -> str | None:
         """Why Compute Engine has no machine type `name`, as far as the machine catalogue and
-        this override know; None if it has one."""
+        this override know (or GKE refuses it); None if it has one."""
+        if name in machines.GKE_REFUSED:
+            return machines.GKE_REFUSED[name]
         if name in self.machine_types or machines.unsized(name):
             return None
         if not GCE_NAME_RX.fullmatch(name):

@@ -14,7 +14,7 @@ from gke_ai_batch.domain import versions
 from gke_ai_batch.domain.catalogue import GPU_TYPES, TPU_GENERATIONS
 from gke_ai_batch.domain.regions import REGION_RX as _REGION_RX, ZONE_RX as _ZONE_RX, region_of  # noqa: F401 (re-exported)
 from gke_ai_batch.config.base import CLUSTER_NODES_MAX, GcpLabels, GkeName, GroupEmail, Model, RuleError, raise_all
-from gke_ai_batch.config.gcpnames import PROJECT_ID, Reference, check_network, check_subnetwork, parse_network, parse_subnetwork
+from gke_ai_batch.config.gcpnames import PROJECT_ID, Reference, check_network, check_subnetwork, parse_network, parse_subnetwork, subnetwork_project_problem
 
 
 def check_minor_version(value: str) -> str:
@@ -271,15 +271,11 @@ class ClusterConfig(Model):
         yield from self._control_plane_problems()
         subnetwork = parse_subnetwork(self.subnetwork) if self.subnetwork else None
         network = self.network_reference
-        if subnetwork is not None and subnetwork.project and network.project and subnetwork.project != network.project:
-            # A subnetwork belongs to a network of its own project (Shared VPC included: the host
-            # project holds both; https://cloud.google.com/vpc/docs/shared-vpc), so these two
-            # cannot be one network's.
-            yield RuleError(
-                "subnetwork",
-                f"the subnetwork is in project {subnetwork.project!r} and the network in {network.project!r}: "
-                "a subnetwork is in its network's project",
-            )
+        # Both projects stated here; one implied by the cluster's project is checked by the stack,
+        # which knows it (StackConfig._check_network).
+        problem = subnetwork_project_problem(network, subnetwork)
+        if problem:
+            yield RuleError("subnetwork", problem)
         if self.mode == "autopilot" and not self.dataplane_v2:
             # GKE docs concepts/dataplane-v2: "Autopilot clusters use GKE Dataplane V2" (always).
             yield RuleError("dataplaneV2", "Autopilot clusters always run GKE Dataplane V2; it cannot be turned off")
@@ -365,6 +361,16 @@ class ClusterConfig(Model):
     def network_reference(self) -> Reference:
         """The VPC network as the reference names it: its name, and its project where it says."""
         return parse_network(self.network)
+
+    def implied_project_problem(self, project: str | None) -> str | None:
+        """Why GKE would refuse this network and subnetwork in a cluster of `project`, where one
+        of them is named without a project (both named with one: _problems)."""
+        if not self.subnetwork:
+            return None
+        network, subnetwork = self.network_reference, parse_subnetwork(self.subnetwork)
+        if subnetwork is None or (network.project and subnetwork.project):
+            return None
+        return subnetwork_project_problem(network, subnetwork, project)
 
     @property
     def standard(self) -> bool:

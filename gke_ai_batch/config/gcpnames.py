@@ -114,6 +114,33 @@ def parse_subnetwork(value: str) -> Reference | None:
     return Reference(m["name"], m["project"], m["region"])
 
 
+def subnetwork_project_problem(network: Reference, subnetwork: Reference | None, project: str | None = None) -> str | None:
+    """Why GKE would refuse a cluster on this network and subnetwork ("Subnetwork ... is not valid
+    for Network ...", hashicorp/terraform-provider-google#7895): a subnetwork belongs to a network
+    of its own project (Shared VPC included: the host project holds both;
+    https://cloud.google.com/vpc/docs/shared-vpc). A reference without a project names one of
+    the cluster's `project` (the provider resolves it so: ParseGlobalFieldValue and
+    ParseRegionalFieldValue above), and the network defaults to that project's "default".
+    None when the projects agree or one of them is not known."""
+    if subnetwork is None:
+        return None
+    network_project, subnetwork_project = network.project or project, subnetwork.project or project
+    if network_project is None or subnetwork_project is None or network_project == subnetwork_project:
+        return None
+    if network.project is None:
+        hint = f"; for a Shared VPC name the host project's network: projects/{subnetwork_project}/global/networks/{network.name}"
+    elif subnetwork.project is None:
+        region = subnetwork.region or "REGION"
+        hint = (f"; for a Shared VPC name the host project's subnetwork: "
+                f"projects/{network_project}/regions/{region}/subnetworks/{subnetwork.name}")
+    else:
+        hint = ""
+    return (
+        f"the subnetwork is in project {subnetwork_project!r} and the network in {network_project!r}: "
+        f"a subnetwork is in its network's project, and a reference without a project names the cluster's{hint}"
+    )
+
+
 def check_network(value: str) -> str:
     if parse_network(value) is None:
         raise ValueError(f"{value!r} is not a network reference: {NETWORK_FORMS}; {_PARTS_RULE}")

@@ -6,7 +6,7 @@ import math
 import re
 from typing import Annotated, Iterator
 
-from pydantic import Field, model_validator
+from pydantic import Field, ValidationInfo, model_validator
 
 from gke_ai_batch.domain import catalogue
 
@@ -104,12 +104,13 @@ class StackConfig(Model):
     """Negotiated or missing list prices in USD, replacing the vendored table's for every capacity type: a TPU generation per chip-hour, a GPU type per GPU-hour, a machine type per node-hour without its GPUs (docs/cost.md)."""
 
     @model_validator(mode="after")
-    def _cross_references(self):
+    def _cross_references(self, info: ValidationInfo):
         # Every rule is checked and every broken one reported at once, in the order of the
         # stack's keys. A rule that needs another to hold (an offer check needs known zones, a
         # workload's pool checks need a known pool) skips the items that other rule refused,
         # so one mistake gives one message.
-        raise_all(sorted(self._problems(), key=_stack_order))
+        project = (info.context or {}).get("project")
+        raise_all(sorted([*self._problems(), *self._check_networks(project)], key=_stack_order))
         return self
 
     def _problems(self) -> Iterator[RuleError]:
@@ -146,6 +147,17 @@ class StackConfig(Model):
                     f"{name!r} is neither a TPU generation ({', '.join(catalogue.TPU_GENERATIONS)}), a GPU type "
                     f"({', '.join(catalogue.GPU_TYPES)}) nor a machine type: {problem}",
                 )
+
+    def _check_networks(self, project: str | None) -> Iterator[RuleError]:
+        """A network or subnetwork named without a project is one of the cluster's project:
+        gcp:project, or a fleet worker's own (config.load passes gcp:project as the context)."""
+        problem = self.cluster.implied_project_problem(project)
+        if problem:
+            yield RuleError(("cluster", "subnetwork"), problem)
+        for i, w in enumerate(self.fleet.workers if self.fleet else []):
+            problem = w.cluster.implied_project_problem(w.project or project)
+            if problem:
+                yield RuleError(("fleet", "workers", i, "cluster", "subnetwork"), f"worker {w.name}: {problem}")
 
     # -- production -------------------------------------------------------------------------
 

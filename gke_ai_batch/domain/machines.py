@@ -128,7 +128,21 @@ _OTHER: dict[str, tuple[str, str, int, float, bool]] = {  # name: (series, shape
 # in the listing's form is a machine type Compute Engine may have, taken on trust (unsized()),
 # so that a real type is never refused; its vCPUs and memory stay unknown here.
 UNSIZED_SERIES = ("c4", "c4a", "c4d", "f1", "g1", "h3", "m1", "m2", "m3", "m4", "t2a", "x4", "z3")
-_UNSIZED_RX = re.compile(r"(?P<series>[a-z0-9]+)-[a-z0-9]+(?:-[0-9]+)?(?:-[a-z0-9]+)?", re.ASCII)
+# SERIES-SHAPE-VCPUS[-SUFFIX] (c4-standard-8, c4a-highmem-16-lssd), SERIES-SHAPE-SUFFIX (x4's
+# x4-960-16t) or a shared-core SERIES-micro/small/medium (g1-small): a vCPU count is a whole
+# number without leading zeros and a suffix has a letter, so c4-standard-0, c4-standard-08 and
+# c4-standard, which Compute Engine has no type for, are not taken on trust.
+_SUFFIX = r"[a-z0-9]*[a-z][a-z0-9]*"
+_UNSIZED_RX = re.compile(
+    rf"(?P<series>[a-z0-9]+)-(?:micro|small|medium|[a-z0-9]+-(?:[1-9][0-9]*(?:-{_SUFFIX})?|{_SUFFIX}))", re.ASCII
+)
+_UNSIZED_FORM = "SERIES-SHAPE-VCPUS[-SUFFIX], VCPUS a whole number from 1 without leading zeros (e.g. c4-standard-8)"
+
+# Machine types Compute Engine has and GKE refuses for any node pool: "f1-micro machines are
+# not supported, because they do not have sufficient memory to run GKE" (GKE docs
+# concepts/cluster-architecture, "Memory and CPU"); the API answers "Node pools of f1-micro
+# machines are not supported due to insufficient memory" (seen in nkoson/gke-tutorial#7).
+GKE_REFUSED = {"f1-micro": "GKE refuses node pools of f1-micro machines: they have too little memory to run GKE"}
 
 
 def unsized(name: str) -> bool:
@@ -200,6 +214,8 @@ def machine_type(name: str) -> MachineType:
     if "custom" in name.split("-"):
         return _custom(name)
     series, shape = _series_and_shape(name)
+    if series in UNSIZED_SERIES:  # not in unsized()'s form
+        raise CatalogueError(f"unknown machine type {name!r}: {series} machine types are written {_UNSIZED_FORM}")
     m = re.fullmatch(r"([a-z0-9]+)-([a-z]+)-(\d+)(-lssd)?", name)
     shapes = PREDEFINED.get(series, {})
     if series not in _known_series():

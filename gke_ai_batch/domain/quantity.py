@@ -6,7 +6,7 @@ in its own virtualenv without pydantic) share this one parser."""
 from __future__ import annotations
 
 import re
-from decimal import ROUND_CEILING, Decimal, InvalidOperation
+from decimal import MAX_EMAX, MIN_EMIN, ROUND_CEILING, Decimal, DecimalException, localcontext
 from typing import Any
 
 # The API's grammar, as Kueue's CRDs spell it (pattern on nominalQuota).
@@ -52,6 +52,12 @@ def is_extended_resource(name: str) -> bool:
     return "/" in name and NATIVE_RESOURCE_DOMAIN not in name and not name.startswith(QUOTA_REQUESTS_PREFIX)
 
 
+# "No quantity may represent a number greater than 2^63-1 in magnitude ... Numbers larger or
+# more precise will be capped or rounded up" (k8s.io/apimachinery pkg/api/resource/quantity.go,
+# the Quantity type's comment).
+QUANTITY_CAP = Decimal(2**63 - 1)
+
+
 def is_whole(q: Any) -> bool:
     """Whether a quantity is a whole number, to the API server's milli precision."""
     if isinstance(q, bool):
@@ -67,11 +73,25 @@ def is_whole(q: Any) -> bool:
             size = _SUFFIXES[suffix]
             factor = Decimal(size) if isinstance(size, int) else Decimal(10) ** _DECIMAL_EXPONENT[suffix]
             break
-    try:
-        milli = (Decimal(number) * factor * 1000).to_integral_value(rounding=ROUND_CEILING)
-    except InvalidOperation:
-        return False
-    return milli % 1000 == 0
+    # Exact arithmetic, whatever the size: "1e-999999999" is a positive amount the API server
+    # rounds up to 1m (not whole), and Decimal's default context would round it to 0; "9"*40
+    # and "1e999999999" need more than its 28 digits and its exponent range.
+    with localcontext() as ctx:
+        ctx.prec, ctx.Emax, ctx.Emin = len(q) + 40, MAX_EMAX, MIN_EMIN
+        try:
+            amount = Decimal(number) * factor
+        except DecimalException:
+            # An exponent beyond any context's range: zero, a huge amount (capped, as next) or
+            # a tiny positive one (rounded up to 1m).
+            mantissa, _, _ = number.lower().partition("e")
+            return Decimal(mantissa) == 0 or "e-" not in number.lower()
+        if amount >= QUANTITY_CAP:
+            return True  # capped to a whole number; the fit rules refuse such amounts
+        try:
+            milli = (amount * 1000).to_integral_value(rounding=ROUND_CEILING)
+            return milli % 1000 == 0
+        except DecimalException:
+            return False
 
 
 # The decimal suffixes' exact powers of ten (_SUFFIXES holds them as floats).
