@@ -1,9 +1,10 @@
-"""python -m synth STACK [STACK ...] | --all | --config FILE  [--out DIR] [--json] [--quiet] [--debug]
+"""python -m synth STACK [STACK ...] | --all | --config FILE  [--out DIR] [--base DIR] [--json] [--quiet] [--debug]
 
 Runs the program (__main__.py) for a stack under the recording engine and writes what it
 would create into build/STACK (or --out): resources.json, manifests.yaml, outputs.json,
 policy.json, cost.json and report.md (and, for a program of several clusters, manifests/CLUSTER.yaml),
-all or none.
+all or none. With --base DIR (the same stack rendered from the base branch), diff.md and
+diff.json too: what changes against that render (docs/synth.md).
 
 Exit codes: 0 rendered; 2 invalid stack config or usage (every problem listed as
 file:line:column: key path: message; nothing written); 3 a mandatory policy violated (files
@@ -98,6 +99,13 @@ def parser() -> argparse.ArgumentParser:
         metavar="DIR",
         help="output folder (default build/STACK); with several stacks, the folder that holds one per stack",
     )
+    p.add_argument(
+        "--base",
+        type=Path,
+        metavar="DIR",
+        help="a folder synth wrote for the same stack from the base branch: also write diff.md and diff.json; "
+        "with several stacks, the folder that holds one per stack (a stack it lacks is shown as new)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON document (diagnostics, violations) on stdout instead of text")
     p.add_argument("--quiet", action="store_true", help="print only problems")
     p.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
@@ -122,7 +130,10 @@ def main(argv: list[str] | None = None) -> int:
         out = None
         if args.out is not None:
             out = args.out / stack if several else args.out
-        outcomes.append(_run_one(stack, config, out, args.debug))
+        base = None
+        if args.base is not None:
+            base = (args.base / stack, True) if several else (args.base, False)
+        outcomes.append(_run_one(stack, config, out, args.debug, base))
         if not args.json:
             _print_outcome(outcomes[-1], args.quiet)
     return _finish(args, outcomes)
@@ -149,10 +160,10 @@ def _targets(args) -> list[tuple[str, Path | None]] | Diagnostic:
     return targets
 
 
-def _run_one(stack: str, config: Path | None, out: Path | None, debug: bool) -> Outcome:
+def _run_one(stack: str, config: Path | None, out: Path | None, debug: bool, base=None) -> Outcome:
     outcome = Outcome(stack)
     try:
-        _render(outcome, stack, config, out)
+        _render(outcome, stack, config, out, base)
     except KeyboardInterrupt:
         raise
     except BaseException as exc:  # noqa: BLE001 - every failure ends in a message and an exit code
@@ -168,7 +179,7 @@ def _run_one(stack: str, config: Path | None, out: Path | None, debug: bool) -> 
     return outcome
 
 
-def _render(outcome: Outcome, stack: str, config: Path | None, out: Path | None) -> None:
+def _render(outcome: Outcome, stack: str, config: Path | None, out: Path | None, base=None) -> None:
     from . import StackFile, StackFileError, output, output_files, synthesize
 
     try:
@@ -197,10 +208,17 @@ def _render(outcome: Outcome, stack: str, config: Path | None, out: Path | None)
     if result.diagnostics:
         outcome.diagnostics, outcome.exit_code = result.diagnostics, result.exit_code
         return
+    files = output_files(result)
+    if base is not None:
+        diff = _diff(stack_file.stack, files, *base)
+        if isinstance(diff, Diagnostic):
+            outcome.diagnostics, outcome.exit_code = [diff], EXIT_INVALID_CONFIG
+            return
+        files.update(diff)
     try:
         with output.locked(target):
             output.check_target(out, ROOT)  # again, under the lock: another run may have changed it
-            output.write(target, output_files(result))
+            output.write(target, files)
     except output.OutputError as exc:
         outcome.diagnostics = [refused(exc)]
         outcome.exit_code = EXIT_BUSY if exc.busy else EXIT_INVALID_CONFIG
@@ -210,6 +228,22 @@ def _render(outcome: Outcome, stack: str, config: Path | None, out: Path | None)
     note = _unregistered(stack_file)
     if note:
         outcome.diagnostics = [note]
+
+
+def _diff(stack: str, files: dict[str, str], base: Path, may_be_new: bool) -> dict[str, str] | Diagnostic:
+    """diff.md and diff.json against the base render, read before anything is written (so --base
+    may be the output folder itself). With several stacks, one the base lacks is new in the change."""
+    from . import diff
+
+    try:
+        head = diff.Render.from_files(files)
+        if may_be_new and not os.path.lexists(base):
+            return diff.files(stack, diff.Render.empty(), head, new=True)
+        if not os.path.isdir(base):
+            raise diff.DiffError("is not a folder: --base takes a folder synth wrote for the same stack", base)
+        return diff.files(stack, diff.Render.from_folder(base), head)
+    except diff.DiffError as exc:
+        return Diagnostic(str(exc), "usage", file=str(exc.path), path="--base")
 
 
 def _unregistered(stack_file) -> Diagnostic | None:

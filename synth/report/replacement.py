@@ -20,6 +20,24 @@ from .md import code, codes, table
 
 REPLACES = "**replaces**"
 
+# The ForceNew inputs above, by Pulumi type and input path, for a diff of two renders
+# (synth/diff.py): a change at or under one of them replaces the resource. A resource's own
+# `replaceOnChanges` adds to these. Kubernetes objects are replaced when their name or
+# namespace changes (pulumi-kubernetes provider/pkg/provider/provider.go, forceNewProperties).
+FORCE_NEW = {
+    "gcp:container/nodePool:NodePool": (
+        "name", "cluster", "location", "project", "initialNodeCount", "placementPolicy", "queuedProvisioning",
+        "nodeConfig.spot", "nodeConfig.flexStart", "nodeConfig.maxRunDuration", "nodeConfig.reservationAffinity",
+        "nodeConfig.guestAccelerators", "nodeConfig.serviceAccount", "nodeConfig.oauthScopes",
+        "nodeConfig.shieldedInstanceConfig", "nodeConfig.metadata",
+    ),
+    # resource_container_cluster.go: name, location, project and datapath_provider are ForceNew.
+    "gcp:container/cluster:Cluster": ("name", "location", "project", "datapathProvider"),
+    # resource_google_service_account.go: account_id and project are ForceNew.
+    "gcp:serviceaccount/account:Account": ("accountId", "project"),
+}
+KUBERNETES_FORCE_NEW = ("metadata.name", "metadata.namespace")
+
 
 def section(plan, protected: dict[str, bool], prefix: str = "") -> list[str]:
     """`prefix`: where the plan's keys sit in the stack file (a fleet worker's are under

@@ -1,0 +1,403 @@
+"""The diff of a render against a base render of the same stack (`python -m synth STACK --base DIR`):
+diff.md and diff.json, beside the render.
+
+Everything here is read from the files synth wrote (resources.json, cost.json, policy.json,
+manifests.yaml) of both renders: the replacement rules are synth/report/replacement.py's, the
+recorded pools and flavors are parsed by the policy pack's functions (policy/rules/facts.py) and
+the prices are cost.json's, so the diff says what the report and the policy pack say."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gke_ai_batch.domain import catalogue
+from policy import rules
+from policy.rules.base import CLUSTER, HELM_RELEASES, NODE_POOL, RESOURCE_FLAVOR, dig, of_type
+from policy.rules.facts import cluster_facts, pool_facts, selects
+
+from .report.md import DASH, code, table
+from .report.replacement import FORCE_NEW, KUBERNETES_FORCE_NEW
+
+FILES = ("resources.json", "cost.json", "policy.json", "manifests.yaml")
+# Where GKE, Helm and Pulumi document what an operation does to running work.
+DOCS = {
+    "pool-create": "https://cloud.google.com/kubernetes-engine/docs/how-to/node-pools#add",
+    "pool-delete": "https://cloud.google.com/sdk/gcloud/reference/container/node-pools/delete",
+    "pool-recreate": "https://cloud.google.com/kubernetes-engine/docs/concepts/managing-clusters",
+    "cluster": "https://cloud.google.com/kubernetes-engine/docs/concepts/managing-clusters",
+    "helm": "https://helm.sh/docs/chart_best_practices/custom_resource_definitions/",
+    "delete-before-replace": "https://www.pulumi.com/docs/iac/concepts/options/deletebeforereplace/",
+}
+# Node pool inputs GKE changes by recreating every node (synth/report/replacement.py).
+_RECREATES_NODES = ("nodeConfig.machineType", "nodeConfig.gvnic", "nodeLocations")
+
+
+class DiffError(Exception):
+    """A base render that cannot be read: a usage error about --base."""
+
+    def __init__(self, message: str, path: Path):
+        self.path = path
+        super().__init__(message)
+
+
+@dataclass(frozen=True)
+class Render:
+    resources: list[dict[str, Any]]
+    cost: dict[str, Any]
+    policy: list[dict[str, Any]]
+    manifests: list[dict[str, Any]]
+
+    @classmethod
+    def from_files(cls, files: dict[str, str], where: Path | None = None) -> Render:
+        def parse(name: str, load, kind: type):
+            try:
+                value = load(files[name])
+            except (ValueError, yaml.YAMLError) as exc:
+                raise DiffError(f"is not {'JSON' if name.endswith('.json') else 'YAML'}: {_one_line(exc)}", _at(where, name)) from None
+            if not isinstance(value, kind):
+                raise DiffError(f"is not a {kind.__name__} as synth writes it", _at(where, name))
+            return value
+
+        docs = parse("manifests.yaml", lambda t: list(yaml.safe_load_all(t)), list)
+        return cls(
+            [r for r in parse("resources.json", json.loads, list) if isinstance(r, dict)],
+            parse("cost.json", json.loads, dict),
+            [v for v in parse("policy.json", json.loads, list) if isinstance(v, dict)],
+            [d for d in docs if isinstance(d, dict)],
+        )
+
+    @classmethod
+    def empty(cls) -> Render:
+        """The base of a stack the base branch does not have."""
+        return cls([], {}, [], [])
+
+    @classmethod
+    def from_folder(cls, folder: Path) -> Render:
+        files = {}
+        for name in FILES:
+            try:
+                files[name] = (folder / name).read_text(encoding="utf-8")
+            except FileNotFoundError:
+                raise DiffError("is missing: --base takes a folder synth wrote for the same stack", folder / name) from None
+            except (OSError, UnicodeDecodeError) as exc:
+                raise DiffError(f"cannot be read: {getattr(exc, 'strerror', None) or exc}", folder / name) from None
+        return cls.from_files(files, folder)
+
+
+def _at(where: Path | None, name: str) -> Path:
+    return (where / name) if where is not None else Path(name)
+
+
+def _one_line(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:200]
+
+
+# -- resources ------------------------------------------------------------------------------
+
+
+def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
+    """Leaf paths of a mapping; lists are compared whole, as a provider compares a block list."""
+    if isinstance(value, dict) and value:
+        out: dict[str, Any] = {}
+        for k, v in value.items():
+            out.update(_flatten(v, f"{prefix}.{k}" if prefix else str(k)))
+        return out
+    return {prefix: value}
+
+
+def _under(path: str, keys) -> bool:
+    return any(path == k or path.startswith(k + ".") or k.startswith(path + ".") for k in keys)
+
+
+def _property_changes(before: dict, after: dict) -> tuple[list[dict[str, Any]], bool]:
+    options = after.get("options") or {}
+    ignored = options.get("ignoreChanges") or []
+    old, new = _flatten(before.get("inputs") or {}), _flatten(after.get("inputs") or {})
+    force = list(FORCE_NEW.get(after["type"], ())) + list(options.get("replaceOnChanges") or [])
+    if after["type"].startswith("kubernetes:"):
+        force += KUBERNETES_FORCE_NEW
+    changes = []
+    for path in sorted(set(old) | set(new)):
+        if old.get(path) == new.get(path) or _under(path, ignored):
+            continue
+        changes.append({"path": path, "before": old.get(path), "after": new.get(path), "replaces": _under(path, force)})
+    return changes, any(c["replaces"] for c in changes)
+
+
+def _resources(base: Render, head: Render) -> dict[str, Any]:
+    old = {r["urn"]: r for r in base.resources}
+    new = {r["urn"]: r for r in head.resources}
+    out: dict[str, Any] = {"added": [], "changed": [], "replaced": [], "deleted": [], "details": {}}
+
+    def protected(urn: str) -> bool:
+        return any(((x.get(urn) or {}).get("options") or {}).get("protect") for x in (old, new))
+
+    for urn, r in new.items():
+        if urn not in old:
+            out["added"].append(urn)
+            continue
+        changes, replaces = _property_changes(old[urn], r)
+        if changes:
+            out["replaced" if replaces else "changed"].append(urn)
+            out["details"][urn] = changes
+    out["deleted"] = [urn for urn in old if urn not in new]
+    for key in ("added", "changed", "replaced", "deleted"):
+        out[key].sort(key=lambda u: (not protected(u), u))
+    out["protected"] = sorted(u for u in set(old) | set(new) if protected(u) and u not in _unchanged(out, old, new))
+    return out
+
+
+def _unchanged(out: dict, old: dict, new: dict) -> set[str]:
+    moved = {u for k in ("added", "changed", "replaced", "deleted") for u in out[k]}
+    return (set(old) | set(new)) - moved
+
+
+# -- capacity, queues, teams, priorities ------------------------------------------------------
+
+
+def _capacity(render: Render) -> dict[str, dict[str, int]]:
+    """Per ResourceFlavor, the pools its nodeLabels select, as the cost and policy rules judge it."""
+    resources = [rules.Resource(r["urn"], r["type"], r["name"], r.get("inputs") or {}, False) for r in render.resources]
+    cluster = cluster_facts(resources)
+    pools = [pool_facts(r, cluster) for r in of_type(resources, NODE_POOL)]
+    out = {}
+    for r in of_type(resources, RESOURCE_FLAVOR):
+        name = dig(r.props, "metadata", "name")
+        labels = dig(r.props, "spec", "nodeLabels")
+        if not isinstance(name, str):
+            continue
+        chosen = [p for p in pools if isinstance(labels, dict) and labels and selects(labels, p)]
+        out[name] = {
+            "pools": len(chosen),
+            "slices": sum(1 for p in chosen if p.resource == catalogue.TPU_RESOURCE),
+            "vms": sum(p.max_nodes or 0 for p in chosen),
+            "accelerators": sum(p.accelerators or 0 for p in chosen),
+        }
+    return out
+
+
+def _objects(render: Render, kind: str) -> list[dict[str, Any]]:
+    return [d for d in render.manifests if d.get("kind") == kind and isinstance(d.get("metadata"), dict)]
+
+
+def _queues(render: Render) -> dict[str, dict[str, Any]]:
+    """Per ClusterQueue: its cohort and, per flavor and resource, nominal quota and the limits."""
+    out = {}
+    for q in _objects(render, "ClusterQueue"):
+        spec = q.get("spec") if isinstance(q.get("spec"), dict) else {}
+        quotas = {}
+        for group in spec.get("resourceGroups") or []:
+            for flavor in (group or {}).get("flavors") or []:
+                for res in (flavor or {}).get("resources") or []:
+                    limits = {k: res[k] for k in ("nominalQuota", "borrowingLimit", "lendingLimit") if k in res}
+                    quotas[f"{flavor.get('name')}/{res.get('name')}"] = limits
+        out[str(q["metadata"].get("name"))] = {"cohort": spec.get("cohortName") or spec.get("cohort"), "quotas": quotas}
+    return out
+
+
+def _teams(render: Render) -> dict[str, str]:
+    """LocalQueue namespace/name -> its ClusterQueue."""
+    return {
+        f"{q['metadata'].get('namespace')}/{q['metadata'].get('name')}": str((q.get("spec") or {}).get("clusterQueue"))
+        for q in _objects(render, "LocalQueue")
+    }
+
+
+def _priorities(render: Render) -> dict[str, Any]:
+    return {
+        f"{kind} {p['metadata'].get('name')}": p.get("value")
+        for kind in ("PriorityClass", "WorkloadPriorityClass")
+        for p in _objects(render, kind)
+    }
+
+
+def _changed_map(old: dict, new: dict) -> dict[str, dict[str, Any]]:
+    return {k: {"before": old.get(k), "after": new.get(k)} for k in sorted(set(old) | set(new)) if old.get(k) != new.get(k)}
+
+
+# -- cost and policy --------------------------------------------------------------------------
+
+
+def _pool_costs(render: Render) -> dict[str, float | None]:
+    return {f"{p.get('cluster')}/{p.get('pool')}": p.get("per30DaysMax") for p in render.cost.get("pools") or []}
+
+
+def _findings(render: Render) -> set[tuple[str, str, str, str]]:
+    return {(str(v.get("enforcement")), str(v.get("policy")), str(v.get("urn")), str(v.get("message"))) for v in render.policy}
+
+
+def compute(base: Render, head: Render) -> dict[str, Any]:
+    old_total = (base.cost.get("total") or {}).get("per30DaysMax")
+    new_total = (head.cost.get("total") or {}).get("per30DaysMax")
+    old_f, new_f = _findings(base), _findings(head)
+    data = {
+        "resources": _resources(base, head),
+        "capacity": _changed_map(_capacity(base), _capacity(head)),
+        "clusterQueues": _changed_map(_queues(base), _queues(head)),
+        "teams": _changed_map(_teams(base), _teams(head)),
+        "priorities": _changed_map(_priorities(base), _priorities(head)),
+        "cost": {"before": old_total, "after": new_total, "pools": _changed_map(_pool_costs(base), _pool_costs(head))},
+        "policy": {
+            "new": [dict(zip(("enforcement", "policy", "urn", "message"), f)) for f in sorted(new_f - old_f)],
+            "resolved": [dict(zip(("enforcement", "policy", "urn", "message"), f)) for f in sorted(old_f - new_f)],
+        },
+    }
+    data["operations"] = operations(base, head, data["resources"])
+    data["empty"] = is_empty(data)
+    return data
+
+
+def is_empty(data: dict[str, Any]) -> bool:
+    r = data["resources"]
+    return not any(r[k] for k in ("added", "changed", "replaced", "deleted")) and not any(
+        data[k] for k in ("capacity", "clusterQueues", "teams", "priorities")
+    ) and data["cost"]["before"] == data["cost"]["after"] and not data["cost"]["pools"] and not (
+        data["policy"]["new"] or data["policy"]["resolved"]
+    )
+
+
+# -- what `pulumi up` will run ------------------------------------------------------------------
+
+
+def operations(base: Render, head: Render, res: dict[str, Any]) -> list[dict[str, str]]:
+    """The steps in the order Pulumi takes them: creates, updates and replacements in the order
+    the program registers its resources, then deletions of what the program no longer
+    registers, dependents first (pulumi/pulumi pkg/resource/deploy/step_generator.go,
+    GenerateDeletes). Each names what it does to running work."""
+    kinds = {u: k for k in ("added", "changed", "replaced") for u in res[k]}
+    steps = []
+    for r in head.resources:
+        kind = kinds.get(r["urn"])
+        if kind is not None:
+            steps.append(_step(kind, r, res["details"].get(r["urn"], [])))
+    old_order = [r for r in base.resources if r["urn"] in set(res["deleted"])]
+    steps += [_step("deleted", r, []) for r in reversed(old_order)]
+    return steps
+
+
+def _step(kind: str, r: dict[str, Any], changes: list[dict[str, Any]]) -> dict[str, str]:
+    name, type_ = r["name"], r["type"]
+    dbr = bool((r.get("options") or {}).get("deleteBeforeReplace"))
+    op = {"added": "create", "changed": "update", "replaced": "replace", "deleted": "delete"}[kind]
+    note, doc = "", ""
+    if type_ == NODE_POOL:
+        if kind == "added":
+            note, doc = "slow: GKE provisions the pool's nodes", "pool-create"
+        elif kind == "deleted":
+            note, doc = "**disruptive**: GKE drains the pool's nodes; running pods are evicted", "pool-delete"
+        elif kind == "replaced":
+            note = ("**disruptive, capacity gap**: the old pool is deleted (pods evicted) before the new one exists"
+                    if dbr else "**disruptive**: a new pool is created, then the old one deleted (pods evicted)")
+            doc = "delete-before-replace" if dbr else "pool-delete"
+        elif any(_under(c["path"], _RECREATES_NODES) for c in changes):
+            note, doc = "**disruptive**: GKE recreates every node of the pool; running pods stop", "pool-recreate"
+    elif type_ == CLUSTER and kind in ("replaced", "deleted"):
+        note, doc = "**disruptive**: the cluster and all its node pools are deleted", "cluster"
+    elif type_ == CLUSTER and kind == "changed":
+        note, doc = "slow: a cluster update may restart the control plane or recreate nodes", "cluster"
+    elif type_ in HELM_RELEASES and kind != "deleted":
+        note, doc = "Helm upgrade: the controller rolls; Helm does not upgrade CRDs of a chart's crds/ folder", "helm"
+    if op == "replace" and dbr and not note:
+        note, doc = "delete before replace: a gap while it is recreated", "delete-before-replace"
+    return {"operation": op, "urn": r["urn"], "type": type_, "name": name, "note": note, "doc": DOCS.get(doc, "")}
+
+
+# -- diff.md ----------------------------------------------------------------------------------
+
+
+def _short(urn: str) -> str:
+    return urn.split("::")[-1] + f" ({urn.split('::')[-2].split('$')[-1]})"
+
+
+def _value(v: Any) -> str:
+    if v is None:
+        return DASH
+    text = v if isinstance(v, str) else json.dumps(v, sort_keys=True)
+    return code(text if len(text) <= 80 else text[:77] + "…")
+
+
+def _usd(v: Any) -> str:
+    return DASH if v is None else f"${v:,.2f}"
+
+
+def _delta(before: Any, after: Any) -> str:
+    if isinstance(before, (int, float)) and isinstance(after, (int, float)):
+        d = after - before
+        return f"{'+' if d >= 0 else '−'}{abs(d):,.2f}" if isinstance(d, float) else f"{d:+d}"
+    return ""
+
+
+def markdown(stack: str, data: dict[str, Any]) -> str:
+    lines = [f"## `{stack}`: changes against the base render", ""]
+    if data.get("newStack"):
+        lines += ["**New stack:** the base branch has no render of it; everything below is created.", ""]
+    if data["empty"]:
+        return "\n".join(lines + ["No changes: the render matches the base render.", ""])
+    res = data["resources"]
+    counts = ", ".join(f"{len(res[k])} {k}" for k in ("added", "changed", "replaced", "deleted") if res[k])
+    lines.append(f"**Resources:** {counts or 'none changed'}. **Cost** per 30 days at maximum size: "
+                 f"{_usd(data['cost']['before'])} → {_usd(data['cost']['after'])}.")
+    if res["protected"]:
+        lines += ["", f"**Protected resources change:** {', '.join(code(_short(u)) for u in res['protected'])}: "
+                  "`pulumi up` refuses to delete or replace them until protection is lifted."]
+    if data["operations"]:
+        rows = [[str(i), s["operation"], code(_short(s["urn"])), s["note"] + (f" ([docs]({s['doc']}))" if s["doc"] else "")]
+                for i, s in enumerate(data["operations"], 1)]
+        lines += ["", "### What `pulumi up` will do", "", *table(["#", "operation", "resource", "effect"], rows)]
+    if res["details"]:
+        rows = []
+        for kind in ("replaced", "changed"):
+            for urn in res[kind]:
+                for c in res["details"][urn]:
+                    rows.append([code(_short(urn)), code(c["path"]), _value(c["before"]), _value(c["after"]),
+                                 "**replaces**" if c["replaces"] else "in place"])
+        lines += ["", "### Properties that change", "", *table(["resource", "property", "before", "after", "effect"], rows)]
+    if data["capacity"]:
+        rows = []
+        for name, c in data["capacity"].items():
+            b, a = c["before"] or {}, c["after"] or {}
+            rows.append([code(name)] + [f"{b.get(k, DASH)} → {a.get(k, DASH)}" for k in ("slices", "vms", "accelerators")])
+        lines += ["", "### Capacity per flavor", "", *table(["flavor", "slices", "VMs", "chips / GPUs"], rows)]
+    if data["clusterQueues"]:
+        rows = []
+        for name, q in data["clusterQueues"].items():
+            b, a = q["before"] or {}, q["after"] or {}
+            if b.get("cohort") != a.get("cohort"):
+                rows.append([code(name), "cohort", _value(b.get("cohort")), _value(a.get("cohort"))])
+            bq, aq = b.get("quotas") or {}, a.get("quotas") or {}
+            for key in sorted(set(bq) | set(aq)):
+                for limit in ("nominalQuota", "borrowingLimit", "lendingLimit"):
+                    x, y = (bq.get(key) or {}).get(limit), (aq.get(key) or {}).get(limit)
+                    if x != y:
+                        rows.append([code(name), f"{code(key)} {limit}", _value(x), _value(y)])
+            if not b or not a:
+                rows.append([code(name), "queue", "—" if not b else "exists", "removed" if not a else "added"])
+        lines += ["", "### Cluster queues", "", *table(["cluster queue", "what", "before", "after"], rows)]
+    for key, title, head in (("teams", "Teams (LocalQueue → ClusterQueue)", "local queue"), ("priorities", "Priorities", "class")):
+        if data[key]:
+            rows = [[code(k), _value(v["before"]), _value(v["after"])] for k, v in data[key].items()]
+            lines += ["", f"### {title}", "", *table([head, "before", "after"], rows)]
+    if data["cost"]["pools"] or data["cost"]["before"] != data["cost"]["after"]:
+        rows = [[code(k), _usd(v["before"]), _usd(v["after"]), _delta(v["before"], v["after"])] for k, v in data["cost"]["pools"].items()]
+        c = data["cost"]
+        rows.append(["**total**", _usd(c["before"]), _usd(c["after"]), _delta(c["before"], c["after"])])
+        lines += ["", "### Cost per 30 days at maximum size (USD, list price)", "",
+                  *table(["pool", "before", "after", "change"], rows, ["l", "r", "r", "r"])]
+    for key, title in (("new", "New policy findings"), ("resolved", "Resolved policy findings")):
+        if data["policy"][key]:
+            lines += ["", f"### {title}", ""] + [
+                f"- {v['enforcement']}: {v['policy']}: {code(_short(v['urn']) if '::' in v['urn'] else v['urn'])}: {v['message']}"
+                for v in data["policy"][key]]
+    return "\n".join(lines) + "\n"
+
+
+def files(stack: str, base: Render, head: Render, new: bool = False) -> dict[str, str]:
+    data = compute(base, head)
+    if new:
+        data["newStack"] = True
+    return {"diff.md": markdown(stack, data), "diff.json": json.dumps(data, indent=2, sort_keys=True) + "\n"}
