@@ -32,6 +32,7 @@ from gke_ai_batch.config.batch import (
 from gke_ai_batch.config.catalogue import CatalogueOverride
 from gke_ai_batch.config.cluster import ClusterConfig, region_of
 from gke_ai_batch.config.fleet import FleetConfig, fleet_problems
+from gke_ai_batch.config.gcpnames import is_project_id
 from gke_ai_batch.config.pools import NodePoolConfig
 from gke_ai_batch.config.workloads import JobSetWorkload, JobWorkload, ProvisioningRequestWorkload, Workload
 
@@ -150,12 +151,14 @@ class StackConfig(Model):
 
     def _check_networks(self, project: str | None) -> Iterator[RuleError]:
         """A network or subnetwork named without a project is one of the cluster's project:
-        gcp:project, or a fleet worker's own (config.load passes gcp:project as the context)."""
+        gcp:project, or a fleet worker's own (config.load passes gcp:project as the context). A
+        project that is not a project id is refused on its own, so it implies nothing here."""
+        project = project if is_project_id(project) else None
         problem = self.cluster.implied_project_problem(project)
         if problem:
             yield RuleError(("cluster", "subnetwork"), problem)
         for i, w in enumerate(self.fleet.workers if self.fleet else []):
-            problem = w.cluster.implied_project_problem(w.project or project)
+            problem = w.cluster.implied_project_problem(w.project if is_project_id(w.project) else project)
             if problem:
                 yield RuleError(("fleet", "workers", i, "cluster", "subnetwork"), f"worker {w.name}: {problem}")
 
