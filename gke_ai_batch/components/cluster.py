@@ -93,21 +93,9 @@ class GkeCluster(pulumi.ComponentResource):
             member=member,
             opts=child,
         )
-        # Read access to exactly the Artifact Registry repositories the stack's images come
-        # from, not project-wide (see plan.cluster.registry_grants). Autopilot nodes run as the
-        # same account (auto-provisioning defaults below), so both modes need it.
-        self.registry_readers: dict[str, gcp.artifactregistry.RepositoryIamMember] = {
-            grant.resource_name: gcp.artifactregistry.RepositoryIamMember(
-                scoped(scope, grant.resource_name),
-                project=grant.project,
-                location=grant.location,
-                repository=grant.repository,
-                role=REGISTRY_READER_ROLE,
-                member=member,
-                opts=child,
-            )
-            for grant in plan.registry_grants
-        }
+        # Autopilot nodes run as the same account (auto-provisioning defaults below), so both
+        # modes need the registry grants.
+        self.registry_readers = _registry_readers(plan, scope, member, child)
         args = dict(plan.cluster_args)
         if not cfg.cluster.standard:
             # Autopilot takes the node service account through auto-provisioning defaults.
@@ -178,36 +166,113 @@ class GkeCluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self, depends_on=ready),
         )
         self._ref_facts = (cfg, plan.project)
-        self.register_outputs(
-            {
-                "name": self.name,
-                "endpoint": self.endpoint,
-                "apiServer": self.api_server,
-                "kubeconfig": self.kubeconfig,
-                "nodeServiceAccount": self.node_service_account,
-            }
-        )
+        self.register_outputs(_outputs(self))
 
     def ref(self) -> ClusterRef:
         """This cluster as data, for the pool components (gke_ai_batch/components/nodepools.py).
         Its node_service_account resolves only once the cluster exists, so the pools made from
         this ref wait for their cluster, as they would on its name."""
         cfg, project = self._ref_facts
-        ref: ClusterRef = {
-            "name": cfg.cluster.name,
-            "location": cfg.cluster.location,
-            "project": project,
-            "node_service_account": pulumi.Output.all(self.cluster.name, self.node_service_account).apply(lambda a: a[1]),
-            "node_locations": list(cfg.cluster.node_locations),
-            "release_channel": cfg.cluster.release_channel,
-        }
+        ref = _ref(cfg, project, pulumi.Output.all(self.cluster.name, self.node_service_account).apply(lambda a: a[1]))
+        ref["release_channel"] = cfg.cluster.release_channel
         if cfg.cluster.min_master_version is not None:
             ref["min_master_version"] = cfg.cluster.min_master_version
-        if cfg.catalogue.model_fields_set:
-            ref["catalogue"] = cfg.catalogue.model_dump(by_alias=True, exclude_unset=True)
         return ref
 
     def readers_for(self, image: str) -> list[pulumi.Resource]:
         """The grant pods of this image need before they can pull it ([] for most images)."""
-        grant = registry_repository(image)
-        return [self.registry_readers[grant.resource_name]] if grant is not None else []
+        return _readers_for(self.registry_readers, image)
+
+
+def _outputs(cluster) -> dict[str, pulumi.Output[str]]:
+    return {
+        "name": cluster.name,
+        "endpoint": cluster.endpoint,
+        "apiServer": cluster.api_server,
+        "kubeconfig": cluster.kubeconfig,
+        "nodeServiceAccount": cluster.node_service_account,
+    }
+
+
+def _ref(cfg, project: str, node_service_account: pulumi.Input[str]) -> ClusterRef:
+    ref: ClusterRef = {
+        "name": cfg.cluster.name,
+        "location": cfg.cluster.location,
+        "project": project,
+        "node_service_account": node_service_account,
+        "node_locations": list(cfg.cluster.node_locations),
+    }
+    if cfg.catalogue.model_fields_set:
+        ref["catalogue"] = cfg.catalogue.model_dump(by_alias=True, exclude_unset=True)
+    return ref
+
+
+def _readers_for(readers: dict[str, pulumi.Resource], image: str) -> list[pulumi.Resource]:
+    grant = registry_repository(image)
+    return [readers[grant.resource_name]] if grant is not None else []
+
+
+def _registry_readers(
+    plan: Plan, scope: str, member: pulumi.Input[str], opts: pulumi.ResourceOptions
+) -> dict[str, gcp.artifactregistry.RepositoryIamMember]:
+    """Read access to exactly the Artifact Registry repositories the stack's images come from,
+    not project-wide (see plan.cluster.registry_grants)."""
+    return {
+        grant.resource_name: gcp.artifactregistry.RepositoryIamMember(
+            scoped(scope, grant.resource_name),
+            project=grant.project,
+            location=grant.location,
+            repository=grant.repository,
+            role=REGISTRY_READER_ROLE,
+            member=member,
+            opts=opts,
+        )
+        for grant in plan.registry_grants
+    }
+
+
+class ExistingCluster(pulumi.ComponentResource):
+    """A GKE cluster this program did not create (cluster.existing): its declared facts as a
+    ClusterRef for the pools, the registry grants its nodes' account needs, and a Kubernetes
+    provider on its DNS endpoint. Nothing here reads the cluster from GCP: under `pulumi up` as
+    under synth, the stack file's facts are the inputs (a data source would read at preview what
+    the stack already states, and the checks need them before any call)."""
+
+    def __init__(
+        self,
+        resource_name: str,
+        plan: Plan,
+        opts: pulumi.ResourceOptions | None = None,
+        *,
+        scope: str = "",
+        apis: Sequence[pulumi.Resource] = (),
+    ):
+        super().__init__("gke-ai-batch:cluster:ExistingCluster", resource_name, None, opts)
+        cfg = plan.config
+        c = cfg.cluster
+        node_email = c.node_service_account
+        self.registry_readers = _registry_readers(
+            plan, scope, f"serviceAccount:{node_email}", pulumi.ResourceOptions(parent=self, depends_on=list(apis))
+        )
+        self.name: pulumi.Output[str] = pulumi.Output.from_input(c.name)
+        self.endpoint: pulumi.Output[str] = pulumi.Output.from_input(c.endpoint)
+        self.node_service_account: pulumi.Output[str] = pulumi.Output.from_input(node_email)
+        self.api_server: pulumi.Output[str] = pulumi.Output.from_input(f"https://{c.endpoint}")
+        # The DNS endpoint carries a publicly trusted certificate: no CA to pin (kubeconfig()).
+        self.kubeconfig: pulumi.Output[str] = pulumi.Output.secret(kubeconfig(c.name, c.endpoint, None))
+        self.provider = k8s.Provider(
+            scoped(scope, KUBERNETES_PROVIDER), kubeconfig=self.kubeconfig, opts=pulumi.ResourceOptions(parent=self)
+        )
+        self._ref_facts = (cfg, plan.project)
+        self.register_outputs(_outputs(self))
+
+    def ref(self) -> ClusterRef:
+        """The declared facts; version marks the cluster as existing for the pools' checks."""
+        cfg, project = self._ref_facts
+        ref = _ref(cfg, project, cfg.cluster.node_service_account)
+        ref["version"] = cfg.cluster.version
+        ref["endpoint"] = cfg.cluster.endpoint
+        return ref
+
+    def readers_for(self, image: str) -> list[pulumi.Resource]:
+        return _readers_for(self.registry_readers, image)

@@ -55,6 +55,11 @@ class ClusterRef(TypedDict):
     flexStart and tpu7x version floors are checked against."""
     min_master_version: NotRequired[str]
     """The cluster's GKE minor (e.g. '1.34'); unset: the release channel's default."""
+    version: NotRequired[str]
+    """A cluster that exists already: its control plane's exact GKE version (e.g.
+    '1.35.7-gke.1222000'), which the version floors are checked against; with endpoint."""
+    endpoint: NotRequired[str]
+    """A cluster that exists already: its DNS endpoint (gke-<id>.<region>.gke.goog)."""
     catalogue: NotRequired[dict[str, Any]]
     """Zones, accelerators and versions newer than the built-in catalogue, as the stack key
     gke-ai-batch:catalogue spells them (camelCase)."""
@@ -259,9 +264,14 @@ def _checked(component: str, name: str, kind: str, args: Any) -> StackConfig:
     if missing:
         raise ArgsError(where, [(f"args.cluster.{k}", "required") for k in missing])
     cluster = {"name": ref["name"], "location": ref["location"], "nodeLocations": list(ref.get("node_locations", []))}
-    for key in ("release_channel", "min_master_version"):
+    for key in ("release_channel", "min_master_version", "version", "endpoint"):
         if key in ref:
             cluster[to_camel(key)] = ref[key]
+    if "version" in ref:
+        # A cluster that exists: its declared facts, as a stack file's cluster.existing states them.
+        cluster["existing"] = True
+        if isinstance(ref.get("node_service_account"), str):
+            cluster["nodeServiceAccount"] = ref["node_service_account"]
     stack, problems = pool_on_cluster(cluster, _entry(name, kind, args), ref.get("catalogue"))
     if problems:
         raise ArgsError(where, [(join_path("args", _arg_path(kind, loc)), msg) for loc, msg in problems])

@@ -16,7 +16,7 @@ import pulumi
 
 from gke_ai_batch.components import k8s as k8s_objects
 from gke_ai_batch.components.batch import JobSetInstall, KueueInstall
-from gke_ai_batch.components.cluster import GkeCluster
+from gke_ai_batch.components.cluster import ExistingCluster, GkeCluster
 from gke_ai_batch.domain.naming import scoped
 from gke_ai_batch.components.nodepools import stack_pool_args
 from gke_ai_batch.plan import Plan
@@ -30,7 +30,7 @@ class ClusterDeployment:
     """What a fleet needs of one cluster it deployed: the cluster (endpoint, CA), what Kueue
     objects wait for, and the objects registered after Kueue (`after_kueue`), by name."""
 
-    cluster: GkeCluster
+    cluster: GkeCluster | ExistingCluster
     kueue_ready: list[pulumi.Resource]
     after_kueue: dict[str, pulumi.Resource]
     outputs: dict[str, Any]
@@ -61,7 +61,8 @@ def deploy_cluster(
     `admission_needs` (the manager's kubeconfig Secrets and MultiKueue objects, which wait for
     the workers); `apis`, the Service resources of the cluster's project (gke_ai_batch/components/services.py)."""
     cfg = plan.config
-    cluster = GkeCluster(scoped(scope, cfg.cluster.name), plan, scope=scope, apis=apis)
+    kind = ExistingCluster if cfg.cluster.existing else GkeCluster
+    cluster = kind(scoped(scope, cfg.cluster.name), plan, scope=scope, apis=apis)
     ref = cluster.ref()
     # Production protects every pool and what it needs (the tpu7x workload policy): through the
     # components' opts, which their children inherit.

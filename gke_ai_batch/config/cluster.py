@@ -182,9 +182,37 @@ def check_service_account_email(value: str) -> str:
     return value
 
 
+# A control plane's DNS endpoint: gke-<id>.<region>.gke.goog, served by Google's front end with
+# a publicly trusted certificate and authorized by IAM (GKE docs concepts/network-isolation,
+# "DNS-based endpoint"; controlPlaneEndpointsConfig.dnsEndpointConfig.endpoint in the API).
+DNS_ENDPOINT_RX = re.compile(r"gke-[a-z0-9-]+\.[a-z0-9-]+\.gke\.goog", re.ASCII)
+
+# What only creating a cluster decides: an existing cluster has these already, and this program
+# would never send them (it creates no gcp:container/cluster:Cluster for it).
+CREATION_ONLY = (
+    "release_channel", "min_master_version", "deletion_protection", "private_nodes", "control_plane",
+    "master_authorized_networks", "dataplane_v2", "database_encryption", "binary_authorization",
+    "network", "subnetwork", "system_pool", "labels", "auto_provisioning", "security_group",
+)
+EXISTING_ONLY = ("version", "endpoint")
+
+
 class ClusterConfig(Model):
     name: GkeName
     """GKE cluster name: lowercase letters, digits and -, 40 characters at most."""
+    existing: bool = False
+    """true: the cluster exists already (another program's or team's); this stack puts its pools,
+    Kueue, JobSet and batch layer on it and creates no cluster, system pool or node service account.
+    It then needs version, endpoint and nodeServiceAccount, and takes none of the settings only
+    creating a cluster decides (releaseChannel, minMasterVersion, controlPlane, ...)."""
+    version: str | None = None
+    """Existing cluster only: its control plane's exact GKE version, e.g. '1.35.7-gke.1222000'
+    (gcloud container clusters describe NAME --format='value(currentMasterVersion)'); the version
+    floors (flexStart, TPU generations) are checked against it."""
+    endpoint: str | None = None
+    """Existing cluster only: its control plane's DNS endpoint, gke-<id>.<region>.gke.goog (gcloud container
+    clusters describe NAME --format='value(controlPlaneEndpointsConfig.dnsEndpointConfig.endpoint)'),
+    which the program's Kubernetes provider talks to, authorized by IAM."""
     mode: Literal["standard", "autopilot"] = "standard"
     """standard: node pools from this file; autopilot: GKE makes nodes per workload."""
     location: str | None = None
@@ -260,7 +288,38 @@ class ClusterConfig(Model):
         raise_all(self._problems())
         return self
 
+    def _existing_problems(self) -> Iterator[RuleError]:
+        fields = type(self).model_fields
+        if not self.existing:
+            for name in EXISTING_ONLY:
+                if name in self.model_fields_set:
+                    yield RuleError(fields[name].alias, "only for an existing cluster (existing: true); remove it")
+            return
+        for name in CREATION_ONLY:
+            if name in self.model_fields_set:
+                yield RuleError(
+                    fields[name].alias,
+                    f"the cluster exists already (existing: true), and {fields[name].alias} is decided when a "
+                    "cluster is created; this program creates none and would not apply it: remove it",
+                )
+        for name in ("version", "endpoint", "node_service_account"):
+            if getattr(self, name) is None:
+                yield RuleError(fields[name].alias, "required for an existing cluster (existing: true)")
+        if self.version is not None and not versions.PATCH_RX.fullmatch(self.version):
+            yield RuleError(
+                "version",
+                f"{self.version!r} is not an exact GKE version such as 1.35.7-gke.1222000: the control plane "
+                "runs one patch, and the version floors compare patches",
+            )
+        if self.endpoint is not None and not DNS_ENDPOINT_RX.fullmatch(self.endpoint):
+            yield RuleError(
+                "endpoint",
+                f"{self.endpoint!r} is not a GKE DNS endpoint (gke-<id>.<region>.gke.goog); turn the cluster's "
+                "DNS endpoint on (gcloud container clusters update NAME --enable-dns-access) and name it here",
+            )
+
     def _problems(self) -> Iterator[RuleError]:
+        yield from self._existing_problems()
         if self.mode == "autopilot":
             if self.system_pool is not None:
                 yield RuleError("systemPool", "Autopilot clusters have no system pool; GKE manages nodes")
@@ -378,5 +437,6 @@ class ClusterConfig(Model):
 
     @property
     def system(self) -> SystemPool | None:
-        """The system pool a Standard cluster gets: the stated one or the default."""
-        return (self.system_pool or SystemPool()) if self.standard else None
+        """The system pool a Standard cluster this program creates gets: the stated one or the
+        default (an existing cluster runs its system pods on nodes it has)."""
+        return (self.system_pool or SystemPool()) if self.standard and not self.existing else None

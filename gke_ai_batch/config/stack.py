@@ -121,6 +121,10 @@ class StackConfig(Model):
         yield from self._check_kueue_release()
         yield from self._check_system_pool()
         yield from self._check_prices()
+        if self.fleet is not None and self.cluster.existing:
+            # A fleet's manager is made with the kubeconfig Secrets and MultiKueue objects that
+            # wait for its workers (gke_ai_batch/components/fleet): this program creates it.
+            yield RuleError(("cluster", "existing"), "a fleet's manager is a cluster this program creates; remove existing")
         if self.fleet is not None:
             # Pools, flavors, queues and teams are checked per worker, each as a stack of its own.
             yield from fleet_problems(self, self.fleet)
@@ -276,6 +280,9 @@ class StackConfig(Model):
             )
 
     def _version_floor(self, at: tuple, minimum: str, what: str) -> Iterator[RuleError]:
+        if self.cluster.existing:
+            yield from self._existing_version_floor(at, minimum, what)
+            return
         if any(self._check_version()):
             return  # minMasterVersion is refused already; what it resolves to is moot
         version = self.cluster.min_master_version
@@ -289,6 +296,21 @@ class StackConfig(Model):
         later = [m for m in vers.minors(channel) if versions.minor_of(m) > versions.minor_of(minimum)]
         hint = f"set minMasterVersion to {later[0]!r}" if later else f"use a channel that offers a minor above {minimum}"
         yield RuleError(at, f"{what} need GKE {minimum} or later; {given}; {hint}")
+
+    def _existing_version_floor(self, at: tuple, minimum: str, what: str) -> Iterator[RuleError]:
+        """An existing cluster's control plane runs the one patch it declares (cluster.version);
+        GKE refuses a pool whose feature needs a later one (a pool's nodes take the control
+        plane's version: REST NodePool.version, "If unspecified, it defaults" to it)."""
+        version = self.cluster.version
+        if version is None or not versions.PATCH_RX.fullmatch(version):
+            return  # required, or refused as no exact version (ClusterConfig)
+        if versions.patch_key(version) >= versions.patch_key(minimum):
+            return
+        yield RuleError(
+            at,
+            f"{what} need GKE {minimum} or later; the existing cluster runs {version} (cluster.version): "
+            "upgrade its control plane first, then update cluster.version",
+        )
 
     # -- the Kueue release ----------------------------------------------------------------------
 

@@ -66,6 +66,10 @@ def required_apis(cfg: StackConfig, project: str) -> tuple[str, ...]:
     program does not choose. A KMS key in another project is that project's business: the key
     exists, so Cloud KMS is on there already."""
     c = cfg.cluster
+    if c.existing:
+        # The cluster runs, so its APIs are on; its pools need GKE's and Compute Engine's, and
+        # nothing here grants a project role (no node role: the existing nodes' account has it).
+        return tuple(api for api in WHY if api in (CONTAINER, COMPUTE))
     wanted = {CONTAINER, COMPUTE, RESOURCE_MANAGER, LOGGING, MONITORING}
     if c.node_service_account is None:
         wanted.add(IAM)

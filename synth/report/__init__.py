@@ -79,10 +79,16 @@ def _title(stack: str, plan) -> list[str]:
     return [
         f"## `{stack}`: cluster `{c.name}`",
         "",
-        f"{mode} · {where} · release channel {c.release_channel} · {prod}",
+        f"{mode} · {where} · {_version_text(c)} · {prod}",
         "",
         total,
     ]
+
+
+def _version_text(c) -> str:
+    if c.existing:
+        return f"existing cluster (not created here) at GKE {code(c.version)}"
+    return f"release channel {c.release_channel}"
 
 
 # -- catalogue overrides ---------------------------------------------------------------------

@@ -114,16 +114,27 @@ def section(plan, protected: dict[str, bool], prefix: str = "") -> list[str]:
         ["every pool"] if entries else [],
         "in place; nodes are kept",
     )
-    rows.append(
-        [
-            "`cluster.name`, `cluster.location`",
-            "every pool" if entries else "the cluster",
-            f"{REPLACES} the cluster"
-            + (" and every node pool" if entries else "")
-            + " (the node service account `<name>-nodes` too)",
-        ]
-    )
-    if cfg.cluster.standard:
+    if cfg.cluster.existing:
+        # Nothing here owns the cluster: another name or location is another cluster the pools
+        # (ForceNew `cluster`, `location` on google_container_node_pool) are recreated on.
+        rows.append(
+            [
+                "`cluster.name`, `cluster.location`",
+                "every pool" if entries else "—",
+                f"{REPLACES} every node pool (on the cluster they then name); the existing cluster is untouched",
+            ]
+        )
+    else:
+        rows.append(
+            [
+                "`cluster.name`, `cluster.location`",
+                "every pool" if entries else "the cluster",
+                f"{REPLACES} the cluster"
+                + (" and every node pool" if entries else "")
+                + " (the node service account `<name>-nodes` too)",
+            ]
+        )
+    if cfg.cluster.standard and not cfg.cluster.existing:
         # google_container_cluster: datapath_provider is ForceNew (resource_container_cluster.go).
         rows.append(
             [
