@@ -208,6 +208,9 @@ class RecordingMonitor(mocks.MockMonitor):
             options["ignoreChanges"] = sorted(request.ignoreChanges)
         if request.provider:
             options["provider"] = request.provider.rsplit("::", 1)[0]  # "<urn>::<id>"
+        aliases = _program_aliases(request)
+        if aliases:
+            options["aliases"] = aliases
         self.recording.resources.append(
             Registration(
                 urn=urn,
@@ -230,6 +233,28 @@ class RecordingMonitor(mocks.MockMonitor):
         self.resources[urn] = mocks.MockMonitor.ResourceRegistration(urn, resource_id, inputs)
         return resource_pb2.RegisterResourceResponse(urn=urn, id=resource_id, object=state)
 
+
+
+def _program_aliases(request) -> list[Any]:
+    """The aliases the program set on a resource, as the SDK sends them (an alias spec, or a
+    URN). A provider SDK's resource class adds type-only aliases for its own renamed types
+    (pulumi_gcp serviceaccount/account.py: alias_opts, Alias(type_="gcp:serviceAccount/account:Account")),
+    the same on every render and nothing the program chose, so a custom resource's type-only
+    aliases are left out; a component's are the program's."""
+    out: list[Any] = []
+    for alias in request.aliases:
+        if alias.urn:
+            out.append(alias.urn)
+            continue
+        spec = alias.spec
+        fields = {k: v for k, v in (("name", spec.name), ("type", spec.type), ("stack", spec.stack),
+                                    ("project", spec.project), ("parentUrn", spec.parentUrn)) if v}
+        if spec.noParent:
+            fields["noParent"] = True
+        if request.custom and set(fields) == {"type"}:
+            continue
+        out.append(fields)
+    return out
 
 
 class _NoMocks(pulumi.runtime.Mocks):

@@ -44,7 +44,7 @@ def _run(tmp_path: Path, source: str):
 
 def test_two_of_each_side_by_side_on_a_cluster_ref(tmp_path):
     recording = _run(tmp_path, PROGRAM)
-    components = {r.name: r for r in recording.resources if r.type == "gke-ai-batch:nodepools:NodePoolGroup"}
+    components = {r.name: r for r in recording.resources if r.type.startswith("gke-ai-batch:index:")}
     assert sorted(components) == ["h100", "h100-b", "v6e", "v6e-b"]
     pools = {r.name: r for r in recording.resources if r.type == "gcp:container/nodePool:NodePool"}
     # Children are named from the component's name; GKE names from it too (no pool_name given).
@@ -128,8 +128,8 @@ def test_the_stack_program_protects_pools_through_the_components_opts():
     from conftest import synth_stack
 
     resources = synth_stack("prod").recording.resources
-    pools = [r for r in resources if r.urn.split("::")[2].startswith("gke-ai-batch:nodepools:NodePoolGroup$")]
+    pools = [r for r in resources if r.type == "gcp:container/nodePool:NodePool" and "gke-ai-batch:index:" in r.urn]
     assert pools and all(r.options.get("protect") for r in pools)
-    groups = [r for r in resources if r.type == "gke-ai-batch:nodepools:NodePoolGroup"]
+    groups = [r for r in resources if r.type.startswith("gke-ai-batch:index:")]
     assert groups and all(r.options.get("protect") for r in groups)
     assert (ROOT / "stacks" / "urns" / "prod.txt").exists()

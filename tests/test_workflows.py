@@ -45,6 +45,7 @@ PINNED = {
     "c200f3691d83b41bf9bbd8638997a462592937ed": ("google-github-actions/auth", "v2.1.13"),
     "e427ad8a34f8676edf47cf7d7925499adf3eb74f": ("google-github-actions/setup-gcloud", "v2.2.1"),
     "8582a9e8cc630786854029b4e09281acd6794b58": ("pulumi/actions", "v6.6.1"),
+    "dc37677b2e1c63e2034f94d8a5b11f265b73ba33": ("pypa/gh-action-pypi-publish", "v1.14.2"),
 }
 USES_LINE = re.compile(r"^\s*(?:-\s+)?uses:\s*(?P<ref>\S+)(?P<rest>.*)$")
 PINNED_REF = re.compile(r"^(?P<action>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)@(?P<sha>[0-9a-f]{40})$")
@@ -266,6 +267,9 @@ def test_only_jobs_that_authenticate_can_mint_oidc_tokens():
                 # A caller must grant what its reusable workflow's job asks for.
                 inner = load(ROOT / called)["jobs"].values()
                 assert any(uses(j, "google-github-actions/auth") for j in inner), f"{path.name}:{job_id}"
+            elif uses(job, "pypa/gh-action-pypi-publish"):
+                # Trusted publishing: the token goes to PyPI, from the `pypi` environment only.
+                assert (job.get("environment") or {}).get("name") == "pypi", f"{path.name}:{job_id}"
             else:
                 assert uses(job, "google-github-actions/auth"), f"{path.name}:{job_id} has id-token: write"
 
@@ -621,7 +625,7 @@ def test_zizmor_finds_nothing_high_or_medium():
     """zizmor's offline audits over .github/ (workflows, the composite action, dependabot.yml).
 
     Left, by design (severity low):
-    - self-repository (5): `uses: ./...` for the local composite action and the reusable deploy
+    - self-repository (6): `uses: ./...` for the local composite action and the reusable deploy
       workflow; zizmor suggests GitHub's newer `$/` form, which the vendored workflow schema
       (test_schema) does not know yet.
     Suppressed inline, with the reason beside it:
@@ -640,3 +644,16 @@ def test_zizmor_finds_nothing_high_or_medium():
     assert not serious, "\n".join(serious)
     low = sorted({f["ident"] for f in findings})
     assert low == ["self-repository"], low  # a new kind of finding: review it, then list it above
+
+
+def test_release_builds_on_a_tag_and_publishes_with_trusted_publishing_only():
+    wf = workflow("release.yml")
+    assert triggers(wf) == {"push": {"tags": ["v*"]}}
+    build, publish = wf["jobs"]["build"], wf["jobs"]["publish"]
+    assert "id-token" not in (build.get("permissions") or {})
+    assert publish["permissions"] == {"id-token": "write"}
+    assert publish["environment"]["name"] == "pypi" and publish["needs"] == "build"
+    assert not uses(publish, "actions/checkout")  # the job with the token runs none of our code
+    step = uses(publish, "pypa/gh-action-pypi-publish")[0]
+    assert "password" not in (step.get("with") or {})  # no API token: OIDC
+    assert "secrets." not in (GITHUB / "workflows" / "release.yml").read_text()

@@ -19,7 +19,7 @@ import pulumi_gcp as gcp
 from pydantic.alias_generators import to_camel, to_snake
 
 from gke_ai_batch.config.cluster import region_of
-from gke_ai_batch.config.errors import ArgsError, join_path
+from gke_ai_batch.config.errors import NAMESPACE, ArgsError, join_path
 from gke_ai_batch.config.pools import NodePoolConfig
 from gke_ai_batch.config.standalone import pool_on_cluster
 from gke_ai_batch.config.stack import StackConfig
@@ -27,9 +27,21 @@ from gke_ai_batch.domain.naming import scope_of, scoped
 from gke_ai_batch.plan.flavors import FlavorPlan, plan_flavors
 from gke_ai_batch.plan.pools import PoolPlan, plan_pools, workload_policy_args
 
-# The type token NodePoolGroup had: every pool component keeps it, so the URNs of deployed
-# stacks (stacks/urns/) stay what they are and `pulumi up` neither replaces nor re-parents a pool.
-TYPE = "gke-ai-batch:nodepools:NodePoolGroup"
+# The type token all three components registered before they were a component package. A
+# package's component must register the token its schema names, <package>:index:<Class> (the
+# SDK's ComponentProvider.validate_resource_type accepts only the index module:
+# pulumi/provider/experimental/component.py), so each registers its own with this one as an
+# alias: the engine maps the old URNs of deployed stacks (and their children's) to the new, and
+# `pulumi up` neither replaces nor re-parents a pool.
+OLD_TYPE = "gke-ai-batch:nodepools:NodePoolGroup"
+
+
+def type_token(component: type) -> str:
+    """The token a component registers and the package's schema names: Pulumi's component
+    analyzer puts every component in the index module under its class name
+    (pulumi/provider/experimental/schema.py, generate_schema). The package is named as the
+    project, whose stack config namespace NAMESPACE is."""
+    return f"{NAMESPACE}:index:{component.__name__}"
 
 
 class ClusterRef(TypedDict):
@@ -144,30 +156,31 @@ class _NodePools(pulumi.ComponentResource):
     """What the three pool components share: check the args as a stack entry, plan the pools
     as the stack program does (gke_ai_batch/plan/pools.py), register them."""
 
+    # Class-level annotations are the component's outputs: Pulumi's component analyzer
+    # (pulumi/provider/experimental/analyzer.py, Analyzer.analyze_type) turns every public one
+    # into a schema output, so only Outputs are declared here; the Python-only attributes
+    # (flavor, pools, config) are annotated where __init__ sets them.
     pool_names: pulumi.Output[list[str]]
     """The GKE node pools, in order (a TPU group's slices <pool_name>-0, -1, ...)."""
     node_labels: pulumi.Output[dict[str, str]]
     """The labels every node of the group carries that a Kueue ResourceFlavor may select on."""
-
-    flavor: FlavorPlan | None
-    """The ResourceFlavor derived for the group (TPU and GPU; None for CPU), as the stack
-    program derives one per accelerator shape and capacity."""
-    pools: list[PoolPlan]
-    """The planned pools: VMs and chips per pool, the exact NodePool arguments."""
-    config: NodePoolConfig
-    """The args as a validated stack entry."""
 
     _kind = ""
 
     def __init__(self, name: str, args: Any, opts: pulumi.ResourceOptions | None = None):
         # Checked before anything registers: bad args leave no half-made component behind.
         stack = _checked(type(self).__name__, name, self._kind, args)
-        super().__init__(TYPE, name, None, opts)
+        aliased = pulumi.ResourceOptions(aliases=[pulumi.Alias(type_=OLD_TYPE)])
+        super().__init__(type_token(type(self)), name, None, pulumi.ResourceOptions.merge(opts, aliased))
         ref: ClusterRef = args["cluster"]
-        self.config = stack.node_pools[0]
-        self.pools = plan_pools(stack)
+        # The args as a validated stack entry.
+        self.config: NodePoolConfig = stack.node_pools[0]
+        # The planned pools: VMs and chips per pool, the exact NodePool arguments.
+        self.pools: list[PoolPlan] = plan_pools(stack)
         flavors = plan_flavors(stack, self.pools)
-        self.flavor = flavors[0] if flavors else None
+        # The ResourceFlavor derived for the group (TPU and GPU; None for CPU), as the stack
+        # program derives one per accelerator shape and capacity.
+        self.flavor: FlavorPlan | None = flavors[0] if flavors else None
         # Pulumi's children do not wait for what their parent depends on; these must (the
         # project's APIs, the cluster), so they get the component's depends_on themselves.
         waits = (opts.depends_on if opts is not None else None) or []

@@ -1,0 +1,57 @@
+"""The component package: which components a Pulumi program in any language (TypeScript, Go,
+YAML, ...) can use through `pulumi package add`, and the schema Pulumi infers for them.
+
+provider/__main__.py hosts COMPONENTS with Pulumi's component_provider_host; the schema is
+committed as provider/schema.json so a change to a component's inputs or outputs shows up in
+review (tests/test_dayone_package.py regenerates it offline and fails when it is stale):
+
+    python -m gke_ai_batch.components.package    # rewrite provider/schema.json
+"""
+
+import json
+import sys
+from pathlib import Path
+
+import pulumi
+
+from gke_ai_batch.components.nodepools import CpuPool, GpuPool, TpuSlices
+from gke_ai_batch.config.errors import NAMESPACE
+from gke_ai_batch.domain import cli
+
+# One line per hosted component. A component is hostable when its __init__ annotates `args`
+# with a TypedDict (or class) of annotated inputs and its class-level annotations are all
+# Outputs (Pulumi's analyzer turns every public one into a schema output).
+COMPONENTS: list[type[pulumi.ComponentResource]] = [
+    TpuSlices,
+    GpuPool,
+    CpuPool,
+]
+
+# The package is named as the project; its components' tokens are NAMESPACE:index:<Class>
+# (gke_ai_batch/components/nodepools.py, type_token).
+NAME = NAMESPACE
+SCHEMA_PATH = Path(__file__).resolve().parents[2] / "provider" / "schema.json"
+
+
+def schema() -> dict:
+    """The schema component_provider_host serves for COMPONENTS, without starting a provider."""
+    from pulumi.provider.experimental.component import ComponentProvider
+
+    # The version is left at the SDK's default: the schema's content, not the release it ships
+    # in, is what the committed file pins.
+    return json.loads(ComponentProvider(COMPONENTS, NAME).schema or "{}")
+
+
+def schema_text() -> str:
+    return json.dumps(schema(), indent=2, sort_keys=True) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    cli.parser("python -m gke_ai_batch.components.package", __doc__).parse_args(argv)
+    SCHEMA_PATH.write_text(schema_text())
+    print(f"{SCHEMA_PATH.name}: {len(COMPONENTS)} components")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,111 @@
+"""The component package (provider/): the schema Pulumi infers for the hosted components is
+the committed one, it has each component's inputs and outputs, and the YAML example uses only
+what the schema has, and builds its pools when run through the package's own input mapping."""
+
+from __future__ import annotations
+
+import json
+import textwrap
+
+import yaml
+
+from conftest import ROOT
+
+EXAMPLE = ROOT / "examples" / "yaml" / "Pulumi.yaml"
+
+
+def _schema():
+    from gke_ai_batch.components.package import schema
+
+    return schema()
+
+
+def test_the_committed_schema_is_the_one_the_components_produce():
+    from gke_ai_batch.components.package import SCHEMA_PATH, schema_text
+
+    assert SCHEMA_PATH.read_text() == schema_text(), (
+        "provider/schema.json is stale: run python -m gke_ai_batch.components.package"
+    )
+
+
+def test_every_hosted_component_has_its_inputs_and_outputs_under_the_token_it_registers():
+    from gke_ai_batch.components.nodepools import type_token
+    from gke_ai_batch.components.package import COMPONENTS
+
+    resources = _schema()["resources"]
+    assert sorted(resources) == sorted(type_token(c) for c in COMPONENTS)
+    tpu = resources["gke-ai-batch:index:TpuSlices"]
+    assert {"cluster", "version", "topology", "slices", "capacity", "poolName"} <= set(tpu["inputProperties"])
+    assert set(tpu["requiredInputs"]) == {"cluster", "version", "topology"}
+    assert set(resources["gke-ai-batch:index:GpuPool"]["requiredInputs"]) == {"cluster", "gpu", "maxNodes"}
+    assert set(resources["gke-ai-batch:index:CpuPool"]["requiredInputs"]) == {"cluster", "machineType", "maxNodes"}
+    for token, resource in resources.items():
+        # Only the Outputs: the Python-side plan (flavor, pools, config) is no output of the schema.
+        assert set(resource["properties"]) == {"poolNames", "nodeLabels"}, token
+    cluster = _schema()["types"]["gke-ai-batch:index:ClusterRef"]
+    assert set(cluster["required"]) == {"name", "location", "project"}
+
+
+def _example_inputs_in(schema: dict, inputs: dict, props: dict, where: str) -> list[str]:
+    """Every key of `inputs` that the schema's `props` lacks, by path, nested types included."""
+    missing = []
+    for key, value in inputs.items():
+        prop = props.get(key)
+        if prop is None:
+            missing.append(f"{where}.{key}")
+            continue
+        ref = prop.get("$ref", "")
+        if ref.startswith("#/types/") and isinstance(value, dict):
+            nested = schema["types"][ref[len("#/types/") :]]["properties"]
+            missing += _example_inputs_in(schema, value, nested, f"{where}.{key}")
+    return missing
+
+
+def test_the_yaml_example_uses_only_tokens_inputs_and_outputs_the_schema_has():
+    schema = _schema()
+    example = yaml.safe_load(EXAMPLE.read_text())
+    assert example["packages"] == {"gke-ai-batch": "../../provider"}
+    assert (EXAMPLE.parent / example["packages"]["gke-ai-batch"] / "PulumiPlugin.yaml").is_file()
+    for name, resource in example["resources"].items():
+        assert resource["type"] in schema["resources"], name
+        spec = schema["resources"][resource["type"]]
+        assert _example_inputs_in(schema, resource["properties"], spec["inputProperties"], name) == []
+        assert set(spec["requiredInputs"]) <= set(resource["properties"])
+    for output in example["outputs"].values():
+        name, prop = output.strip("${}").split(".")
+        assert prop in schema["resources"][example["resources"][name]["type"]]["properties"], output
+
+
+def test_the_yaml_example_builds_its_slices_through_the_packages_input_mapping(tmp_path):
+    from synth import engine
+
+    program = tmp_path / "__main__.py"
+    program.write_text(textwrap.dedent(f"""
+        import yaml
+        from pulumi.provider.experimental.component import ComponentProvider
+        from gke_ai_batch.components.package import COMPONENTS, NAME
+
+        provider = ComponentProvider(COMPONENTS, NAME)
+        example = yaml.safe_load(open({str(EXAMPLE)!r}).read().replace("${{gcp:project}}", "acme-ml"))
+        for name, resource in example["resources"].items():
+            component = resource["type"].rsplit(":", 1)[-1]
+            # What the provider's construct does with the inputs a YAML program sends.
+            args = provider.map_inputs(resource["properties"], provider._component_defs[component])
+            provider._components[component](name, args)
+    """))
+    recording = engine.run(program, project="example", stack="test", config={}, outputs_for=lambda t, n, i: {})
+    pools = sorted(r.name for r in recording.resources if r.type == "gcp:container/nodePool:NodePool")
+    assert pools == ["v6e-0", "v6e-1"]
+    (component,) = [r for r in recording.resources if r.type == "gke-ai-batch:index:TpuSlices"]
+    assert component.options["aliases"] == [{"type": "gke-ai-batch:nodepools:NodePoolGroup"}]
+
+
+def test_resources_json_records_the_programs_aliases_not_a_provider_sdks_own():
+    from conftest import synth_stack
+
+    resources = synth_stack("gpu-dws").recording.resources
+    accounts = [r for r in resources if r.type == "gcp:serviceaccount/account:Account"]
+    # pulumi_gcp's Account carries Alias(type_="gcp:serviceAccount/account:Account") itself.
+    assert accounts and not any("aliases" in r.options for r in accounts)
+    groups = [r for r in resources if r.type.startswith("gke-ai-batch:index:")]
+    assert groups and all(r.options["aliases"] == [{"type": "gke-ai-batch:nodepools:NodePoolGroup"}] for r in groups)
