@@ -85,7 +85,7 @@ def test_every_bad_arg_is_named_at_its_arg_path():
     with pytest.raises(ArgsError) as caught:
         TpuSlices("v6e", {"cluster": REF, "version": "v6e", "topology": "4x4", "capacity": "spot", "reservation": "r", "min_nodes": 1})
     lines = str(caught.value).splitlines()
-    assert "TpuSlices v6e: args.min_nodes: TPU node counts derive from tpu.topology (VMs per slice); remove this key" in lines
+    assert lines[0].startswith("TpuSlices v6e: args.min_nodes: unknown arg; known: capacity, "), lines
     assert "TpuSlices v6e: args.reservation: only with capacity reservation, not spot" in lines
     assert len(lines) == 2, lines
 
@@ -133,3 +133,45 @@ def test_the_stack_program_protects_pools_through_the_components_opts():
     groups = [r for r in resources if r.type.startswith("gke-ai-batch:index:")]
     assert groups and all(r.options.get("protect") for r in groups)
     assert (ROOT / "stacks" / "urns" / "prod.txt").exists()
+
+
+@pytest.mark.parametrize(
+    "component, args, line",
+    [
+        # A CpuPool handed a TPU or a GpuPool without its GPU built TPU slices or a plain CPU
+        # pool under the wrong type token.
+        ("CpuPool", {"machine_type": "n2-standard-8", "max_nodes": 2, "tpu": {"version": "v6e"}}, "CpuPool p: args.tpu: unknown arg"),
+        ("GpuPool", {"max_nodes": 2}, "GpuPool p: args.gpu: required"),
+        # A camelCase or misspelt ClusterRef key was dropped, and the version check it feeds skipped.
+        ("CpuPool", {"machine_type": "n2-standard-8", "max_nodes": 2, "cluster_extra": {"minMasterVersion": "1.30"}},
+         "CpuPool p: args.cluster.minMasterVersion: unknown arg (did you mean 'min_master_version'?)"),
+        ("GpuPool", {"gpu": {"type": "nvidia-l4", "cnt": 1}, "max_nodes": 2}, "GpuPool p: args.gpu.cnt: unknown arg"),
+    ],
+    ids=["cpu-with-tpu", "gpu-without-gpu", "camelCase-cluster-key", "misspelt-gpu-key"],
+)
+def test_an_arg_the_component_does_not_declare_is_refused(component, args, line):
+    from gke_ai_batch.components import nodepools
+    from gke_ai_batch.config.errors import ArgsError
+
+    args = dict(args)
+    cluster = {**REF, **args.pop("cluster_extra", {})}
+    with pytest.raises(ArgsError) as caught:
+        getattr(nodepools, component)("p", {"cluster": cluster, **args})
+    assert any(l.startswith(line) for l in str(caught.value).splitlines()), str(caught.value)
+
+
+def test_whole_numbers_from_the_wire_are_ints(tmp_path):
+    """A YAML, TypeScript or Go program's numbers arrive as doubles (google.protobuf.Struct)."""
+    recording = _run(tmp_path, """
+        import pulumi
+        from gke_ai_batch.components.nodepools import GpuPool, TpuSlices
+
+        ref = {"name": "ml-shared", "location": "us-east5", "project": "acme-ml", "node_locations": ["us-east5-b"]}
+        tpu = TpuSlices("v6e", {"cluster": ref, "version": "v6e", "topology": "4x4", "slices": 2.0, "capacity": "spot"})
+        h100 = {"type": "nvidia-h100-80gb", "count": 8.0}
+        gpu = GpuPool("h100", {"cluster": ref, "gpu": h100, "max_nodes": 3.0, "zones": ["us-east5-a"]})
+        pulumi.export("pools", tpu.pool_names)
+        pulumi.export("gpus", gpu.pool_names)
+    """)
+    assert recording.outputs["pools"] == ["v6e-0", "v6e-1"]
+    assert recording.outputs["gpus"] == ["h100"]

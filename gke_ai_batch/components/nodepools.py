@@ -19,7 +19,7 @@ import pulumi_gcp as gcp
 from pydantic.alias_generators import to_camel, to_snake
 
 from gke_ai_batch.config.cluster import region_of
-from gke_ai_batch.config.errors import NAMESPACE, ArgsError, join_path
+from gke_ai_batch.config.errors import NAMESPACE, ArgsError, did_you_mean, join_path
 from gke_ai_batch.config.pools import NodePoolConfig
 from gke_ai_batch.config.standalone import pool_on_cluster
 from gke_ai_batch.config.stack import StackConfig
@@ -166,10 +166,12 @@ class _NodePools(pulumi.ComponentResource):
     """The labels every node of the group carries that a Kueue ResourceFlavor may select on."""
 
     _kind = ""
+    _args: type = _PoolArgs
 
     def __init__(self, name: str, args: Any, opts: pulumi.ResourceOptions | None = None):
         # Checked before anything registers: bad args leave no half-made component behind.
-        stack = _checked(type(self).__name__, name, self._kind, args)
+        args = _whole_numbers(args)
+        stack = _checked(type(self).__name__, name, self._kind, args, self._args)
         aliased = pulumi.ResourceOptions(aliases=[pulumi.Alias(type_=OLD_TYPE)])
         super().__init__(type_token(type(self)), name, None, pulumi.ResourceOptions.merge(opts, aliased))
         ref: ClusterRef = args["cluster"]
@@ -236,6 +238,7 @@ class TpuSlices(_NodePools):
     """TPU slices of one shape on a cluster: one node pool per slice, any capacity type."""
 
     _kind = "tpu"
+    _args = TpuSlicesArgs
 
     def __init__(self, name: str, args: TpuSlicesArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__(name, args, opts)
@@ -245,6 +248,7 @@ class GpuPool(_NodePools):
     """An autoscaling GPU node pool on a cluster, any capacity type."""
 
     _kind = "gpu"
+    _args = GpuPoolArgs
 
     def __init__(self, name: str, args: GpuPoolArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__(name, args, opts)
@@ -254,6 +258,7 @@ class CpuPool(_NodePools):
     """An autoscaling CPU node pool on a cluster (onDemand, spot or reservation capacity)."""
 
     _kind = "cpu"
+    _args = CpuPoolArgs
 
     def __init__(self, name: str, args: CpuPoolArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__(name, args, opts)
@@ -267,15 +272,47 @@ def _in_scope_of(name: str, pool_name: str, child: str) -> str:
     return scoped(scope, child) if scope is not None else f"{name}-{child}"
 
 
-def _checked(component: str, name: str, kind: str, args: Any) -> StackConfig:
+def _whole_numbers(value: Any) -> Any:
+    """Whole-number floats as ints. A program in another language reaches the component through
+    the package's wire format, where every number is a double (google.protobuf.Struct), and the
+    SDK's input mapping hands them on as floats (pulumi/provider/experimental/component.py,
+    map_input_properties); the args' integers (slices, max_nodes, gpu.count) are strict ints."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _whole_numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_whole_numbers(v) for v in value]
+    return value
+
+
+def _unknown_keys(args: dict[str, Any], spec: type, path: str) -> list[tuple[str, str]]:
+    """Keys a TypedDict does not declare (a TypedDict is not checked at run time): a misspelt or
+    camelCase key would otherwise be dropped, and the check it feeds skipped."""
+    known = sorted(spec.__required_keys__ | spec.__optional_keys__)
+    return [
+        (f"{path}.{key}", f"unknown arg{did_you_mean(str(key), known)}; known: {', '.join(known)}")
+        for key in args
+        if key not in known
+    ]
+
+
+def _checked(component: str, name: str, kind: str, args: Any, spec: type) -> StackConfig:
     """The args as a one-pool stack on their cluster, validated; ArgsError with every problem."""
     where = f"{component} {name}"
     if not isinstance(args, dict) or not isinstance(args.get("cluster"), dict):
         raise ArgsError(where, [("args.cluster" if isinstance(args, dict) else "args", "required: a ClusterRef mapping")])
     ref = args["cluster"]
-    missing = [k for k in ("name", "location", "project") if k not in ref]
+    unknown = _unknown_keys(args, spec, "args") + _unknown_keys(ref, ClusterRef, "args.cluster")
+    if isinstance(args.get("gpu"), dict):
+        unknown += _unknown_keys(args["gpu"], GpuArgs, "args.gpu")
+    missing = [(f"args.cluster.{k}", "required") for k in ("name", "location", "project") if k not in ref]
     if missing:
-        raise ArgsError(where, [(f"args.cluster.{k}", "required") for k in missing])
+        raise ArgsError(where, unknown + missing)
+    missing += [(f"args.{k}", "required") for k in sorted(spec.__required_keys__ - {"cluster"}) if k not in args]
+    # The rest is judged without the unknown keys, so that every problem is said at once.
+    known = spec.__required_keys__ | spec.__optional_keys__
+    args = {k: v for k, v in args.items() if k in known}
     cluster = {"name": ref["name"], "location": ref["location"], "nodeLocations": list(ref.get("node_locations", []))}
     for key in ("release_channel", "min_master_version", "version", "endpoint"):
         if key in ref:
@@ -286,8 +323,8 @@ def _checked(component: str, name: str, kind: str, args: Any) -> StackConfig:
         if isinstance(ref.get("node_service_account"), str):
             cluster["nodeServiceAccount"] = ref["node_service_account"]
     stack, problems = pool_on_cluster(cluster, _entry(name, kind, args), ref.get("catalogue"))
-    if problems:
-        raise ArgsError(where, [(join_path("args", _arg_path(kind, loc)), msg) for loc, msg in problems])
+    if unknown or missing or problems:
+        raise ArgsError(where, unknown + missing + [(join_path("args", _arg_path(kind, loc)), msg) for loc, msg in problems])
     return stack
 
 
