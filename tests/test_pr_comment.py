@@ -249,8 +249,8 @@ def test_a_real_synth_comment_keeps_its_structure():
         "# dev\n\n| pool | shape |\n|---|---|\n| `tpu-<i>` | 2x2<br>v5e |\n\n"
         "```mermaid\ngraph LR\n  a[pool] --> b[queue]\n```\n"
     )
-    body = stacks_script.comment_body("dev", 3, report, "error: `x` < 1 @ line 2\n```")
-    out = pc.sanitize(body)
+    body = stacks_script.comment_body("dev", 3, "error: `x` < 1 @ line 2\n```")
+    out = pc.compose(body, None, report, "rendered")
     assert out.startswith("❌ synth `dev`: a mandatory policy is violated\n")
     assert "| `tpu-<i>` | 2x2<br>v5e |" in out and "```mermaid\ngraph LR" in out
     # stderr stays verbatim inside its fence (mentions in code do not ping).
@@ -280,3 +280,81 @@ def test_reads_no_more_of_a_file_than_the_cap_can_use(tmp_path: Path, monkeypatc
     monkeypatch.setattr(Path, "open", lambda self, *a, **k: Spy(real_open(self, *a, **k)))
     pc.read_reports(tmp_path)
     assert asked and all(0 < n <= 4 * pc.MAX_CHARS + 4 for n in asked), asked
+
+
+# --- the diff against the base branch leads, the report is folded --------------------------------
+
+LEAD = "✅ synth `dev`: ok\n"
+DIFF = "## Diff against the base branch\n\n- added: `tpu-v6e-2` (+64 chips)\n"
+REPORT = "# dev\n\n| pool | shape |\n|---|---|\n| `tpu-<i>` | 2x2<br>v5e |\n"
+
+
+def artifact(root: Path, stack: str, **files: str) -> None:
+    d = root / f"synth-{stack}"
+    d.mkdir(parents=True)
+    for name, text in files.items():
+        (d / name.replace("_", "-").replace("-md", ".md")).write_text(text)
+
+
+def test_diff_first_then_the_report_folded(tmp_path: Path):
+    artifact(tmp_path, "dev", comment_md=LEAD, diff_md=DIFF, report_md=REPORT, base_state="rendered\n")
+    ((report,), _) = pc.read_reports(tmp_path)
+    text = report["text"]
+    status, diff, fold, table, close = (
+        text.index(LEAD.strip()), text.index("+64 chips"), text.index(pc.FOLD_OPEN),
+        text.index("| `tpu-<i>` | 2x2<br>v5e |"), text.index(pc.FOLD_CLOSE),
+    )
+    assert status < diff < fold < table < close, text
+    assert text.count("<details>") == 1 and text.count("</details>") == 1 and text.rstrip().endswith(pc.FOLD_CLOSE)
+    assert "New in this pull request" not in text and "could not be rendered" not in text
+
+
+def test_the_report_cannot_close_or_open_the_fold():
+    out = pc.compose(LEAD, "</details>\n<details open>", "</details>\n\n@alice\n```\nunclosed", "rendered")
+    assert out.count("<details>") == 1 and out.count("</details>") == 1
+    assert "&lt;/details>" in out and "&lt;details open>" in out and f"@{ZWSP}alice" in out
+    # The report's unclosed fence is closed before the fold is.
+    assert out.rstrip().endswith("unclosed\n```\n\n" + pc.FOLD_CLOSE)
+
+
+@pytest.mark.parametrize(
+    "state, files, says, has_fold",
+    [
+        ("new", {"comment_md": LEAD, "report_md": REPORT}, "New in this pull request", True),
+        ("removed", {"comment_md": ""}, "Removed in this pull request", False),
+        ("failed", {"comment_md": LEAD, "report_md": REPORT}, "base branch could not be rendered", True),
+    ],
+)
+def test_stacks_new_removed_and_base_not_rendered_are_marked_first(tmp_path: Path, state, files, says, has_fold):
+    artifact(tmp_path, "dev", base_state=state + "\n", **files)
+    ((report,), warnings) = pc.read_reports(tmp_path)
+    assert not warnings and report["text"].startswith(pc.BASE_STATES[state]), report["text"]
+    assert says in report["text"] and (pc.FOLD_OPEN in report["text"]) is has_fold
+
+
+def test_an_unknown_base_state_says_nothing(tmp_path: Path):
+    artifact(tmp_path, "dev", comment_md=LEAD, base_state="**pwned** <img src=x>" * 100)
+    ((report,), _) = pc.read_reports(tmp_path)
+    assert report["text"] == LEAD
+
+
+def test_a_huge_diff_and_report_stay_under_githubs_limit():
+    out = pc.compose(LEAD, "d\n" * 20_000, "r\n" * 50_000, "rendered")
+    assert len(out) <= pc.MAX_CHARS + 200
+    # The diff (40,000 characters) is whole; the report is cut inside its fold, which still closes.
+    assert out.count("d\n") == 20_000 and pc.TRUNCATED in out and out.rstrip().endswith(pc.FOLD_CLOSE)
+    out = pc.compose(LEAD, "&\n" * 100_000, "r\n" * 50_000, "rendered")
+    assert len(out) <= pc.MAX_CHARS + 200 and pc.FOLD_OPEN not in out and pc.TRUNCATED in out
+
+
+def test_stacks_comment_writes_the_lead_and_the_base_state(tmp_path: Path, monkeypatch):
+    monkeypatch.setattr(stacks_script, "ROOT", tmp_path)
+    (tmp_path / "err.txt").write_text("boom")
+    assert stacks_script.main(["comment", "dev", "2", str(tmp_path / "err.txt"), "--base-state", "new"]) == 0
+    out = tmp_path / "build" / "dev"
+    assert (out / "base-state").read_text() == "new\n"
+    assert (out / "comment.md").read_text().startswith("❌ synth `dev`: invalid stack config")
+    assert stacks_script.main(["comment", "old", "0", str(tmp_path / "none"), "--base-state", "removed"]) == 0
+    assert (tmp_path / "build" / "old" / "comment.md").read_text() == ""
+    with pytest.raises(SystemExit):
+        stacks_script.main(["comment", "dev", "0", str(tmp_path / "err.txt"), "--base-state", "whatever"])

@@ -365,6 +365,57 @@ def test_pull_request_jobs_run_tests_and_synth_and_upload_the_build():
     assert any("GITHUB_STEP_SUMMARY" in s.get("run", "") for s in steps(synth))
 
 
+BASE_SHA = "${{ github.event.pull_request.base.sha }}"
+
+
+def base_checkouts(job: dict[str, Any]) -> list[dict[str, Any]]:
+    return [s for s in uses(job, "actions/checkout") if (s.get("with") or {}).get("ref") == BASE_SHA]
+
+
+def test_pull_request_synth_renders_the_base_with_its_own_code_and_no_credential():
+    jobs = workflow("pull-request.yml")["jobs"]
+    synth = jobs["synth"]
+    assert synth["permissions"] == {"contents": "read"}
+    (base,) = base_checkouts(synth)
+    # Beside the head and after it (a later checkout of the head would clean it away); the token
+    # is neither passed nor kept.
+    assert base["with"] == {"ref": BASE_SHA, "path": ".base", "persist-credentials": False}
+    order = steps(synth)
+    assert order.index(base) > order.index(uses(synth, "./.github/actions/python-env")[0])
+    render = next(s for s in order if s.get("id") == "base")
+    assert order.index(render) > order.index(base)
+    assert render["working-directory"] == ".base" and '../.venv/bin/python -m synth "$STACK"' in render["run"]
+    for state in stacks_script.BASE_STATES:
+        assert f"state={state}" in render["run"], state
+    head = next(s for s in order if s.get("id") == "synth")
+    assert order.index(head) > order.index(render)
+    assert head["env"]["BASE_STATE"] == "${{ steps.base.outputs.state }}"
+    assert '--base ".base/build/$STACK"' in head["run"] and '--base-state "$BASE_STATE"' in head["run"]
+    # The stack list includes the base's stacks (so a removed one gets its comment); data only.
+    lister = jobs["stacks"]
+    (stacks_base,) = base_checkouts(lister)
+    assert stacks_base["with"]["persist-credentials"] is False and stacks_base["with"]["sparse-checkout"] == "stacks"
+    assert any(s.get("run") == "python3 .github/scripts/stacks.py list --base .base" for s in steps(lister))
+    # Nothing in the pull-request workflow passes a token to a checkout.
+    for job in jobs.values():
+        for step in uses(job, "actions/checkout"):
+            assert not {"token", "ssh-key"} & set(step.get("with") or {})
+
+
+def test_the_stack_list_includes_the_stacks_only_the_base_has(tmp_path: Path, monkeypatch):
+    (tmp_path / "stacks").mkdir()
+    for name in ("dev", "old"):
+        (tmp_path / "stacks" / f"Pulumi.{name}.yaml").write_text("config: {}\n")
+    out = tmp_path / "out"
+    monkeypatch.setenv("GITHUB_OUTPUT", str(out))
+    monkeypatch.setenv("GCP_IDENTITIES", json.dumps({"stacks": {"old": {"preview": "p"}, "dev": {"preview": "p"}}}))
+    assert stacks_script.main(["list", "--base", str(tmp_path)]) == 0
+    got = dict(line.split("=", 1) for line in out.read_text().splitlines())
+    assert json.loads(got["stacks"]) == sorted({*STACKS, "old"})
+    # A removed stack has nothing to preview.
+    assert "old" not in json.loads(got["previews"]) and "dev" in json.loads(got["previews"])
+
+
 def test_only_same_repo_pull_requests_get_credentials():
     for job_id, job in workflow("pull-request.yml")["jobs"].items():
         text = yaml.safe_dump(job)
@@ -495,8 +546,8 @@ def test_deploy_plan_skips_missing_stacks_with_a_warning(tmp_path: Path):
 
 @pytest.mark.parametrize("code, status", [(0, "✅"), (2, "invalid stack config"), (3, "mandatory policy")])
 def test_comment_body_status(code: int, status: str):
-    body = stacks_script.comment_body("dev", code, "# dev\n", "boom ``` <b>")
-    assert status in body.splitlines()[0] and "# dev" in body
+    body = stacks_script.comment_body("dev", code, "boom ``` <b>")
+    assert status in body.splitlines()[0]
     if code:
         assert "\n````text\nboom ``` <b>\n````\n" in body
     else:
@@ -504,7 +555,7 @@ def test_comment_body_status(code: int, status: str):
 
 
 def test_comment_body_is_truncated():
-    body = stacks_script.comment_body("dev", 0, "x" * 100_000, "")
+    body = stacks_script.comment_body("dev", 2, "x" * 100_000)
     assert len(body) < 65_536 and "truncated" in body
 
 

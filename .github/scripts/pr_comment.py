@@ -2,15 +2,19 @@
 
     python3 .github/scripts/pr_comment.py REPORTS_DIR OUT_JSON
 
-Reads REPORTS_DIR/synth-<stack>/comment.md for at most MAX_ARTIFACTS stacks and writes OUT_JSON, a
-list of {"stack": ..., "text": ...}, sorted by stack, that pr-comment.yml posts one comment each.
+Reads REPORTS_DIR/synth-<stack>/ for at most MAX_ARTIFACTS stacks and writes OUT_JSON, a list of
+{"stack": ..., "text": ...}, sorted by stack, that pr-comment.yml posts one comment each. Each
+comment is, in this order: what the stack is against the base branch (base-state: new in the pull
+request, removed by it, or a base that could not be rendered), the status line and any stderr
+(comment.md), the diff against the base render (diff.md), and the full report (report.md) folded
+in a <details> block that this script writes itself.
 
 The artifacts are untrusted: a fork's pull request controls every byte of them (it can change
 synth, the workflow, or upload whatever it likes). pr-comment.yml runs this file from the default
 branch, never from the PR. What comes out must be safe to post with a token that can write
 comments, so the text is made inert rather than trusted:
 
-- no raw HTML at all (`&` and `<` are escaped), so no hidden `<!-- ... -->` comment can imitate
+- no raw HTML from the artifact at all (`&` and `<` are escaped), so no hidden `<!-- ... -->` comment can imitate
   the `<!-- gke-ai-batch:synth:STACK -->` marker that pr-comment.yml finds its comments by, no
   <img>, <picture>, <details> spoofing or autolink; the one tag put back is `<br>` inside a line
   (the report's table cells use it), which cannot start an HTML block there;
@@ -229,6 +233,52 @@ def sanitize(raw: bytes | str, limit: int = MAX_CHARS) -> str:
     return body + "\n"
 
 
+# What base-state may say (one word, written by the synth job): fixed text here, so the artifact
+# picks one of these sentences and cannot word its own. An unknown or missing state adds nothing
+# (an artifact from before the diff existed).
+BASE_STATES = {
+    "rendered": None,
+    "new": "🆕 **New in this pull request**: the base branch has no such stack, so there is nothing to diff against.",
+    "removed": "🗑️ **Removed in this pull request**: the base branch renders this stack; the head has no stack file for it.",
+    "failed": "⚠️ **The base branch could not be rendered** (its synth failed): no diff, the report only.",
+}
+# Written here, not taken from the artifact; the report inside is escaped, so it cannot close it.
+FOLD_OPEN = "<details><summary>Full report</summary>"
+FOLD_CLOSE = "</details>"
+
+
+def _read(file: Path) -> bytes | None:
+    """The start of an artifact file (None when it is absent or not a regular file)."""
+    if file.is_symlink() or not file.is_file():
+        return None
+    # UTF-8 takes at most 4 bytes a character: never read more than the cap can use. A file cut
+    # here decodes to more than MAX_CHARS characters, so sanitize() marks it truncated.
+    with file.open("rb") as fh:
+        return fh.read(MAX_CHARS * 4 + 4)
+
+
+def compose(lead: bytes | str | None, diff: bytes | str | None, report: bytes | str | None, state: str | None) -> str:
+    """One stack's comment: the base state, the lead (status and stderr), the diff, the report folded.
+
+    Each part is sanitized on its own, within what the parts before it left of MAX_CHARS, so the
+    diff is never cut for the report's sake and the whole stays under GitHub's limit.
+    """
+    parts: list[str] = []
+    note = BASE_STATES.get((state or "").strip())
+    if note:
+        parts.append(note + "\n")
+    for raw in (lead, diff):
+        room = MAX_CHARS - sum(map(len, parts))
+        if raw and room > len(TRUNCATED) + 2:
+            parts.append(sanitize(raw, room))
+    room = MAX_CHARS - sum(map(len, parts)) - len(FOLD_OPEN) - len(FOLD_CLOSE) - 4
+    if report and room > len(TRUNCATED) + 2:
+        parts.append(f"{FOLD_OPEN}\n\n{sanitize(report, room)}\n{FOLD_CLOSE}\n")
+    elif report:
+        parts.append(TRUNCATED + "\n")
+    return "\n".join(p.rstrip("\n") + "\n" for p in parts) if parts else "\n"
+
+
 def read_reports(root: Path) -> tuple[list[dict[str, str]], list[str]]:
     """([{"stack", "text"}], warnings) for the artifacts under root, capped and sanitized."""
     reports: list[dict[str, str]] = []
@@ -236,21 +286,19 @@ def read_reports(root: Path) -> tuple[list[dict[str, str]], list[str]]:
     dirs = sorted(p for p in root.iterdir()) if root.is_dir() else []
     for d in dirs:
         stack = d.name[len("synth-") :] if d.name.startswith("synth-") else ""
-        file = d / "comment.md"
         if not STACK_NAME.match(stack) or d.is_symlink() or not d.is_dir():
             warnings.append(f"skipping {d.name!r}: not synth-<stack name>")
             continue
-        if file.is_symlink() or not file.is_file():
+        lead = _read(d / "comment.md")
+        if lead is None:
             warnings.append(f"skipping {d.name}: no comment.md")
             continue
         if len(reports) == MAX_ARTIFACTS:
             warnings.append(f"more than {MAX_ARTIFACTS} synth artifacts; the rest are not posted")
             break
-        # UTF-8 takes at most 4 bytes a character: never read more than the cap can use.
-        with file.open("rb") as fh:
-            raw = fh.read(MAX_CHARS * 4 + 4)
-        # A file cut here decodes to more than MAX_CHARS characters, so sanitize() marks it truncated.
-        reports.append({"stack": stack, "text": sanitize(raw)})
+        state = (_read(d / "base-state") or b"")[:16].decode("ascii", errors="replace")
+        text = compose(lead, _read(d / "diff.md"), _read(d / "report.md"), state)
+        reports.append({"stack": stack, "text": text})
     return reports, warnings
 
 

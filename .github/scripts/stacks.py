@@ -1,15 +1,17 @@
 """Stack lists and PR-comment text for the GitHub workflows.
 
-    python .github/scripts/stacks.py list
-        stacks=["dev", ...]: every stacks/Pulumi.<stack>.yaml (the pull-request matrix), and
-        previews=[...]: those of them with a preview identity in $GCP_IDENTITIES (the JSON of the
-        repository variable; unset or invalid means none).
+    python .github/scripts/stacks.py list [--base BASE_CHECKOUT]
+        stacks=["dev", ...]: every stacks/Pulumi.<stack>.yaml (the pull-request matrix), with
+        --base also those only the base branch's checkout has (the synth job marks them removed),
+        and previews=[...]: the head's stacks with a preview identity in $GCP_IDENTITIES (the JSON
+        of the repository variable; unset or invalid means none).
     python .github/scripts/stacks.py deploy-plan
         preproduction=[...] and production=[...]: the stacks .github/deploy-stacks.yml deploys on
         push to main, in that order; listed stacks without a stack file are skipped with a warning.
-    python .github/scripts/stacks.py comment STACK EXIT_CODE STDERR_FILE
-        Writes build/STACK/comment.md: a status line for synth's exit code, report.md, and synth's
-        stderr when it failed. This is the whole text the PR comment shows.
+    python .github/scripts/stacks.py comment STACK EXIT_CODE STDERR_FILE [--base-state STATE]
+        Writes build/STACK/comment.md: a status line for synth's exit code and synth's stderr when
+        it failed, and build/STACK/base-state (rendered, new, removed or failed). pr_comment.py
+        puts these first, then diff.md, then report.md folded: together the PR comment.
 
 Outputs go to $GITHUB_OUTPUT when it is set (inside Actions), else to stdout. `list` and `comment`
 need only the standard library (they run before any dependency is installed); `deploy-plan`
@@ -35,6 +37,9 @@ STACK_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,99}$")
 
 # GitHub rejects comment bodies over 65,536 characters.
 COMMENT_LIMIT = 60_000
+
+# The stack against the base branch's render; pr_comment.py words each (BASE_STATES there).
+BASE_STATES = ("rendered", "new", "removed", "failed")
 
 EXIT_STATUS = {
     0: "✅ synth `{stack}`: ok",
@@ -107,11 +112,12 @@ def deploy_plan(root: Path = ROOT, path: Path = DEPLOY_LIST) -> tuple[dict[str, 
     return plan, warnings
 
 
-def comment_body(stack: str, exit_code: int, report: str | None, stderr: str) -> str:
+def comment_body(stack: str, exit_code: int, stderr: str, base_state: str = "rendered") -> str:
+    """The lead of the PR comment; pr_comment.py adds the diff and the folded report after it."""
+    if base_state == "removed":
+        return ""  # nothing was rendered; pr_comment.py says the stack is removed
     status = EXIT_STATUS.get(exit_code, "❌ synth `{stack}`: failed with exit code " + str(exit_code))
     parts = [status.format(stack=stack), ""]
-    if report:
-        parts += [report.rstrip(), ""]
     if exit_code != 0 and stderr.strip():
         # A fence longer than any backtick run in stderr, so nothing in it can end the block. No
         # HTML: pr-comment.yml posts the file through pr_comment.py, which escapes all of it.
@@ -144,12 +150,14 @@ def parser() -> argparse.ArgumentParser:
         allow_abbrev=False,
     )
     sub = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    sub.add_parser("list", help="every stacks/Pulumi.<stack>.yaml (the pull-request matrix)")
+    lister = sub.add_parser("list", help="every stacks/Pulumi.<stack>.yaml (the pull-request matrix)")
+    lister.add_argument("--base", type=Path, metavar="BASE_CHECKOUT", help="the base branch's checkout: its stacks too")
     sub.add_parser("deploy-plan", help="the stacks .github/deploy-stacks.yml deploys on push to main, by wave")
     comment = sub.add_parser("comment", help="write build/STACK/comment.md, the whole text of the PR comment")
     comment.add_argument("stack", metavar="STACK")
     comment.add_argument("code", metavar="EXIT_CODE", type=int, help="synth's exit code")
     comment.add_argument("stderr_file", metavar="STDERR_FILE", type=Path, help="synth's stderr, saved")
+    comment.add_argument("--base-state", choices=BASE_STATES, default="rendered", help="the stack against the base branch")
     return p
 
 
@@ -157,7 +165,8 @@ def main(argv: list[str]) -> int:
     args = parser().parse_args(argv)
     if args.command == "list":
         stacks = existing_stacks()
-        _emit({"stacks": stacks, "previews": preview_stacks(stacks, os.environ.get("GCP_IDENTITIES"))})
+        every = sorted(set(stacks) | set(existing_stacks(args.base) if args.base else ()))
+        _emit({"stacks": every, "previews": preview_stacks(stacks, os.environ.get("GCP_IDENTITIES"))})
         return 0
     if args.command == "deploy-plan":
         plan, warnings = deploy_plan()
@@ -171,10 +180,9 @@ def main(argv: list[str]) -> int:
         raise SystemExit(f"not a stack name: {stack!r}")
     out = ROOT / "build" / stack
     out.mkdir(parents=True, exist_ok=True)
-    report = out / "report.md"
     stderr = stderr_file.read_text(errors="replace") if stderr_file.exists() else ""
-    body = comment_body(stack, code, report.read_text() if report.exists() else None, stderr)
-    (out / "comment.md").write_text(body)
+    (out / "comment.md").write_text(comment_body(stack, code, stderr, args.base_state))
+    (out / "base-state").write_text(args.base_state + "\n")
     return 0
 
 
