@@ -175,3 +175,39 @@ def test_whole_numbers_from_the_wire_are_ints(tmp_path):
     """)
     assert recording.outputs["pools"] == ["v6e-0", "v6e-1"]
     assert recording.outputs["gpus"] == ["h100"]
+
+
+@pytest.mark.parametrize(
+    "cluster_extra, line",
+    [
+        ({"node_locations": "us-east5-b"}, "args.cluster.node_locations: must be a list of zone names, not str"),
+        ({"node_locations": None}, "args.cluster.node_locations: must be a list of zone names, not NoneType"),
+        ({"catalogue": "abc"}, "args.cluster.catalogue: must be a mapping, not str"),
+        ({"name": 7}, "args.cluster.name: must be a string, not int"),
+    ],
+    ids=["zones-as-a-string", "zones-none", "catalogue-string", "name-int"],
+)
+def test_a_cluster_ref_value_of_the_wrong_kind_is_an_args_error_not_a_crash(cluster_extra, line):
+    from gke_ai_batch.components.nodepools import CpuPool
+    from gke_ai_batch.config.errors import ArgsError
+
+    with pytest.raises(ArgsError) as caught:
+        CpuPool("p", {"cluster": {**REF, **cluster_extra}, "machine_type": "n2-standard-8", "max_nodes": 2})
+    assert f"CpuPool p: {line}" in str(caught.value).splitlines(), str(caught.value)
+
+
+def test_an_output_where_a_plain_value_is_needed_says_so(tmp_path):
+    recording_error = None
+    try:
+        _run(tmp_path, """
+            import pulumi
+            from gke_ai_batch.components.nodepools import CpuPool
+
+            ref = {"name": "ml-shared", "location": "us-east5", "project": pulumi.Output.from_input("acme-ml"),
+                   "node_locations": pulumi.Output.from_input(["us-east5-b"])}
+            CpuPool("p", {"cluster": ref, "machine_type": "n2-standard-8", "max_nodes": 2})
+        """)
+    except Exception as exc:  # the engine reports the program's error
+        recording_error = str(exc)
+    assert recording_error and "args.cluster.node_locations: must be a plain value known when the component is built" in recording_error
+    assert "args.cluster.project" not in recording_error  # project may be an Output

@@ -297,6 +297,30 @@ def _unknown_keys(args: dict[str, Any], spec: type, path: str) -> list[tuple[str
     ]
 
 
+# ClusterRef's keys that may be Outputs (they only pass through to resources), and the types of
+# the rest, which are read on construction.
+_REF_INPUTS = ("project", "node_service_account")
+_REF_TYPES: dict[str, type] = {"node_locations": list, "catalogue": dict}
+
+
+def _shape_problems(args: dict[str, Any], ref: dict[str, Any]) -> list[tuple[str, str]]:
+    """Values of the wrong kind, before they reach the rules: an Output where a value must be
+    known when the component is built (it decides what is registered, or is checked against
+    GKE's rules), a string where a list of zones is meant (it would be read letter by letter)."""
+    found = []
+    for where, values, inputs in (("args", args, ("cluster",)), ("args.cluster", ref, _REF_INPUTS)):
+        for key, value in values.items():
+            if key in inputs:
+                continue
+            if isinstance(value, pulumi.Output):
+                found.append((f"{where}.{key}", "must be a plain value known when the component is built, not an Output"))
+            elif where == "args.cluster":
+                want = _REF_TYPES.get(key, str)
+                if not isinstance(value, want) or (want is list and not all(isinstance(z, str) for z in value)):
+                    found.append((f"{where}.{key}", f"must be {'a list of zone names' if want is list else 'a mapping' if want is dict else 'a string'}, not {type(value).__name__}"))
+    return found
+
+
 def _checked(component: str, name: str, kind: str, args: Any, spec: type) -> StackConfig:
     """The args as a one-pool stack on their cluster, validated; ArgsError with every problem."""
     where = f"{component} {name}"
@@ -307,8 +331,9 @@ def _checked(component: str, name: str, kind: str, args: Any, spec: type) -> Sta
     if isinstance(args.get("gpu"), dict):
         unknown += _unknown_keys(args["gpu"], GpuArgs, "args.gpu")
     missing = [(f"args.cluster.{k}", "required") for k in ("name", "location", "project") if k not in ref]
-    if missing:
-        raise ArgsError(where, unknown + missing)
+    shape = _shape_problems(args, ref)
+    if missing or shape:
+        raise ArgsError(where, unknown + missing + shape)
     missing += [(f"args.{k}", "required") for k in sorted(spec.__required_keys__ - {"cluster"}) if k not in args]
     # The rest is judged without the unknown keys, so that every problem is said at once.
     known = spec.__required_keys__ | spec.__optional_keys__
