@@ -61,6 +61,9 @@ def noncompliant_prod():
 
     edited(res, NODE_POOL, "h100-dws", queued_pool)
     edited(res, NODE_POOL, "v5p-train-0", lambda i: i.update(nodeCount=15))  # pool-tpu-multihost-slice: 16 VMs
+    # gke-unique-node-pools: a second component registering a pool the cluster already has.
+    (spot,) = [r for r in res if r.type == NODE_POOL and r.name == "v6e-spot-0"]
+    added(res, spot, NODE_POOL, "v6e-spot-0-again", copy.deepcopy(spot.inputs))
     edited(res, "kubernetes:helm.sh/v3:Release", "kueue", lambda i: i.update(version="^0.19"))  # helm-chart-pinned
 
     def training_queue(i):

@@ -211,3 +211,24 @@ def test_an_output_where_a_plain_value_is_needed_says_so(tmp_path):
         recording_error = str(exc)
     assert recording_error and "args.cluster.node_locations: must be a plain value known when the component is built" in recording_error
     assert "args.cluster.project" not in recording_error  # project may be an Output
+
+
+def test_two_components_naming_one_pool_of_one_cluster_fail_the_policy_pack(tmp_path):
+    """Each component alone cannot see the other; the pack judges what the program registered."""
+    from policy import rules
+    from policy.rules import Resource
+
+    recording = _run(tmp_path, """
+        from gke_ai_batch.components.nodepools import TpuSlices
+
+        ref = {"name": "ml-shared", "location": "us-east5", "project": "acme-ml", "node_locations": ["us-east5-b"]}
+        other = {**ref, "name": "ml-other"}
+        spec = {"version": "v6e", "topology": "4x4", "capacity": "spot", "pool_name": "v6e"}
+        TpuSlices("team-a-v6e", {"cluster": ref, **spec})
+        TpuSlices("team-b-v6e", {"cluster": ref, **spec})
+        TpuSlices("team-c-v6e", {"cluster": other, **spec})  # another cluster: its own names
+    """)
+    resources = [Resource(r.urn, r.type, r.name, r.inputs) for r in recording.resources]
+    found = list(rules.run(rules.by_name("gke-unique-node-pools"), resources, {}))
+    assert [urn.rsplit("::", 1)[-1] for urn, _ in found] == ["team-b-v6e-0"], found
+    assert "node pool 'v6e-0' of cluster 'ml-shared' in us-east5 is also" in found[0][1]

@@ -142,6 +142,14 @@ RULES: tuple[Rule, ...] = (
             "production", "This stack is production: its clusters, node pools and service accounts must be protected."
         ),
     ),
+    Rule(
+        "gke-unique-node-pools",
+        "No two node pools of one cluster share a name (GKE refuses the second: ALREADY_EXISTS), whichever "
+        "components registered them.",
+        MANDATORY,
+        gke.unique_node_pools,
+        stack=True,
+    ),
     # -- accelerator pools ----------------------------------------------------------------------
     Rule(
         "pool-flex-queued-from-zero",

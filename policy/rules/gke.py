@@ -14,7 +14,7 @@ from gke_ai_batch.domain import versions
 
 from collections.abc import Sequence
 
-from .base import CLUSTER, EMPTY, NODE_POOL, GCP_SERVICE_ACCOUNT, UNKNOWN, Resource, as_dict, as_int, as_list, dig
+from .base import CLUSTER, EMPTY, NODE_POOL, GCP_SERVICE_ACCOUNT, UNKNOWN, Resource, as_dict, as_int, as_list, dig, of_type
 from .facts import auto_provisioning, is_autopilot, tpu_generation
 
 # The channels the catalogue models, and EXTENDED, which GKE offers too (concepts/release-channels)
@@ -239,6 +239,27 @@ def protect_stateful(resources: Sequence[Resource], config: Mapping[str, Any] = 
                 f"production stack, and {r.type.rsplit(':', 1)[-1]} {r.name} is not protected: a replacement or a "
                 "mistaken destroy would delete it (and what runs on it or as it)"
             )
+
+
+def unique_node_pools(resources: Sequence[Resource], config: Mapping[str, Any] = EMPTY) -> Iterator[tuple[str | None, str]]:
+    """One name, one node pool, per cluster: GKE refuses to create a second pool of a name the
+    cluster has (nodePools.create answers 409 ALREADY_EXISTS; the name is the pool's id in
+    projects/P/locations/L/clusters/C/nodePools/NAME,
+    https://cloud.google.com/kubernetes-engine/docs/reference/rest/v1/projects.locations.clusters.nodePools).
+    Two components of a library program can name the same pool (pool_name), which each alone
+    cannot see. A cluster or location not known at preview is no evidence either way."""
+    seen: dict[tuple[Any, ...], str] = {}
+    for r in of_type(resources, NODE_POOL):
+        key = tuple(r.props.get(k) for k in ("project", "location", "cluster", "name"))
+        if any(not isinstance(v, str) for v in key[1:]):
+            continue
+        if key in seen:
+            yield r.urn, (
+                f"node pool {key[3]!r} of cluster {key[2]!r} in {key[1]} is also {seen[key]}: GKE refuses a second "
+                "node pool of one name in a cluster (ALREADY_EXISTS)"
+            )
+        else:
+            seen[key] = r.urn
 
 
 # -- accelerator pools ------------------------------------------------------------------------
