@@ -97,6 +97,9 @@ def test_an_existing_cluster_needs_its_facts(tmp_path, key):
     [
         ("version", "1.35", "not an exact GKE version"),
         ("endpoint", "34.1.2.3", "not a GKE DNS endpoint"),
+        # Another region's endpoint is another cluster's (the stack's cluster is in us-east5).
+        ("endpoint", "gke-0123abcd-123456789012.us-west1.gke.goog", "not a DNS endpoint of a cluster in us-east5"),
+        ("endpoint", "gke-x.y.gke.goog", "its location part is 'y'"),
     ],
 )
 def test_declared_facts_are_checked(tmp_path, key, value, words):
@@ -144,6 +147,8 @@ def test_a_fleet_manager_cannot_be_an_existing_cluster(tmp_path):
     config = copy.deepcopy(yaml.safe_load((ROOT / "stacks" / "Pulumi.fleet-dws.yaml").read_text())["config"])
     facts = {k: v for k, v in existing()[CLUSTER].items() if k in ("existing", "version", "endpoint", "nodeServiceAccount")}
     config[CLUSTER] = {"name": config[CLUSTER]["name"], **facts}
+    # The manager's own region (us-central1) in its endpoint, so the fleet rule is the one said.
+    config[CLUSTER]["endpoint"] = facts["endpoint"].replace(".us-east5.", ".us-central1.")
     result = synth_config(tmp_path, config)
     assert result.exit_code == 2
     assert_names(result.error, tmp_path / "Pulumi.test.yaml", f"{CLUSTER}.existing", "a fleet's manager is a cluster this program creates")

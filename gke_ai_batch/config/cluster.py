@@ -317,6 +317,15 @@ class ClusterConfig(Model):
                 f"{self.endpoint!r} is not a GKE DNS endpoint (gke-<id>.<region>.gke.goog); turn the cluster's "
                 "DNS endpoint on (gcloud container clusters update NAME --enable-dns-access) and name it here",
             )
+        elif self.endpoint is not None:
+            # The endpoint names the cluster's location: one of another region is another cluster's.
+            where = self.endpoint.split(".")[1]
+            if not (_REGION_RX.fullmatch(where) or _ZONE_RX.fullmatch(where)) or region_of(where) != region_of(self.location):
+                yield RuleError(
+                    "endpoint",
+                    f"{self.endpoint!r} is not a DNS endpoint of a cluster in {region_of(self.location)}: its location "
+                    f"part is {where!r}; copy the endpoint of cluster {self.name} in {self.location}",
+                )
 
     def _problems(self) -> Iterator[RuleError]:
         yield from self._existing_problems()
