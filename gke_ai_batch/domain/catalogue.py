@@ -149,6 +149,10 @@ def _t(*shapes: str) -> tuple[str, ...]:
     return shapes
 
 
+# The 2D generations' slice shapes: v5e and v6e offer the same ones (GKE "Plan TPUs", TPU
+# v5e and v6e configurations), so they are written once.
+SHAPES_2D = _t("1x1", "2x2", "2x4", "4x4", "4x8", "8x8", "8x16", "16x16")
+
 TPU_GENERATIONS: dict[str, TpuGeneration] = {
     "v4": TpuGeneration(
         version="v4",
@@ -170,7 +174,7 @@ TPU_GENERATIONS: dict[str, TpuGeneration] = {
         quota=Quota("TPU v5 Lite PodSlice chips"),
         preemptible_quota=Quota("Preemptible TPU v5 Lite Podslice chips"),
         single_chip_machine_type="ct5lp-hightpu-1t",
-        shapes_2d=_t("1x1", "2x2", "2x4", "4x4", "4x8", "8x8", "8x16", "16x16"),
+        shapes_2d=SHAPES_2D,
     ),
     "v5p": TpuGeneration(
         version="v5p",
@@ -191,7 +195,7 @@ TPU_GENERATIONS: dict[str, TpuGeneration] = {
         quota=Quota("TPUs per TPU family (tpu_family: CT6E)"),
         preemptible_quota=Quota("Preemptible TPU slices v6e"),
         single_chip_machine_type="ct6e-standard-1t",
-        shapes_2d=_t("1x1", "2x2", "2x4", "4x4", "4x8", "8x8", "8x16", "16x16"),
+        shapes_2d=SHAPES_2D,
     ),
     "tpu7x": TpuGeneration(
         version="tpu7x",
