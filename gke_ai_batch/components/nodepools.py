@@ -23,7 +23,7 @@ from gke_ai_batch.config.errors import NAMESPACE, ArgsError, did_you_mean, join_
 from gke_ai_batch.config.pools import NodePoolConfig
 from gke_ai_batch.config.standalone import pool_on_cluster
 from gke_ai_batch.config.stack import StackConfig
-from gke_ai_batch.domain.naming import scope_of, scoped
+from gke_ai_batch.domain.naming import child_name
 from gke_ai_batch.plan.flavors import FlavorPlan, plan_flavors
 from gke_ai_batch.plan.pools import PoolPlan, plan_pools, workload_policy_args
 
@@ -190,7 +190,7 @@ class _NodePools(pulumi.ComponentResource):
         first = self.pools[0]
         if first.workload_policy is not None:
             self.workload_policy = gcp.compute.ResourcePolicy(
-                _in_scope_of(name, self.config.name, first.workload_policy),
+                child_name(name, self.config.name, first.workload_policy),
                 project=ref["project"],
                 **workload_policy_args(first, region_of(ref["location"])),
                 # Fixed names: a replacement must delete the old one first.
@@ -262,14 +262,6 @@ class CpuPool(_NodePools):
 
     def __init__(self, name: str, args: CpuPoolArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__(name, args, opts)
-
-
-def _in_scope_of(name: str, pool_name: str, child: str) -> str:
-    """The logical name of `child` in the scope the component's `name` gives `pool_name`
-    (gke_ai_batch.domain.naming.scoped): a stack's own names, as before components took args;
-    else `child` under the component's name."""
-    scope = scope_of(name, pool_name)
-    return scoped(scope, child) if scope is not None else f"{name}-{child}"
 
 
 def _whole_numbers(value: Any) -> Any:

@@ -180,3 +180,12 @@ def scope_of(name: str, base: str) -> str | None:
     if sep and rest == base and _SCOPE_RX.fullmatch(scope):
         return scope
     return None
+
+
+def child_name(name: str, base: str, child: str) -> str:
+    """The logical name of a component's `child`, from the component's `name`: where `name` is
+    `base` in a cluster's scope (the stack program names its components so), the child's name
+    in that scope, as the stack's URNs have always had it; else "<name>-<child>", so that two
+    instances of a component side by side never register one URN twice."""
+    scope = scope_of(name, base)
+    return scoped(scope, child) if scope is not None else f"{name}-{child}"
