@@ -2,7 +2,7 @@
 
 import pytest
 
-from gke_ai_batch.domain import catalogue
+from gke_ai_batch.domain import catalogue, machines
 
 
 @pytest.mark.parametrize(
@@ -81,7 +81,7 @@ def test_every_listed_topology_has_the_right_dimensions():
 )
 def test_gpu_machine_types(gpu, count, machine, ok):
     if ok:
-        catalogue.check_gpu(gpu, count, machine)
+        machines.check_gpu(gpu, count, machine)
     else:
         with pytest.raises(catalogue.CatalogueError):
-            catalogue.check_gpu(gpu, count, machine)
+            machines.check_gpu(gpu, count, machine)

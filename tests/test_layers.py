@@ -36,6 +36,7 @@ def _imports(path: Path, root: Path) -> set[str]:
                 found.update(f"{name}.{alias.name}" for alias in node.names)  # `from . import x`
             elif node.module:
                 found.add(node.module)
+                found.update(f"{node.module}.{alias.name}" for alias in node.names)  # a submodule, or a name
     return found
 
 
@@ -82,3 +83,96 @@ def test_an_upward_import_is_found(tmp_path, line):
     assert wrong_imports(tmp_path, "domain") == [f"gke_ai_batch/domain/probe.py imports {m}" for m in sorted(
         m for m in _imports(probe, tmp_path) if _layer(m))]
     assert wrong_imports(tmp_path, "domain")
+
+
+# The program's top-level folders, and which of them each may import (docs/architecture.md).
+TOP: dict[str, set[str]] = {
+    "gke_ai_batch": set(),
+    "policy": {"gke_ai_batch.domain", "gke_ai_batch.model"},
+    "synth": {"gke_ai_batch", "policy"},
+    "bootstrap": {"gke_ai_batch", "synth"},
+}
+
+
+def _module(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph(root: Path) -> dict[str, set[str]]:
+    """Module -> the project modules it imports, anywhere in the file (a function-level import
+    ties two modules as much as a top-level one)."""
+    files = {_module(p, root): p for top in TOP for p in sorted((root / top).rglob("*.py"))}
+    graph = {}
+    for module, path in files.items():
+        names = _imports(path, root)
+        targets = set()
+        for name in names:
+            # `from a.b import c` reads as a.b and a.b.c: c is a module or a name in a.b; a.b
+            # itself counts only when some imported name is not a module of it.
+            if any(n.startswith(name + ".") and n in files for n in names) and not any(
+                n.startswith(name + ".") and n.rpartition(".")[0] == name and n not in files for n in names
+            ):
+                continue
+            while name and name not in files:
+                name = name.rpartition(".")[0]
+            if name and name != module:
+                targets.add(name)
+        graph[module] = targets
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_module_imports_itself_through_others():
+    assert not cycles(import_graph(ROOT)), cycles(import_graph(ROOT))
+
+
+def test_an_import_cycle_is_found(tmp_path):
+    for name, imports in (("a", "from gke_ai_batch.domain import b"), ("b", "def f():\n    from gke_ai_batch.domain import a\n")):
+        path = tmp_path / "gke_ai_batch" / "domain" / f"{name}.py"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(imports + "\n")
+    assert cycles(import_graph(tmp_path)) == [["gke_ai_batch.domain.a", "gke_ai_batch.domain.b"]]
+
+
+@pytest.mark.parametrize("top", sorted(TOP))
+def test_a_top_level_folder_imports_only_what_it_may(top):
+    wrong = sorted(
+        f"{module} imports {target}"
+        for module, targets in import_graph(ROOT).items()
+        if module.split(".")[0] == top
+        for target in targets
+        if target.split(".")[0] != top and not any(target == a or target.startswith(a + ".") for a in TOP[top])
+    )
+    assert not wrong, "\n".join(wrong)

@@ -176,7 +176,7 @@ def test_system_daemons_allowance():
 )
 def test_t4_refused_where_gce_will_not_attach_it(count, machine, message):
     with pytest.raises(catalogue.CatalogueError, match=message):
-        catalogue.check_gpu("nvidia-tesla-t4", count, machine)
+        machines.check_gpu("nvidia-tesla-t4", count, machine)
 
 
 @pytest.mark.parametrize(
@@ -184,7 +184,7 @@ def test_t4_refused_where_gce_will_not_attach_it(count, machine, message):
     [(1, "n1-standard-8"), (1, "n1-highmem-32"), (2, "n1-standard-32"), (4, "n1-highmem-96"), (1, "custom-48-319488")],
 )
 def test_t4_near_misses_accepted(count, machine):
-    catalogue.check_gpu("nvidia-tesla-t4", count, machine)
+    machines.check_gpu("nvidia-tesla-t4", count, machine)
 
 
 def test_t4_limits_cover_the_catalogue_counts():

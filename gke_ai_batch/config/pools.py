@@ -7,7 +7,7 @@ from typing import Annotated, Iterator, Literal
 
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
-from gke_ai_batch.domain import catalogue
+from gke_ai_batch.domain import catalogue, machines
 from gke_ai_batch.domain import naming
 from gke_ai_batch.config.base import (
     CLUSTER_NODES_MAX,
@@ -258,7 +258,7 @@ class NodePoolConfig(Model):
                 )
                 return  # no machine type to check the GPUs against
         try:
-            catalogue.check_gpu(gpu.type, gpu.count, self.node_machine_type)
+            machines.check_gpu(gpu.type, gpu.count, self.node_machine_type)
         except catalogue.CatalogueError as e:
             yield RuleError("machineType", str(e))
 

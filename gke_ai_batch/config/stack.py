@@ -367,7 +367,7 @@ class StackConfig(Model):
                 continue
             if pool.kind == "cpu" and pool.machine_type is not None:
                 # GPU and TPU pools' machine types are checked against their accelerator already
-                # (catalogue.check_gpu, catalogue.tpu_slice).
+                # (machines.check_gpu, catalogue.tpu_slice).
                 problem = self.catalogue.machine_type_problem(pool.machine_type)
                 if problem:
                     yield RuleError(("nodePools", i, "machineType"), problem)

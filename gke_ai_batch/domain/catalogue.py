@@ -386,29 +386,6 @@ def cpu_quota(series: str) -> Quota:
     return CPU_QUOTAS.get(series) or Quota(f"CPUs per VM family (vm_family: {series.upper()})", "CPUS_PER_VM_FAMILY")
 
 
-def check_gpu(gpu_type: str, count: int, machine_type: str) -> None:
-    """Raise CatalogueError unless GKE can attach `count` GPUs of `gpu_type` to `machine_type`."""
-    gpu = GPU_TYPES.get(gpu_type)
-    if gpu is None:
-        raise CatalogueError(f"unknown GPU type {gpu_type!r}; allowed: {', '.join(GPU_TYPES)}")
-    if not gpu.machine_types:
-        # N1 general-purpose shapes only, within GCE's vCPU/memory limits per GPU count
-        # (machines.N1_GPU_LIMITS cites the GCE GPU doc). Imported here: machines imports this module.
-        from gke_ai_batch.domain.machines import n1_gpu_problem
-
-        problem = n1_gpu_problem(gpu_type, count, machine_type)
-        if problem:
-            raise CatalogueError(problem)
-        return
-    per_vm = gpu.machine_types.get(machine_type)
-    if per_vm is None:
-        raise CatalogueError(
-            f"{machine_type!r} does not carry {gpu_type}; allowed: {', '.join(gpu.machine_types)}"
-        )
-    if count != per_vm:
-        raise CatalogueError(f"{machine_type} carries exactly {per_vm} x {gpu_type}, not {count}")
-
-
 def default_gpu_machine_type(gpu_type: str, count: int) -> str | None:
     """The machine type that carries exactly `count` GPUs of this type, if there is one."""
     gpu = GPU_TYPES.get(gpu_type)

@@ -459,3 +459,24 @@ def n1_gpu_problem(gpu_type: str, count: int, machine: str) -> str | None:
             f"GCE allows at most {max_vcpus} vCPUs and {max_gib} GiB with {count} of them"
         )
     return None
+
+
+def check_gpu(gpu_type: str, count: int, machine_type: str) -> None:
+    """Raise CatalogueError unless GKE can attach `count` GPUs of `gpu_type` to `machine_type`."""
+    gpu = catalogue.GPU_TYPES.get(gpu_type)
+    if gpu is None:
+        raise CatalogueError(f"unknown GPU type {gpu_type!r}; allowed: {', '.join(catalogue.GPU_TYPES)}")
+    if not gpu.machine_types:
+        # N1 general-purpose shapes only, within GCE's vCPU/memory limits per GPU count
+        # (N1_GPU_LIMITS cites the GCE GPU doc).
+        problem = n1_gpu_problem(gpu_type, count, machine_type)
+        if problem:
+            raise CatalogueError(problem)
+        return
+    per_vm = gpu.machine_types.get(machine_type)
+    if per_vm is None:
+        raise CatalogueError(
+            f"{machine_type!r} does not carry {gpu_type}; allowed: {', '.join(gpu.machine_types)}"
+        )
+    if count != per_vm:
+        raise CatalogueError(f"{machine_type} carries exactly {per_vm} x {gpu_type}, not {count}")
