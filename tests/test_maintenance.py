@@ -177,3 +177,11 @@ def test_pool_settings_render(tmp_path):
     assert "| `v6e-0` | reservation | surge, 0 extra, 1 unavailable | on | on |" in report_md.render(result, result.violations)
     assert "| `bg-0` | reservation | blue-green, old nodes kept 3600s | on | off |" in report_md.render(result, result.violations)
     assert "| `flex-0` | flexStart | short-lived (GKE's: nodes are not upgraded in place) | on | off |" in report_md.render(result, result.violations)
+
+
+def test_dates_at_the_calendar_edges_are_judged_not_crashed_on(tmp_path):
+    """The availability rule only reads a window's weekday, time of day and length: a window in
+    year 9999, or one that lasts from year 1 to 9999, is judged like any other."""
+    rendered(tmp_path, config({"window": {"start": "9999-12-31T00:00:00Z", "end": "9999-12-31T23:00:00Z", "recurrence": "FREQ=DAILY"}}))
+    rendered(tmp_path, config({"window": {"start": "0001-01-01T00:00:00Z", "end": "9999-12-31T23:59:59Z", "recurrence": "FREQ=WEEKLY"}}))
+    refused(tmp_path, config({"window": {**WEEKENDS, "start": "2026-02-30T00:00:00Z"}}), f"{M}.window.start", "is not a UTC RFC 3339 timestamp")

@@ -89,7 +89,7 @@ class RecurringWindow(Model):
 class Exclusion(Model):
     """A one-off span in which GKE does not upgrade what `scope` names."""
 
-    name: str = Field(min_length=1, max_length=63)
+    name: str = Field(min_length=1)
     """Unique among the exclusions (GKE keys them by name)."""
     scope: Scope
     """NO_UPGRADES, NO_MINOR_UPGRADES or NO_MINOR_OR_NODE_UPGRADES (nodes stay as they are)."""

@@ -41,6 +41,9 @@ UTC_TIMESTAMP_RX = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-
 # dailyMaintenanceWindow.startTime: "HH:MM", HH 00-23 and MM 00-59, GMT (pulumi-gcp).
 DAILY_START_RX = re.compile(r"([01][0-9]|2[0-3]):[0-5][0-9]", re.ASCII)
 
+# A Monday, 00:00 UTC.
+_REFERENCE_MONDAY = datetime(2001, 1, 1, tzinfo=timezone.utc)
+
 WEEKDAYS = ("MO", "TU", "WE", "TH", "FR", "SA", "SU")
 WEEKDAY_NAMES = ("Mondays", "Tuesdays", "Wednesdays", "Thursdays", "Fridays", "Saturdays", "Sundays")
 
@@ -111,6 +114,12 @@ def least_availability(start: datetime, end: datetime, rule: Recurrence) -> time
     (after the first, away from the start's edge) cover every case; the total is piecewise
     linear in the span's start, so its least value is at a span edge meeting a stretch's edge."""
     period = AVAILABILITY_PERIOD
+    # Only the weekday, the time of day and the length matter: move the start to a week far from
+    # datetime's year 1 and 9999 edges, and cap the length where it covers every span anyway
+    # (occurrences are at most 7 days apart), so no date a stack can hold overflows.
+    length = min(end - start, period + timedelta(days=8))
+    start = _REFERENCE_MONDAY + timedelta(days=start.weekday(), hours=start.hour, minutes=start.minute, seconds=start.second)
+    end = start + length
     runs = [r for r in _runs(start, end - start, rule, 7 + period.days + 14) if r[1] - r[0] >= CONTIGUOUS_MIN]
     first, last = start + timedelta(days=7), start + timedelta(days=14)
     candidates = {first, last}
