@@ -23,6 +23,7 @@ from __future__ import annotations
 import copy
 import re
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from functools import lru_cache
 from typing import Any
 
@@ -285,6 +286,34 @@ def control_plane_keys(draw, cluster: dict[str, Any], standard: bool, region: st
 
 
 @st.composite
+def maintenance_policy(draw) -> dict[str, Any]:
+    """A maintenance policy GKE takes: a window that leaves at least 48 hours in any 32 days
+    (stretches of 4 hours or more), or a daily one, and up to three exclusions of unique names."""
+    day = draw(st.integers(1, 28))
+    hour = draw(st.integers(0, 23))
+    start = f"2026-03-{day:02d}T{hour:02d}:00:00Z"
+    if draw(st.booleans()):
+        # 12 to 24 hours on two or more days a week: at least 4 weeks x 2 x 12 h = 96 h.
+        days = draw(st.lists(st.sampled_from(("MO", "TU", "WE", "TH", "FR", "SA", "SU")), min_size=2, max_size=7, unique=True))
+        length = draw(st.integers(12, 24))
+        end = (datetime(2026, 3, day, hour, tzinfo=timezone.utc) + timedelta(hours=length)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        policy: dict[str, Any] = {"window": {"start": start, "end": end, "recurrence": f"FREQ=WEEKLY;BYDAY={','.join(days)}"}}
+    else:
+        policy = {"dailyStart": f"{hour:02d}:{draw(st.integers(0, 59)):02d}"}
+    exclusions = []
+    for i in range(draw(st.integers(0, 3))):
+        exclusion = {"name": f"x{i}", "scope": draw(st.sampled_from(("NO_UPGRADES", "NO_MINOR_UPGRADES", "NO_MINOR_OR_NODE_UPGRADES"))), "start": start}
+        if draw(st.booleans()):
+            exclusion["end"] = f"2026-{draw(st.integers(4, 12)):02d}-01T00:00:00Z"
+        else:
+            exclusion["untilEndOfSupport"] = True
+        exclusions.append(exclusion)
+    if exclusions:
+        policy["exclusions"] = exclusions
+    return policy
+
+
+@st.composite
 def cluster_part(draw, mode: str | None = None) -> tuple[dict[str, Any], dict[str, Any], Ctx]:
     """(gcp keys, cluster mapping, context). `mode` forces standard or autopilot."""
     region = draw(st.sampled_from(REGIONS))
@@ -331,6 +360,8 @@ def cluster_part(draw, mode: str | None = None) -> tuple[dict[str, Any], dict[st
             )
         )
     cluster.update(draw(control_plane_keys(cluster, standard, region)))
+    if draw(st.integers(0, 3)) == 0:
+        cluster["maintenance"] = draw(maintenance_policy())
     if draw(st.integers(0, 3)) == 0:
         # Every reference form the config takes (gke_ai_batch/config/gcpnames.py); a subnetwork
         # that names a region names the cluster's.

@@ -85,7 +85,7 @@ def test_every_bad_arg_is_named_at_its_arg_path():
     with pytest.raises(ArgsError) as caught:
         TpuSlices("v6e", {"cluster": REF, "version": "v6e", "topology": "4x4", "capacity": "spot", "reservation": "r", "min_nodes": 1})
     lines = str(caught.value).splitlines()
-    assert lines[0].startswith("TpuSlices v6e: args.min_nodes: unknown arg; known: capacity, "), lines
+    assert lines[0].startswith("TpuSlices v6e: args.min_nodes: unknown arg; known: auto_repair, auto_upgrade, capacity, "), lines
     assert "TpuSlices v6e: args.reservation: only with capacity reservation, not spot" in lines
     assert len(lines) == 2, lines
 

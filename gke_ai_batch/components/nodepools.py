@@ -84,6 +84,17 @@ class TaintArgs(TypedDict):
     """NoSchedule (default), PreferNoSchedule or NoExecute."""
 
 
+class UpgradeArgs(TypedDict):
+    strategy: NotRequired[str]
+    """surge (default) or blueGreen."""
+    max_surge: NotRequired[int]
+    """surge: extra nodes during the upgrade (GKE's default 1)."""
+    max_unavailable: NotRequired[int]
+    """surge: nodes down at once (GKE's default 0)."""
+    soak: NotRequired[str]
+    """blueGreen: how long the old nodes stay after draining, e.g. '1h'."""
+
+
 class _PoolArgs(TypedDict):
     cluster: ClusterRef
     pool_name: NotRequired[str]
@@ -101,6 +112,12 @@ class _PoolArgs(TypedDict):
     taints: NotRequired[list[TaintArgs]]
     """Extra taints; the flavor tolerates them."""
     gvnic: NotRequired[bool]
+    upgrade: NotRequired[UpgradeArgs]
+    """How GKE replaces the nodes in an upgrade; not for flexStart or queued (docs/maintenance.md)."""
+    auto_repair: NotRequired[bool]
+    """Default: on, off for flexStart and queued."""
+    auto_upgrade: NotRequired[bool]
+    """Always true: the cluster is in a release channel."""
 
 
 class TpuSlicesArgs(_PoolArgs):
@@ -353,7 +370,7 @@ def _entry(name: str, kind: str, args: dict[str, Any]) -> dict[str, Any]:
             continue
         if kind == "tpu" and key in _TPU_KEYS:
             entry.setdefault("tpu", {})[to_camel(key)] = value
-        elif key in ("gpu", "taints"):
+        elif key in ("gpu", "taints", "upgrade"):
             entry[key] = _camel_keys(value)
         else:
             entry[to_camel(key)] = value

@@ -14,6 +14,7 @@ from gke_ai_batch.domain import versions
 from gke_ai_batch.domain.catalogue import GPU_TYPES, TPU_GENERATIONS
 from gke_ai_batch.domain.regions import REGION_RX as _REGION_RX, ZONE_RX as _ZONE_RX, region_of  # noqa: F401 (re-exported)
 from gke_ai_batch.config.base import CLUSTER_NODES_MAX, GcpLabels, GkeName, GroupEmail, Model, RuleError, raise_all
+from gke_ai_batch.config.maintenance import MaintenancePolicy
 from gke_ai_batch.config.gcpnames import PROJECT_ID, Reference, check_network, check_subnetwork, parse_network, parse_subnetwork, subnetwork_project_problem
 
 
@@ -257,6 +258,9 @@ class ClusterConfig(Model):
     labels: GcpLabels = {}
     """GCP resource labels on the cluster: at most 64; lowercase letters, digits, '_' and '-'."""
     auto_provisioning: AutoProvisioning | None = None
+    maintenance: MaintenancePolicy | None = None
+    """When GKE may upgrade the cluster and its nodes (a window) and when not (exclusions).
+    Unset: GKE upgrades at any time. docs/maintenance.md."""
     security_group: GroupEmail | None = None
     """Google Groups for RBAC: gke-security-groups@<your domain>, the group whose member groups
     (teams[].group) GKE resolves for RBAC. Standard and Autopilot."""
@@ -302,6 +306,16 @@ class ClusterConfig(Model):
                     f"the cluster exists already (existing: true), and {fields[name].alias} is decided when a "
                     "cluster is created; this program creates none and would not apply it: remove it",
                 )
+        if self.maintenance is not None:
+            # The policy is an argument of the gcp:container/cluster:Cluster resource, which this
+            # program does not register for an existing cluster: it could not apply it.
+            yield RuleError(
+                "maintenance",
+                "the cluster exists already (existing: true), and this program registers no Cluster resource "
+                "for it, so it cannot set its maintenance policy; set it where the cluster is managed "
+                "(gcloud container clusters update NAME --maintenance-window-start ... "
+                "--add-maintenance-exclusion-name ...) and remove it here",
+            )
         for name in ("version", "endpoint", "node_service_account"):
             if getattr(self, name) is None:
                 yield RuleError(fields[name].alias, "required for an existing cluster (existing: true)")

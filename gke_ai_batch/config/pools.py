@@ -27,6 +27,7 @@ from gke_ai_batch.config.base import (
 )
 from gke_ai_batch.config.cluster import Zones
 from gke_ai_batch.config.gcpnames import check_reservation
+from gke_ai_batch.config.maintenance import UpgradeSettings
 
 # The capacity types are GKE's provisioning models as the domain names them (naming.CAPACITY_VALUES).
 Capacity = Literal[tuple(naming.CAPACITY_VALUES)]  # type: ignore[valid-type]
@@ -166,6 +167,12 @@ class NodePoolConfig(Model):
     """Extra Kubernetes labels on the nodes."""
     taints: list[Taint] = []
     """Extra taints; flavors and sample workloads tolerate them."""
+    upgrade: UpgradeSettings | None = None
+    """How GKE replaces the nodes in an upgrade (surge or blueGreen); not for flexStart or queued pools."""
+    auto_repair: bool | None = None
+    """GKE recreates a node that fails health checks. Default: on, off for flexStart and queued pools."""
+    auto_upgrade: bool = True
+    """Always on: the cluster is in a release channel. Keep running jobs' nodes with a maintenance exclusion."""
 
     @field_validator("labels")
     @classmethod
@@ -214,6 +221,40 @@ class NodePoolConfig(Model):
         elif self.tpu is None and self.machine_type is None:
             yield RuleError((), "say what the pool runs: tpu, gpu (with machineType) or a machineType")
         yield from self._capacity_rules()
+        yield from self._management_rules()
+
+    def _management_rules(self) -> Iterator[RuleError]:
+        cap = self.capacity
+        if self.upgrade is not None and cap in PROVISIONED_ON_DEMAND:
+            # GKE docs concepts/node-pool-upgrade-strategies: "For nodes that use Flex-start VMs,
+            # GKE uses short-lived upgrades"; the API's NodePoolUpdateStrategy SHORT_LIVED is "the
+            # dedicated upgrade strategy for QueuedProvisioning and flex start node pools".
+            yield RuleError(
+                "upgrade",
+                f"{cap} pools take no upgrade strategy: GKE upgrades their nodes with its short-lived strategy "
+                "(their nodes are not upgraded in place); remove upgrade",
+            )
+        if self.auto_repair and cap in PROVISIONED_ON_DEMAND:
+            # A repair recreates the node outside the request it belongs to; the policy pack's
+            # mandatory pool-flex-queued-from-zero rule refuses it (policy/rules/gke.py).
+            yield RuleError(
+                "autoRepair",
+                f"{cap} pools run with auto-repair off: a repair would recreate a node outside the request it belongs to",
+            )
+        if not self.auto_upgrade:
+            # The cluster is always enrolled in a release channel, and GKE refuses auto_upgrade=false
+            # there ("Auto_upgrade cannot be false when release_channel ... is set").
+            yield RuleError(
+                "autoUpgrade",
+                "GKE keeps node auto-upgrade on in a release channel (this program always enrolls the cluster); "
+                "to keep a running job's nodes, add a cluster.maintenance exclusion with scope "
+                "NO_MINOR_OR_NODE_UPGRADES",
+            )
+
+    @property
+    def repaired(self) -> bool:
+        """Whether GKE auto-repairs the pool's nodes: stated, or on except for flexStart and queued."""
+        return self.capacity not in PROVISIONED_ON_DEMAND if self.auto_repair is None else self.auto_repair
 
     def _taints_gke_sets(self) -> Iterator[RuleError]:
         """A node's taints are unique by key and effect ("taints must be unique by key and

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gke_ai_batch.config.cluster import ClusterConfig
+from gke_ai_batch.config.maintenance import Exclusion, MaintenancePolicy
 from gke_ai_batch.config.stack import StackConfig
 from gke_ai_batch.plan.pools import CLOUD_PLATFORM_SCOPE
 
@@ -119,6 +120,8 @@ def cluster_args(cfg: StackConfig, project: str) -> dict[str, Any]:
         args["binary_authorization"] = {"evaluation_mode": BINAUTHZ_ENFORCE}
     if c.labels:
         args["resource_labels"] = dict(c.labels)
+    if c.maintenance is not None:
+        args["maintenance_policy"] = maintenance_policy_args(c.maintenance)
     if c.security_group:
         # Google Groups for RBAC, Standard and Autopilot alike (gcloud's create-auto takes
         # --security-group: 'authenticatorsecurity' is among its auto_flags).
@@ -136,6 +139,31 @@ def cluster_args(cfg: StackConfig, project: str) -> dict[str, Any]:
             args["cluster_autoscaling"] = auto_provisioning_args(cfg)
     else:
         args["enable_autopilot"] = True
+    return args
+
+
+def maintenance_policy_args(policy: MaintenancePolicy) -> dict[str, Any]:
+    """pulumi-gcp ClusterMaintenancePolicy: recurring_window or daily_maintenance_window, and
+    maintenance_exclusions, each with exclusion_options.scope and either end_time or
+    end_time_behavior UNTIL_END_OF_SUPPORT."""
+    args: dict[str, Any] = {}
+    if policy.window is not None:
+        w = policy.window
+        args["recurring_window"] = {"start_time": w.start, "end_time": w.end, "recurrence": w.recurrence}
+    else:
+        args["daily_maintenance_window"] = {"start_time": policy.daily_start}
+    if policy.exclusions:
+        args["maintenance_exclusions"] = [_exclusion_args(e) for e in policy.exclusions]
+    return args
+
+
+def _exclusion_args(e: Exclusion) -> dict[str, Any]:
+    options: dict[str, Any] = {"scope": e.scope}
+    args: dict[str, Any] = {"exclusion_name": e.name, "start_time": e.start, "exclusion_options": options}
+    if e.end is not None:
+        args["end_time"] = e.end
+    else:
+        options["end_time_behavior"] = "UNTIL_END_OF_SUPPORT"
     return args
 
 

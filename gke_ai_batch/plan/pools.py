@@ -20,6 +20,8 @@ from gke_ai_batch.domain import catalogue
 from gke_ai_batch.domain import naming
 
 from gke_ai_batch.domain import regions
+from gke_ai_batch.config.base import duration_seconds
+from gke_ai_batch.config.maintenance import UpgradeSettings
 from gke_ai_batch.config.pools import PROVISIONED_ON_DEMAND, NodePoolConfig
 from gke_ai_batch.config.stack import StackConfig
 
@@ -80,8 +82,10 @@ def _plan_pool(cfg: StackConfig, entry: NodePoolConfig, index: int, name: str, z
     args: dict[str, Any] = {
         "name": name,
         "node_config": _node_config(entry),
-        "management": {"auto_repair": not provisioned, "auto_upgrade": True},
+        "management": {"auto_repair": entry.repaired, "auto_upgrade": True},
     }
+    if entry.upgrade is not None:
+        args["upgrade_settings"] = upgrade_settings_args(entry.upgrade)
     # auto_upgrade stays on for every pool: the cluster is enrolled in a release channel, and
     # GKE rejects auto_upgrade=false there ("Auto_upgrade cannot be false when release_channel
     # ... is set"). Flex-start and queued nodes are not upgraded in place anyway: GKE applies
@@ -122,6 +126,18 @@ def _plan_pool(cfg: StackConfig, entry: NodePoolConfig, index: int, name: str, z
         workload_policy=workload_policy,
         args=args,
     )
+
+
+def upgrade_settings_args(upgrade: UpgradeSettings) -> dict[str, Any]:
+    """pulumi-gcp NodePoolUpgradeSettings: strategy SURGE with max_surge/max_unavailable, or
+    BLUE_GREEN with blue_green_settings (node_pool_soak_duration as seconds, "3600s")."""
+    if upgrade.strategy == "surge":
+        surge, unavailable = upgrade.surge
+        return {"strategy": "SURGE", "max_surge": surge, "max_unavailable": unavailable}
+    settings: dict[str, Any] = {}
+    if upgrade.soak is not None:
+        settings["node_pool_soak_duration"] = f"{duration_seconds(upgrade.soak)}s"
+    return {"strategy": "BLUE_GREEN", "blue_green_settings": settings}
 
 
 def _limits(tpu: bool, floor: int, ceiling: int) -> dict[str, int]:

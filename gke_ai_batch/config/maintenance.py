@@ -1,0 +1,199 @@
+"""`gke-ai-batch:cluster.maintenance`: when GKE may disrupt nodes (a recurring or daily window)
+and when it may not (exclusions, each with its scope). The facts and limits live in
+gke_ai_batch/domain/maintenance.py; this module checks a stack's policy against them.
+
+No rule here reads today's date: a stack that synthesizes today synthesizes next year. An
+exclusion whose end has passed is GKE's to ignore, and the report lists every exclusion with its
+dates so a reviewer sees the stale ones."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Iterator, Literal
+
+from pydantic import AfterValidator, Field, model_validator
+
+from gke_ai_batch.domain import maintenance as mx
+from gke_ai_batch.config.base import Model, RuleError, duration_seconds, raise_all
+
+Scope = Literal[tuple(mx.EXCLUSION_SCOPES)]  # type: ignore[valid-type]
+
+
+def check_utc_timestamp(value: str) -> str:
+    if mx.parse_utc(value) is None:
+        raise ValueError(
+            f"{value!r} is not a UTC RFC 3339 timestamp such as 2026-01-03T00:00:00Z; GKE stores maintenance "
+            "times in UTC, so another form would show as a change on every preview"
+        )
+    return value
+
+
+def check_daily_start(value: str) -> str:
+    if not mx.DAILY_START_RX.fullmatch(value):
+        raise ValueError(f"{value!r} is not a time of day HH:MM in UTC (00:00 to 23:59), e.g. 03:00")
+    return value
+
+
+UtcTimestamp = Annotated[str, AfterValidator(check_utc_timestamp)]
+
+
+class RecurringWindow(Model):
+    """When GKE may upgrade and repair-by-upgrade: one recurring window (RFC 5545 RRULE, in UTC)."""
+
+    start: UtcTimestamp
+    """First occurrence's start, e.g. 2026-01-03T00:00:00Z; its time of day starts every occurrence."""
+    end: UtcTimestamp
+    """First occurrence's end; end - start is every occurrence's length."""
+    recurrence: str
+    """FREQ=DAILY or FREQ=WEEKLY;BYDAY=SA,SU (days in UTC)."""
+
+    @model_validator(mode="after")
+    def _rules(self):
+        raise_all(self._problems())
+        return self
+
+    def _problems(self) -> Iterator[RuleError]:
+        start, end = mx.parse_utc(self.start), mx.parse_utc(self.end)
+        if end <= start:
+            yield RuleError("end", f"{self.end} is not after start {self.start}: the window would never open")
+            return
+        rule = self.rule
+        if isinstance(rule, str):
+            yield RuleError("recurrence", rule)
+            return
+        least = mx.least_availability(start, end, rule)
+        if least < mx.AVAILABILITY_MIN:
+            # GKE docs how-to/maintenance-windows-and-exclusions: "You must allow at least 48 hours
+            # of maintenance availability in a 32-day rolling window. Only contiguous availability
+            # windows of at least four hours are considered." GKE refuses a window that gives less.
+            yield RuleError(
+                "recurrence",
+                f"{mx.describe_recurrence(rule)} for {mx.hours(end - start)} leaves {mx.hours(least)} of maintenance in "
+                f"some 32 days; GKE requires at least {mx.hours(mx.AVAILABILITY_MIN)} in any 32 days, counting only "
+                f"stretches of {mx.hours(mx.CONTIGUOUS_MIN)} or more",
+            )
+
+    @property
+    def rule(self) -> mx.Recurrence | str:
+        return mx.parse_recurrence(self.recurrence, mx.parse_utc(self.start))
+
+    @property
+    def starts(self) -> datetime:
+        return mx.parse_utc(self.start)
+
+    @property
+    def ends(self) -> datetime:
+        return mx.parse_utc(self.end)
+
+
+class Exclusion(Model):
+    """A one-off span in which GKE does not upgrade what `scope` names."""
+
+    name: str = Field(min_length=1)
+    """Unique among the exclusions (GKE keys them by name)."""
+    scope: Scope
+    """NO_UPGRADES, NO_MINOR_UPGRADES or NO_MINOR_OR_NODE_UPGRADES (nodes stay as they are)."""
+    start: UtcTimestamp
+    end: UtcTimestamp | None = None
+    """Exactly one of end and untilEndOfSupport."""
+    until_end_of_support: bool = False
+    """The exclusion lasts until the cluster's minor version leaves support, and renews with each minor."""
+
+    @model_validator(mode="after")
+    def _rules(self):
+        raise_all(self._problems())
+        return self
+
+    def _problems(self) -> Iterator[RuleError]:
+        # "Exactly one of end_time and exclusion_options.end_time_behavior should be specified"
+        # (pulumi-gcp ClusterMaintenancePolicyMaintenanceExclusion; GoogleCloudPlatform/
+        # cluster-toolkit#4992 validates the same in modules/scheduler/gke-cluster).
+        if (self.end is None) == (not self.until_end_of_support):
+            yield RuleError(
+                "end" if self.end is not None else (),
+                "give exactly one of end and untilEndOfSupport: true (an exclusion ends at a time, or when the "
+                "cluster's minor version leaves support)",
+            )
+        elif self.end is not None and mx.parse_utc(self.end) <= mx.parse_utc(self.start):
+            yield RuleError("end", f"{self.end} is not after start {self.start}: the exclusion would exclude nothing")
+
+
+class MaintenancePolicy(Model):
+    """GKE's maintenance policy for a cluster this program creates."""
+
+    window: RecurringWindow | None = None
+    """A recurring window; or dailyStart for GKE's daily window."""
+    daily_start: Annotated[str, AfterValidator(check_daily_start)] | None = None
+    """HH:MM UTC: a daily window of GKE's chosen length starting then."""
+    exclusions: list[Exclusion] = []
+    """Spans in which GKE upgrades nothing of the exclusion's scope (at most 20)."""
+
+    @model_validator(mode="after")
+    def _rules(self):
+        raise_all(self._problems())
+        return self
+
+    def _problems(self) -> Iterator[RuleError]:
+        # One window, of one kind: terraform-provider-google's maintenance_policy has
+        # ExactlyOneOf daily_maintenance_window / recurring_window
+        # (google/services/container/resource_container_cluster.go).
+        if (self.window is None) == (self.daily_start is None):
+            yield RuleError(
+                "window" if self.window is not None else (),
+                "give exactly one of window (recurring) and dailyStart: GKE keeps one maintenance window per cluster",
+            )
+        if len(self.exclusions) > mx.EXCLUSIONS_MAX:
+            yield RuleError("exclusions", f"{len(self.exclusions)} exclusions; GKE allows at most {mx.EXCLUSIONS_MAX} per cluster")
+        seen: dict[str, int] = {}
+        for i, exclusion in enumerate(self.exclusions):
+            # The API's maintenanceExclusions is a map from name to time window (MaintenanceWindow
+            # in the GKE REST reference): a second exclusion of one name would replace the first.
+            if exclusion.name in seen:
+                yield RuleError(
+                    ("exclusions", i, "name"),
+                    f"{exclusion.name!r} is also exclusions[{seen[exclusion.name]}]'s name; GKE keys exclusions by name",
+                )
+            seen.setdefault(exclusion.name, i)
+
+
+class UpgradeSettings(Model):
+    """How GKE replaces a pool's nodes when it upgrades them (GKE docs
+    concepts/node-pool-upgrade-strategies)."""
+
+    strategy: Literal["surge", "blueGreen"] = "surge"
+    """surge: a few nodes at a time; blueGreen: a second pool of new nodes, the old kept until soak ends."""
+    max_surge: int | None = Field(None, ge=0)
+    """surge: extra nodes GKE may create during the upgrade (each needs capacity: quota or reservation)."""
+    max_unavailable: int | None = Field(None, ge=0)
+    """surge: nodes that may be down at once."""
+    soak: Annotated[int | str, AfterValidator(lambda v: duration_seconds(v))] | None = None
+    """blueGreen: how long the old nodes stay after draining, e.g. '1h' (nodePoolSoakDuration)."""
+
+    @model_validator(mode="after")
+    def _rules(self):
+        raise_all(self._problems())
+        return self
+
+    def _problems(self) -> Iterator[RuleError]:
+        if self.strategy == "surge":
+            if self.soak is not None:
+                yield RuleError("soak", "soak is a blue-green setting; with strategy surge there is no old pool to keep")
+            # pulumi-gcp NodePoolUpgradeSettings: "max_surge and max_unavailable must not be
+            # negative and at least one of them must be greater than zero."
+            if sum(self.surge) == 0:
+                yield RuleError(
+                    "maxSurge",
+                    "maxSurge and maxUnavailable are both 0: GKE needs one of them above 0 to upgrade any node",
+                )
+        else:
+            # The API's UpgradeSettings: "If the strategy is BLUE_GREEN, use blue_green_settings";
+            # maxSurge and maxUnavailable are the surge strategy's (NodePool.UpgradeSettings).
+            for key, alias in (("max_surge", "maxSurge"), ("max_unavailable", "maxUnavailable")):
+                if getattr(self, key) is not None:
+                    yield RuleError(alias, f"{alias} is a surge setting; blueGreen replaces the whole pool (use soak)")
+
+    @property
+    def surge(self) -> tuple[int, int]:
+        """maxSurge and maxUnavailable as GKE applies them, unset ones at GKE's defaults (1 and 0:
+        concepts/node-pool-upgrade-strategies, "Surge upgrades")."""
+        return (1 if self.max_surge is None else self.max_surge, 0 if self.max_unavailable is None else self.max_unavailable)
