@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from gke_ai_batch.domain import catalogue
+from gke_ai_batch.domain import catalogue, gke_updates, regions
 from policy import rules
 from policy.rules.base import CLUSTER, HELM_RELEASES, NODE_POOL, RESOURCE_FLAVOR, dig, of_type
 from policy.rules.facts import cluster_facts, pool_facts, selects
@@ -28,13 +28,10 @@ FILES = ("resources.json", "cost.json", "policy.json", "manifests.yaml")
 DOCS = {
     "pool-create": "https://cloud.google.com/kubernetes-engine/docs/how-to/node-pools#add",
     "pool-delete": "https://cloud.google.com/sdk/gcloud/reference/container/node-pools/delete",
-    "pool-recreate": "https://cloud.google.com/kubernetes-engine/docs/concepts/managing-clusters",
     "cluster": "https://cloud.google.com/kubernetes-engine/docs/concepts/managing-clusters",
     "helm": "https://helm.sh/docs/chart_best_practices/custom_resource_definitions/",
     "delete-before-replace": "https://www.pulumi.com/docs/iac/concepts/options/deletebeforereplace/",
 }
-# Node pool inputs GKE changes by recreating every node (synth/report/replacement.py).
-_RECREATES_NODES = ("nodeConfig.machineType", "nodeConfig.gvnic", "nodeLocations")
 
 
 class DiffError(Exception):
@@ -125,7 +122,12 @@ def _property_changes(before: dict, after: dict) -> tuple[list[dict[str, Any]], 
     for path in sorted(set(old) | set(new)):
         if old.get(path) == new.get(path) or _under(path, ignored):
             continue
-        changes.append({"path": path, "before": old.get(path), "after": new.get(path), "replaces": _under(path, force)})
+        replaces = _under(path, force)
+        change = {"path": path, "before": old.get(path), "after": new.get(path), "replaces": replaces}
+        if not replaces and after["type"] in gke_updates.UPDATES:
+            update = gke_updates.update_of(after["type"], path)
+            change["effect"], change["doc"] = update.effect, update.doc
+        changes.append(change)
     return changes, any(c["replaces"] for c in changes)
 
 
@@ -294,17 +296,34 @@ def _step(kind: str, r: dict[str, Any], changes: list[dict[str, Any]]) -> dict[s
             note = ("**disruptive, capacity gap**: the old pool is deleted (pods evicted) before the new one exists"
                     if dbr else "**disruptive**: a new pool is created, then the old one deleted (pods evicted)")
             doc = "delete-before-replace" if dbr else "pool-delete"
-        elif any(_under(c["path"], _RECREATES_NODES) for c in changes):
-            note, doc = "**disruptive**: GKE recreates every node of the pool; running pods stop", "pool-recreate"
+        else:
+            note, doc = _in_place(r, changes)
     elif type_ == CLUSTER and kind in ("replaced", "deleted"):
         note, doc = "**disruptive**: the cluster and all its node pools are deleted", "cluster"
     elif type_ == CLUSTER and kind == "changed":
-        note, doc = "slow: a cluster update may restart the control plane or recreate nodes", "cluster"
+        note, doc = _in_place(r, changes)
     elif type_ in HELM_RELEASES and kind != "deleted":
         note, doc = "Helm upgrade: the controller rolls; Helm does not upgrade CRDs of a chart's crds/ folder", "helm"
     if op == "replace" and dbr and not note:
         note, doc = "delete before replace: a gap while it is recreated", "delete-before-replace"
-    return {"operation": op, "urn": r["urn"], "type": type_, "name": name, "note": note, "doc": DOCS.get(doc, "")}
+    return {"operation": op, "urn": r["urn"], "type": type_, "name": name, "note": note, "doc": DOCS.get(doc, doc)}
+
+
+def _in_place(r: dict[str, Any], changes: list[dict[str, Any]]) -> tuple[str, str]:
+    """The note of an in-place update of a cluster or node pool: its most disruptive field's
+    class (gke_ai_batch/domain/gke_updates.py), naming the fields of that class."""
+    update = gke_updates.worst(gke_updates.update_of(r["type"], c["path"]) for c in changes)
+    fields = ", ".join(f"`{c['path']}`" for c in changes if c.get("effect") == update.effect)
+    if update.effect == gke_updates.RECREATES_NODES:
+        which = "every node of every node pool" if r["type"] == CLUSTER else "every node of the pool"
+        return f"**disruptive**: GKE recreates {which} ({fields}); running pods stop", update.doc
+    if update.effect == gke_updates.CONTROL_PLANE:
+        location = (r.get("inputs") or {}).get("location")
+        zonal = isinstance(location, str) and regions.ZONE_RX.fullmatch(location) is not None
+        return ((f"**control plane restarts** ({fields}): a zonal cluster's Kubernetes API is unavailable for minutes"
+                 if zonal else f"slow: the control plane restarts ({fields}), one replica at a time (regional: the API stays up)"),
+                update.doc)
+    return "in place: nodes and the control plane keep running", ""
 
 
 # -- diff.md ----------------------------------------------------------------------------------
@@ -332,6 +351,13 @@ def _delta(before: Any, after: Any) -> str:
     return ""
 
 
+def _effect(change: dict[str, Any]) -> str:
+    effect = change.get("effect") or gke_updates.IN_PLACE
+    if effect == gke_updates.IN_PLACE:
+        return effect
+    return f"**{effect}**" + (f" ([docs]({change['doc']}))" if change.get("doc") else "")
+
+
 def markdown(stack: str, data: dict[str, Any]) -> str:
     lines = [f"## `{stack}`: changes against the base render", ""]
     if data.get("newStack"):
@@ -355,7 +381,7 @@ def markdown(stack: str, data: dict[str, Any]) -> str:
             for urn in res[kind]:
                 for c in res["details"][urn]:
                     rows.append([code(_short(urn)), code(c["path"]), _value(c["before"]), _value(c["after"]),
-                                 "**replaces**" if c["replaces"] else "in place"])
+                                 "**replaces**" if c["replaces"] else _effect(c)])
         lines += ["", "### Properties that change", "", *table(["resource", "property", "before", "after", "effect"], rows)]
     if data["capacity"]:
         rows = []
