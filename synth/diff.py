@@ -17,7 +17,7 @@ import yaml
 
 from gke_ai_batch.domain import catalogue, gke_updates, regions
 from policy import rules
-from policy.rules.base import CLUSTER, HELM_RELEASES, NODE_POOL, RESOURCE_FLAVOR, dig, of_type
+from policy.rules.base import CLUSTER, HELM_RELEASES, NODE_POOL, RESOURCE_FLAVOR, by_cluster, dig, of_type
 from policy.rules.facts import cluster_facts, pool_facts, selects
 
 from .report.md import DASH, code, table
@@ -163,23 +163,26 @@ def _unchanged(out: dict, old: dict, new: dict) -> set[str]:
 
 
 def _capacity(render: Render) -> dict[str, dict[str, int]]:
-    """Per ResourceFlavor, the pools its nodeLabels select, as the cost and policy rules judge it."""
+    """Per ResourceFlavor, the pools its nodeLabels select, as the cost and policy rules judge it.
+    A fleet's clusters each have flavors of the same names selecting their own pools: each
+    cluster is judged alone (policy/rules/base.py by_cluster) and its flavors keyed `cluster/flavor`."""
     resources = [rules.Resource(r["urn"], r["type"], r["name"], r.get("inputs") or {}, False) for r in render.resources]
-    cluster = cluster_facts(resources)
-    pools = [pool_facts(r, cluster) for r in of_type(resources, NODE_POOL)]
     out = {}
-    for r in of_type(resources, RESOURCE_FLAVOR):
-        name = dig(r.props, "metadata", "name")
-        labels = dig(r.props, "spec", "nodeLabels")
-        if not isinstance(name, str):
-            continue
-        chosen = [p for p in pools if isinstance(labels, dict) and labels and selects(labels, p)]
-        out[name] = {
-            "pools": len(chosen),
-            "slices": sum(1 for p in chosen if p.resource == catalogue.TPU_RESOURCE),
-            "vms": sum(p.max_nodes or 0 for p in chosen),
-            "accelerators": sum(p.accelerators or 0 for p in chosen),
-        }
+    for scope, mine in sorted(by_cluster(resources).items()):
+        cluster = cluster_facts(mine)
+        pools = [pool_facts(r, cluster) for r in of_type(mine, NODE_POOL)]
+        for r in of_type(mine, RESOURCE_FLAVOR):
+            name = dig(r.props, "metadata", "name")
+            labels = dig(r.props, "spec", "nodeLabels")
+            if not isinstance(name, str):
+                continue
+            chosen = [p for p in pools if isinstance(labels, dict) and labels and selects(labels, p)]
+            out[f"{scope}/{name}" if scope else name] = {
+                "pools": len(chosen),
+                "slices": sum(1 for p in chosen if p.resource == catalogue.TPU_RESOURCE),
+                "vms": sum(p.max_nodes or 0 for p in chosen),
+                "accelerators": sum(p.accelerators or 0 for p in chosen),
+            }
     return out
 
 
