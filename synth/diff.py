@@ -24,6 +24,9 @@ from .report.md import DASH, code, table
 from .report.replacement import FORCE_NEW, KUBERNETES_FORCE_NEW
 
 FILES = ("resources.json", "cost.json", "policy.json", "manifests.yaml")
+# Written since the diff compares admission verdicts: a base branch's synth that predates it
+# leaves it out, and the diff then says the verdicts are not compared.
+OPTIONAL = ("admission.json",)
 # Where GKE, Helm and Pulumi document what an operation does to running work.
 DOCS = {
     "pool-create": "https://cloud.google.com/kubernetes-engine/docs/how-to/node-pools#add",
@@ -48,6 +51,7 @@ class Render:
     cost: dict[str, Any]
     policy: list[dict[str, Any]]
     manifests: list[dict[str, Any]]
+    admission: dict[str, Any] | None = None  # admission.json; None: the render has none
 
     @classmethod
     def from_files(cls, files: dict[str, str], where: Path | None = None) -> Render:
@@ -66,20 +70,23 @@ class Render:
             parse("cost.json", json.loads, dict),
             [v for v in parse("policy.json", json.loads, list) if isinstance(v, dict)],
             [d for d in docs if isinstance(d, dict)],
+            parse("admission.json", json.loads, dict) if "admission.json" in files else None,
         )
 
     @classmethod
     def empty(cls) -> Render:
-        """The base of a stack the base branch does not have."""
-        return cls([], {}, [], [])
+        """The base of a stack the base branch does not have (or the head of one the change removes)."""
+        return cls([], {}, [], [], {})
 
     @classmethod
     def from_folder(cls, folder: Path) -> Render:
         files = {}
-        for name in FILES:
+        for name in FILES + OPTIONAL:
             try:
                 files[name] = (folder / name).read_text(encoding="utf-8")
             except FileNotFoundError:
+                if name in OPTIONAL:
+                    continue
                 raise DiffError("is missing: --base takes a folder synth wrote for the same stack", folder / name) from None
             except (OSError, UnicodeDecodeError) as exc:
                 raise DiffError(f"cannot be read: {getattr(exc, 'strerror', None) or exc}", folder / name) from None
@@ -247,6 +254,7 @@ def compute(base: Render, head: Render) -> dict[str, Any]:
         "teams": _changed_map(_teams(base), _teams(head)),
         "priorities": _changed_map(_priorities(base), _priorities(head)),
         "cost": {"before": old_total, "after": new_total, "pools": _changed_map(_pool_costs(base), _pool_costs(head))},
+        "admission": _admission(base, head),
         "policy": {
             "new": [dict(zip(("enforcement", "policy", "urn", "message"), f)) for f in sorted(new_f - old_f)],
             "resolved": [dict(zip(("enforcement", "policy", "urn", "message"), f)) for f in sorted(old_f - new_f)],
@@ -263,7 +271,37 @@ def is_empty(data: dict[str, Any]) -> bool:
         data[k] for k in ("capacity", "clusterQueues", "teams", "priorities")
     ) and data["cost"]["before"] == data["cost"]["after"] and not data["cost"]["pools"] and not (
         data["policy"]["new"] or data["policy"]["resolved"]
-    )
+    ) and not (data["admission"]["workloads"] or data["admission"]["queues"])
+
+
+# -- admission ---------------------------------------------------------------------------------
+
+
+def _admission(base: Render, head: Render) -> dict[str, Any]:
+    """The admission model's answers that change (synth/report/admission.py writes them into
+    admission.json): a sample of both renders whose verdict changes, with the model's reason,
+    and each ClusterQueue's largest admissible workload before → after. A sample or queue of one
+    render only is an added or deleted resource, listed there."""
+    if base.admission is None or head.admission is None:
+        return {"compared": False, "workloads": {}, "queues": {}}
+    old_w, new_w = base.admission.get("workloads") or {}, head.admission.get("workloads") or {}
+    old_q, new_q = base.admission.get("queues") or {}, head.admission.get("queues") or {}
+    return {
+        "compared": True,
+        "workloads": {k: v for k, v in _changed_map(old_w, new_w).items()
+                      if k in old_w and k in new_w and _verdict(v["before"]) != _verdict(v["after"])},
+        "queues": {k: v for k, v in _changed_map(old_q, new_q).items() if k in old_q and k in new_q},
+    }
+
+
+def _verdict(v: Any) -> tuple:
+    return (v.get("admissible"), v.get("reason")) if isinstance(v, dict) else (None, None)
+
+
+def _largest(limits: Any) -> str:
+    if not isinstance(limits, dict):
+        return DASH
+    return ", ".join(f"{code(k)} {v.get('most')}" for k, v in sorted(limits.items()) if isinstance(v, dict)) or DASH
 
 
 # -- what `pulumi up` will run ------------------------------------------------------------------
@@ -354,6 +392,12 @@ def _delta(before: Any, after: Any) -> str:
     return ""
 
 
+def _said(verdict: Any) -> str:
+    if not isinstance(verdict, dict):
+        return DASH
+    return "✅ admissible" if verdict.get("admissible") else f"❌ never: {verdict.get('reason')}"
+
+
 def _effect(change: dict[str, Any]) -> str:
     effect = change.get("effect") or gke_updates.IN_PLACE
     if effect == gke_updates.IN_PLACE:
@@ -407,6 +451,17 @@ def markdown(stack: str, data: dict[str, Any]) -> str:
             if not b or not a:
                 rows.append([code(name), "queue", "—" if not b else "exists", "removed" if not a else "added"])
         lines += ["", "### Cluster queues", "", *table(["cluster queue", "what", "before", "after"], rows)]
+    adm = data["admission"]
+    if adm["workloads"] or adm["queues"]:
+        lines += ["", "### Admission verdicts that change", ""]
+        if adm["workloads"]:
+            rows = [[code(k), _said(v["before"]), _said(v["after"])] for k, v in adm["workloads"].items()]
+            lines += table(["sample", "before", "after"], rows)
+        if adm["queues"]:
+            rows = [[code(k), _largest(v["before"]), _largest(v["after"])] for k, v in adm["queues"].items()]
+            lines += ["", *table(["cluster queue", "largest workload it can admit, before", "after"], rows)]
+    elif not adm["compared"]:
+        lines += ["", "Admission verdicts are not compared: the base render has no `admission.json` (written since this diff)."]
     for key, title, head in (("teams", "Teams (LocalQueue → ClusterQueue)", "local queue"), ("priorities", "Priorities", "class")):
         if data[key]:
             rows = [[code(k), _value(v["before"]), _value(v["after"])] for k, v in data[key].items()]
