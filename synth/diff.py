@@ -409,6 +409,8 @@ def markdown(stack: str, data: dict[str, Any]) -> str:
     lines = [f"## `{stack}`: changes against the base render", ""]
     if data.get("newStack"):
         lines += ["**New stack:** the base branch has no render of it; everything below is created.", ""]
+    if data.get("removedStack"):
+        return "\n".join(lines + _removed(data)) + "\n"
     if data["empty"]:
         return "\n".join(lines + ["No changes: the render matches the base render.", ""])
     res = data["resources"]
@@ -480,8 +482,27 @@ def markdown(stack: str, data: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def files(stack: str, base: Render, head: Render, new: bool = False) -> dict[str, str]:
+def _removed(data: dict[str, Any]) -> list[str]:
+    """A stack the change removes: what its base render had. Removing a stack file destroys
+    nothing (the deploy workflow skips a listed stack without one), so no operations."""
+    res, cost = data["resources"], data["cost"]
+    lines = [f"**Removed stack:** the change deletes its stack file. Its {len(res['deleted'])} resources stay deployed "
+             "until the stack is destroyed (`pulumi destroy`, then `pulumi stack rm`); the base render had:", "",
+             f"**Cost** per 30 days at maximum size: {_usd(cost['before'])} (list price)."]
+    rows = [[code(k), _usd(v["before"])] for k, v in cost["pools"].items() if v["before"] is not None]
+    if rows:
+        lines += ["", *table(["pool", "per 30 days at maximum size"], rows, ["l", "r"])]
+    rows = [[code(name)] + [str((c["before"] or {}).get(k, DASH)) for k in ("slices", "vms", "accelerators")]
+            for name, c in data["capacity"].items()]
+    if rows:
+        lines += ["", "### Capacity per flavor", "", *table(["flavor", "slices", "VMs", "chips / GPUs"], rows)]
+    return lines
+
+
+def files(stack: str, base: Render, head: Render, new: bool = False, removed: bool = False) -> dict[str, str]:
     data = compute(base, head)
     if new:
         data["newStack"] = True
+    if removed:
+        data["removedStack"], data["operations"] = True, []
     return {"diff.md": markdown(stack, data), "diff.json": json.dumps(data, indent=2, sort_keys=True) + "\n"}
