@@ -6,7 +6,7 @@ arguments of its own."""
 
 import pulumi
 
-from gke_ai_batch.domain import cli
+from gke_ai_batch.domain import cli, pricing
 from gke_ai_batch.config import ConfigError, gcp_project_problem, load_from_pulumi
 from gke_ai_batch.plan import build_plan
 from gke_ai_batch.components.fleet.deploy import deploy_fleet
@@ -48,5 +48,8 @@ else:
     if admission.problems():
         raise ConfigError(admission.problems(), source)
     outputs = deploy(plan)
+if config.budget is not None:
+    # Recorded for the stack-budget policy, which reads it off the stack's outputs (pricing.BUDGET_OUTPUT).
+    outputs[pricing.BUDGET_OUTPUT] = pricing.budget_output(config.budget, config.prices)
 for name, value in outputs.items():
     pulumi.export(name, value)

@@ -6,8 +6,10 @@ CATALOG is a checkout of github.com/skypilot-org/skypilot-catalog (its catalogs/
 is read) or that CSV itself. This script downloads nothing: get the checkout with
 `git clone --depth 1 https://github.com/skypilot-org/skypilot-catalog` (the commit is read from
 it when it is a git checkout). Only what the catalogue knows is kept: the TPU generations and
-GPU types of gke_ai_batch/domain/catalogue.py, the machine types a node pool or system pool of
-the shipped stacks uses, and the regions of gke_ai_batch/domain/regions.py.
+GPU types of gke_ai_batch/domain/catalogue.py, every machine type of
+gke_ai_batch/domain/machines.py (and the GPU types' hosts), in the regions of
+gke_ai_batch/domain/regions.py; where the catalog has no row, the table has none and the
+report says "no price" with the reason.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from gke_ai_batch.domain import catalogue, regions  # noqa: E402
+from gke_ai_batch.domain import catalogue, machines as machine_types, regions  # noqa: E402
 
 CATALOG_CSV = "catalogs/v8/gcp/vms.csv"
 TARGET = ROOT / "gke_ai_batch" / "domain" / "price_table.py"
@@ -42,10 +44,10 @@ GPU_NAMES = {
     "nvidia-h200-141gb": "H200",
     "nvidia-b200": "B200",
 }
-# Machine types priced per node: the hosts of the fixed-GPU types plus the general-purpose
-# shapes a system pool uses. The VM row of an A2/A3/A4/G2 type excludes its GPUs (the catalog
-# prices those on the accelerator rows), so a node is VM + GPUs.
-SYSTEM_MACHINE_TYPES = ("e2-standard-2", "e2-standard-4", "e2-standard-8", "e2-standard-16")
+# Machine types are priced per node: every machine type the catalogue knows (a CPU pool's, a
+# system pool's, an N1 host of T4s) and the hosts of the fixed-GPU types. The VM row of an
+# A2/A3/A4/G2 type excludes its GPUs (the catalog prices those on the accelerator rows), so a
+# node is VM + GPUs.
 # The catalog marks "not offered" with these placeholder prices.
 PLACEHOLDERS = (0.0, 700.0)
 
@@ -62,7 +64,7 @@ def extract(rows) -> dict[tuple[str, str, str], tuple[float, float | None]]:
     """(kind, name, region) -> (on-demand, spot) USD per unit-hour: tpu per chip, gpu per GPU,
     vm per node. A region keeps its first zone's row (the catalog prices a region's zones alike)."""
     known_regions = set(regions.REGIONS)
-    machines = {m for g in catalogue.GPU_TYPES.values() for m in g.machine_types} | set(SYSTEM_MACHINE_TYPES)
+    machines = {m for g in catalogue.GPU_TYPES.values() for m in g.machine_types} | set(machine_types.known_names())
     tpu_by_name = {name: (gen, per) for gen, (name, per) in TPU_NAMES.items()}
     gpu_by_name = {name: gpu for gpu, name in GPU_NAMES.items()}
     table: dict[tuple[str, str, str], tuple[float, float | None]] = {}

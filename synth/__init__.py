@@ -156,6 +156,9 @@ def _synthesize(root: Path, stack_file: StackFile, stacks_dir: Path) -> Result:
 
     result.cost = cost.compute(result)
     result.extra_files["cost.json"] = json.dumps(result.cost, indent=2, sort_keys=True) + "\n"
+    from .report import admission
+
+    result.extra_files["admission.json"] = json.dumps(admission.compute(result), indent=2, sort_keys=True) + "\n"
     result.extra_files["report.md"] = report.render(result, result.violations)
     return result
 

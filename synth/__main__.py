@@ -1,10 +1,12 @@
-"""python -m synth STACK [STACK ...] | --all | --config FILE  [--out DIR] [--base DIR] [--json] [--quiet] [--debug]
+"""python -m synth STACK [STACK ...] | --all | --config FILE  [--out DIR] [--base DIR | --new] [--json] [--quiet] [--debug]
+   python -m synth STACK --removed --base DIR [--out DIR]
 
 Runs the program (__main__.py) for a stack under the recording engine and writes what it
 would create into build/STACK (or --out): resources.json, manifests.yaml, outputs.json,
-policy.json, cost.json and report.md (and, for a program of several clusters, manifests/CLUSTER.yaml),
+policy.json, cost.json, admission.json and report.md (and, for a program of several clusters, manifests/CLUSTER.yaml),
 all or none. With --base DIR (the same stack rendered from the base branch), diff.md and
-diff.json too: what changes against that render (docs/synth.md).
+diff.json too: what changes against that render (docs/synth.md); with --new, against nothing (a
+stack the base branch lacks); with --removed, only those two, of a stack the change removes.
 
 Exit codes: 0 rendered; 2 invalid stack config or usage (every problem listed as
 file:line:column: key path: message; nothing written); 3 a mandatory policy violated (files
@@ -106,6 +108,17 @@ def parser() -> argparse.ArgumentParser:
         help="a folder synth wrote for the same stack from the base branch: also write diff.md and diff.json; "
         "with several stacks, the folder that holds one per stack (a stack it lacks is shown as new)",
     )
+    p.add_argument(
+        "--new",
+        action="store_true",
+        help="the base branch has no such stack: also write diff.md and diff.json against nothing (everything is added)",
+    )
+    p.add_argument(
+        "--removed",
+        action="store_true",
+        help="STACK is removed by the change (no stack file to render): write only diff.md and diff.json, "
+        "what the --base render had (its cost and capacity), to --out (default build/STACK)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON document (diagnostics, violations) on stdout instead of text")
     p.add_argument("--quiet", action="store_true", help="print only problems")
     p.add_argument("--debug", action="store_true", help="print the traceback of an internal error")
@@ -121,6 +134,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.version:
         print(version())
         return EXIT_OK
+    if args.new or args.removed:
+        problem = _base_mode_problem(args)
+        if problem is not None:
+            return _finish(args, [Outcome("", EXIT_INVALID_CONFIG, diagnostics=[problem])])
+    if args.removed:
+        outcome = _removed(args.stacks[0], args.out, args.base)
+        if not args.json:
+            _print_outcome(outcome, args.quiet)
+        return _finish(args, [outcome])
     targets = _targets(args)
     if isinstance(targets, Diagnostic):
         return _finish(args, [Outcome("", EXIT_INVALID_CONFIG, diagnostics=[targets])])
@@ -133,10 +155,58 @@ def main(argv: list[str] | None = None) -> int:
         base = None
         if args.base is not None:
             base = (args.base / stack, True) if several else (args.base, False)
+        elif args.new:
+            base = (None, True)
         outcomes.append(_run_one(stack, config, out, args.debug, base))
         if not args.json:
             _print_outcome(outcomes[-1], args.quiet)
     return _finish(args, outcomes)
+
+
+def _base_mode_problem(args) -> Diagnostic | None:
+    """--new and --removed each describe one stack against the base branch."""
+    if args.new and args.removed:
+        return Diagnostic("give one of --new and --removed", "usage", path="--new")
+    if args.new and args.base is not None:
+        return Diagnostic("--new diffs against nothing: leave out --base", "usage", path="--new")
+    if args.removed and (args.base is None or len(args.stacks) != 1 or args.all or args.config):
+        return Diagnostic("--removed takes one STACK name and --base, the folder synth wrote for it on the base branch",
+                          "usage", path="--removed")
+    return None
+
+
+def _removed(stack: str, out: Path | None, base: Path) -> Outcome:
+    """diff.md and diff.json of a stack the change removes: its base render against nothing."""
+    from . import diff, output
+    from .stackfile import stack_name_problem
+
+    outcome = Outcome(stack)
+    problem = stack_name_problem(stack)
+    if problem is not None:
+        outcome.diagnostics, outcome.exit_code = [Diagnostic(problem, "usage", path="STACK")], EXIT_INVALID_CONFIG
+        return outcome
+    given = out is not None
+    out = out if given else ROOT / "build" / stack
+    outcome.out = str(out)
+    try:
+        if not os.path.isdir(base):
+            raise diff.DiffError("is not a folder: --base takes a folder synth wrote for the same stack", base)
+        files = diff.files(stack, diff.Render.from_folder(base), diff.Render.empty(), removed=True)
+    except diff.DiffError as exc:
+        outcome.diagnostics = [Diagnostic(str(exc), "usage", file=str(exc.path), path="--base")]
+        outcome.exit_code = EXIT_INVALID_CONFIG
+        return outcome
+    try:
+        target = output.check_target(out, ROOT)
+        with output.locked(target):
+            output.check_target(out, ROOT)
+            output.write(target, files)
+    except output.OutputError as exc:
+        diagnostic = replace(exc.diagnostic, path="--out") if given else exc.diagnostic
+        outcome.diagnostics, outcome.exit_code = [diagnostic], EXIT_BUSY if exc.busy else EXIT_INVALID_CONFIG
+        return outcome
+    outcome.summary = f"{stack}: removed by the change; diff.md shows what its base render had"
+    return outcome
 
 
 def _targets(args) -> list[tuple[str, Path | None]] | Diagnostic:
@@ -230,14 +300,14 @@ def _render(outcome: Outcome, stack: str, config: Path | None, out: Path | None,
         outcome.diagnostics = [note]
 
 
-def _diff(stack: str, files: dict[str, str], base: Path, may_be_new: bool) -> dict[str, str] | Diagnostic:
+def _diff(stack: str, files: dict[str, str], base: Path | None, may_be_new: bool) -> dict[str, str] | Diagnostic:
     """diff.md and diff.json against the base render, read before anything is written (so --base
     may be the output folder itself). With several stacks, one the base lacks is new in the change."""
     from . import diff
 
     try:
         head = diff.Render.from_files(files)
-        if may_be_new and not os.path.lexists(base):
+        if base is None or (may_be_new and not os.path.lexists(base)):
             return diff.files(stack, diff.Render.empty(), head, new=True)
         if not os.path.isdir(base):
             raise diff.DiffError("is not a folder: --base takes a folder synth wrote for the same stack", base)

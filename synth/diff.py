@@ -15,26 +15,26 @@ from typing import Any
 
 import yaml
 
-from gke_ai_batch.domain import catalogue
+from gke_ai_batch.domain import catalogue, gke_updates, regions
 from policy import rules
-from policy.rules.base import CLUSTER, HELM_RELEASES, NODE_POOL, RESOURCE_FLAVOR, dig, of_type
+from policy.rules.base import CLUSTER, HELM_RELEASES, NODE_POOL, RESOURCE_FLAVOR, by_cluster, dig, of_type
 from policy.rules.facts import cluster_facts, pool_facts, selects
 
 from .report.md import DASH, code, table
 from .report.replacement import FORCE_NEW, KUBERNETES_FORCE_NEW
 
 FILES = ("resources.json", "cost.json", "policy.json", "manifests.yaml")
+# Written since the diff compares admission verdicts: a base branch's synth that predates it
+# leaves it out, and the diff then says the verdicts are not compared.
+OPTIONAL = ("admission.json",)
 # Where GKE, Helm and Pulumi document what an operation does to running work.
 DOCS = {
     "pool-create": "https://cloud.google.com/kubernetes-engine/docs/how-to/node-pools#add",
     "pool-delete": "https://cloud.google.com/sdk/gcloud/reference/container/node-pools/delete",
-    "pool-recreate": "https://cloud.google.com/kubernetes-engine/docs/concepts/managing-clusters",
     "cluster": "https://cloud.google.com/kubernetes-engine/docs/concepts/managing-clusters",
     "helm": "https://helm.sh/docs/chart_best_practices/custom_resource_definitions/",
     "delete-before-replace": "https://www.pulumi.com/docs/iac/concepts/options/deletebeforereplace/",
 }
-# Node pool inputs GKE changes by recreating every node (synth/report/replacement.py).
-_RECREATES_NODES = ("nodeConfig.machineType", "nodeConfig.gvnic", "nodeLocations")
 
 
 class DiffError(Exception):
@@ -51,6 +51,7 @@ class Render:
     cost: dict[str, Any]
     policy: list[dict[str, Any]]
     manifests: list[dict[str, Any]]
+    admission: dict[str, Any] | None = None  # admission.json; None: the render has none
 
     @classmethod
     def from_files(cls, files: dict[str, str], where: Path | None = None) -> Render:
@@ -69,20 +70,23 @@ class Render:
             parse("cost.json", json.loads, dict),
             [v for v in parse("policy.json", json.loads, list) if isinstance(v, dict)],
             [d for d in docs if isinstance(d, dict)],
+            parse("admission.json", json.loads, dict) if "admission.json" in files else None,
         )
 
     @classmethod
     def empty(cls) -> Render:
-        """The base of a stack the base branch does not have."""
-        return cls([], {}, [], [])
+        """The base of a stack the base branch does not have (or the head of one the change removes)."""
+        return cls([], {}, [], [], {})
 
     @classmethod
     def from_folder(cls, folder: Path) -> Render:
         files = {}
-        for name in FILES:
+        for name in FILES + OPTIONAL:
             try:
                 files[name] = (folder / name).read_text(encoding="utf-8")
             except FileNotFoundError:
+                if name in OPTIONAL:
+                    continue
                 raise DiffError("is missing: --base takes a folder synth wrote for the same stack", folder / name) from None
             except (OSError, UnicodeDecodeError) as exc:
                 raise DiffError(f"cannot be read: {getattr(exc, 'strerror', None) or exc}", folder / name) from None
@@ -125,7 +129,12 @@ def _property_changes(before: dict, after: dict) -> tuple[list[dict[str, Any]], 
     for path in sorted(set(old) | set(new)):
         if old.get(path) == new.get(path) or _under(path, ignored):
             continue
-        changes.append({"path": path, "before": old.get(path), "after": new.get(path), "replaces": _under(path, force)})
+        replaces = _under(path, force)
+        change = {"path": path, "before": old.get(path), "after": new.get(path), "replaces": replaces}
+        if not replaces and after["type"] in gke_updates.UPDATES:
+            update = gke_updates.update_of(after["type"], path)
+            change["effect"], change["doc"] = update.effect, update.doc
+        changes.append(change)
     return changes, any(c["replaces"] for c in changes)
 
 
@@ -161,23 +170,26 @@ def _unchanged(out: dict, old: dict, new: dict) -> set[str]:
 
 
 def _capacity(render: Render) -> dict[str, dict[str, int]]:
-    """Per ResourceFlavor, the pools its nodeLabels select, as the cost and policy rules judge it."""
+    """Per ResourceFlavor, the pools its nodeLabels select, as the cost and policy rules judge it.
+    A fleet's clusters each have flavors of the same names selecting their own pools: each
+    cluster is judged alone (policy/rules/base.py by_cluster) and its flavors keyed `cluster/flavor`."""
     resources = [rules.Resource(r["urn"], r["type"], r["name"], r.get("inputs") or {}, False) for r in render.resources]
-    cluster = cluster_facts(resources)
-    pools = [pool_facts(r, cluster) for r in of_type(resources, NODE_POOL)]
     out = {}
-    for r in of_type(resources, RESOURCE_FLAVOR):
-        name = dig(r.props, "metadata", "name")
-        labels = dig(r.props, "spec", "nodeLabels")
-        if not isinstance(name, str):
-            continue
-        chosen = [p for p in pools if isinstance(labels, dict) and labels and selects(labels, p)]
-        out[name] = {
-            "pools": len(chosen),
-            "slices": sum(1 for p in chosen if p.resource == catalogue.TPU_RESOURCE),
-            "vms": sum(p.max_nodes or 0 for p in chosen),
-            "accelerators": sum(p.accelerators or 0 for p in chosen),
-        }
+    for scope, mine in sorted(by_cluster(resources).items()):
+        cluster = cluster_facts(mine)
+        pools = [pool_facts(r, cluster) for r in of_type(mine, NODE_POOL)]
+        for r in of_type(mine, RESOURCE_FLAVOR):
+            name = dig(r.props, "metadata", "name")
+            labels = dig(r.props, "spec", "nodeLabels")
+            if not isinstance(name, str):
+                continue
+            chosen = [p for p in pools if isinstance(labels, dict) and labels and selects(labels, p)]
+            out[f"{scope}/{name}" if scope else name] = {
+                "pools": len(chosen),
+                "slices": sum(1 for p in chosen if p.resource == catalogue.TPU_RESOURCE),
+                "vms": sum(p.max_nodes or 0 for p in chosen),
+                "accelerators": sum(p.accelerators or 0 for p in chosen),
+            }
     return out
 
 
@@ -242,6 +254,7 @@ def compute(base: Render, head: Render) -> dict[str, Any]:
         "teams": _changed_map(_teams(base), _teams(head)),
         "priorities": _changed_map(_priorities(base), _priorities(head)),
         "cost": {"before": old_total, "after": new_total, "pools": _changed_map(_pool_costs(base), _pool_costs(head))},
+        "admission": _admission(base, head),
         "policy": {
             "new": [dict(zip(("enforcement", "policy", "urn", "message"), f)) for f in sorted(new_f - old_f)],
             "resolved": [dict(zip(("enforcement", "policy", "urn", "message"), f)) for f in sorted(old_f - new_f)],
@@ -258,7 +271,37 @@ def is_empty(data: dict[str, Any]) -> bool:
         data[k] for k in ("capacity", "clusterQueues", "teams", "priorities")
     ) and data["cost"]["before"] == data["cost"]["after"] and not data["cost"]["pools"] and not (
         data["policy"]["new"] or data["policy"]["resolved"]
-    )
+    ) and not (data["admission"]["workloads"] or data["admission"]["queues"])
+
+
+# -- admission ---------------------------------------------------------------------------------
+
+
+def _admission(base: Render, head: Render) -> dict[str, Any]:
+    """The admission model's answers that change (synth/report/admission.py writes them into
+    admission.json): a sample of both renders whose verdict changes, with the model's reason,
+    and each ClusterQueue's largest admissible workload before → after. A sample or queue of one
+    render only is an added or deleted resource, listed there."""
+    if base.admission is None or head.admission is None:
+        return {"compared": False, "workloads": {}, "queues": {}}
+    old_w, new_w = base.admission.get("workloads") or {}, head.admission.get("workloads") or {}
+    old_q, new_q = base.admission.get("queues") or {}, head.admission.get("queues") or {}
+    return {
+        "compared": True,
+        "workloads": {k: v for k, v in _changed_map(old_w, new_w).items()
+                      if k in old_w and k in new_w and _verdict(v["before"]) != _verdict(v["after"])},
+        "queues": {k: v for k, v in _changed_map(old_q, new_q).items() if k in old_q and k in new_q},
+    }
+
+
+def _verdict(v: Any) -> tuple:
+    return (v.get("admissible"), v.get("reason")) if isinstance(v, dict) else (None, None)
+
+
+def _largest(limits: Any) -> str:
+    if not isinstance(limits, dict):
+        return DASH
+    return ", ".join(f"{code(k)} {v.get('most')}" for k, v in sorted(limits.items()) if isinstance(v, dict)) or DASH
 
 
 # -- what `pulumi up` will run ------------------------------------------------------------------
@@ -294,17 +337,34 @@ def _step(kind: str, r: dict[str, Any], changes: list[dict[str, Any]]) -> dict[s
             note = ("**disruptive, capacity gap**: the old pool is deleted (pods evicted) before the new one exists"
                     if dbr else "**disruptive**: a new pool is created, then the old one deleted (pods evicted)")
             doc = "delete-before-replace" if dbr else "pool-delete"
-        elif any(_under(c["path"], _RECREATES_NODES) for c in changes):
-            note, doc = "**disruptive**: GKE recreates every node of the pool; running pods stop", "pool-recreate"
+        else:
+            note, doc = _in_place(r, changes)
     elif type_ == CLUSTER and kind in ("replaced", "deleted"):
         note, doc = "**disruptive**: the cluster and all its node pools are deleted", "cluster"
     elif type_ == CLUSTER and kind == "changed":
-        note, doc = "slow: a cluster update may restart the control plane or recreate nodes", "cluster"
+        note, doc = _in_place(r, changes)
     elif type_ in HELM_RELEASES and kind != "deleted":
         note, doc = "Helm upgrade: the controller rolls; Helm does not upgrade CRDs of a chart's crds/ folder", "helm"
     if op == "replace" and dbr and not note:
         note, doc = "delete before replace: a gap while it is recreated", "delete-before-replace"
-    return {"operation": op, "urn": r["urn"], "type": type_, "name": name, "note": note, "doc": DOCS.get(doc, "")}
+    return {"operation": op, "urn": r["urn"], "type": type_, "name": name, "note": note, "doc": DOCS.get(doc, doc)}
+
+
+def _in_place(r: dict[str, Any], changes: list[dict[str, Any]]) -> tuple[str, str]:
+    """The note of an in-place update of a cluster or node pool: its most disruptive field's
+    class (gke_ai_batch/domain/gke_updates.py), naming the fields of that class."""
+    update = gke_updates.worst(gke_updates.update_of(r["type"], c["path"]) for c in changes)
+    fields = ", ".join(f"`{c['path']}`" for c in changes if c.get("effect") == update.effect)
+    if update.effect == gke_updates.RECREATES_NODES:
+        which = "every node of every node pool" if r["type"] == CLUSTER else "every node of the pool"
+        return f"**disruptive**: GKE recreates {which} ({fields}); running pods stop", update.doc
+    if update.effect == gke_updates.CONTROL_PLANE:
+        location = (r.get("inputs") or {}).get("location")
+        zonal = isinstance(location, str) and regions.ZONE_RX.fullmatch(location) is not None
+        return ((f"**control plane restarts** ({fields}): a zonal cluster's Kubernetes API is unavailable for minutes"
+                 if zonal else f"slow: the control plane restarts ({fields}), one replica at a time (regional: the API stays up)"),
+                update.doc)
+    return "in place: nodes and the control plane keep running", ""
 
 
 # -- diff.md ----------------------------------------------------------------------------------
@@ -332,10 +392,25 @@ def _delta(before: Any, after: Any) -> str:
     return ""
 
 
+def _said(verdict: Any) -> str:
+    if not isinstance(verdict, dict):
+        return DASH
+    return "✅ admissible" if verdict.get("admissible") else f"❌ never: {verdict.get('reason')}"
+
+
+def _effect(change: dict[str, Any]) -> str:
+    effect = change.get("effect") or gke_updates.IN_PLACE
+    if effect == gke_updates.IN_PLACE:
+        return effect
+    return f"**{effect}**" + (f" ([docs]({change['doc']}))" if change.get("doc") else "")
+
+
 def markdown(stack: str, data: dict[str, Any]) -> str:
     lines = [f"## `{stack}`: changes against the base render", ""]
     if data.get("newStack"):
         lines += ["**New stack:** the base branch has no render of it; everything below is created.", ""]
+    if data.get("removedStack"):
+        return "\n".join(lines + _removed(data)) + "\n"
     if data["empty"]:
         return "\n".join(lines + ["No changes: the render matches the base render.", ""])
     res = data["resources"]
@@ -355,7 +430,7 @@ def markdown(stack: str, data: dict[str, Any]) -> str:
             for urn in res[kind]:
                 for c in res["details"][urn]:
                     rows.append([code(_short(urn)), code(c["path"]), _value(c["before"]), _value(c["after"]),
-                                 "**replaces**" if c["replaces"] else "in place"])
+                                 "**replaces**" if c["replaces"] else _effect(c)])
         lines += ["", "### Properties that change", "", *table(["resource", "property", "before", "after", "effect"], rows)]
     if data["capacity"]:
         rows = []
@@ -378,6 +453,17 @@ def markdown(stack: str, data: dict[str, Any]) -> str:
             if not b or not a:
                 rows.append([code(name), "queue", "—" if not b else "exists", "removed" if not a else "added"])
         lines += ["", "### Cluster queues", "", *table(["cluster queue", "what", "before", "after"], rows)]
+    adm = data["admission"]
+    if adm["workloads"] or adm["queues"]:
+        lines += ["", "### Admission verdicts that change", ""]
+        if adm["workloads"]:
+            rows = [[code(k), _said(v["before"]), _said(v["after"])] for k, v in adm["workloads"].items()]
+            lines += table(["sample", "before", "after"], rows)
+        if adm["queues"]:
+            rows = [[code(k), _largest(v["before"]), _largest(v["after"])] for k, v in adm["queues"].items()]
+            lines += ["", *table(["cluster queue", "largest workload it can admit, before", "after"], rows)]
+    elif not adm["compared"]:
+        lines += ["", "Admission verdicts are not compared: the base render has no `admission.json` (written since this diff)."]
     for key, title, head in (("teams", "Teams (LocalQueue → ClusterQueue)", "local queue"), ("priorities", "Priorities", "class")):
         if data[key]:
             rows = [[code(k), _value(v["before"]), _value(v["after"])] for k, v in data[key].items()]
@@ -396,8 +482,27 @@ def markdown(stack: str, data: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def files(stack: str, base: Render, head: Render, new: bool = False) -> dict[str, str]:
+def _removed(data: dict[str, Any]) -> list[str]:
+    """A stack the change removes: what its base render had. Removing a stack file destroys
+    nothing (the deploy workflow skips a listed stack without one), so no operations."""
+    res, cost = data["resources"], data["cost"]
+    lines = [f"**Removed stack:** the change deletes its stack file. Its {len(res['deleted'])} resources stay deployed "
+             "until the stack is destroyed (`pulumi destroy`, then `pulumi stack rm`); the base render had:", "",
+             f"**Cost** per 30 days at maximum size: {_usd(cost['before'])} (list price)."]
+    rows = [[code(k), _usd(v["before"])] for k, v in cost["pools"].items() if v["before"] is not None]
+    if rows:
+        lines += ["", *table(["pool", "per 30 days at maximum size"], rows, ["l", "r"])]
+    rows = [[code(name)] + [str((c["before"] or {}).get(k, DASH)) for k in ("slices", "vms", "accelerators")]
+            for name, c in data["capacity"].items()]
+    if rows:
+        lines += ["", "### Capacity per flavor", "", *table(["flavor", "slices", "VMs", "chips / GPUs"], rows)]
+    return lines
+
+
+def files(stack: str, base: Render, head: Render, new: bool = False, removed: bool = False) -> dict[str, str]:
     data = compute(base, head)
     if new:
         data["newStack"] = True
+    if removed:
+        data["removedStack"], data["operations"] = True, []
     return {"diff.md": markdown(stack, data), "diff.json": json.dumps(data, indent=2, sort_keys=True) + "\n"}

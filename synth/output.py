@@ -34,7 +34,7 @@ LOCK_WAIT_SECONDS = 120
 # What synth wrote before it marked its folders: such a folder may be replaced too.
 _UNMARKED_OUTPUT = {"resources.json", "manifests.yaml", "outputs.json", "policy.json", "report.md"}
 # What synth writes since it marks its folders, beside _UNMARKED_OUTPUT.
-_MARKED_OUTPUT = {"cost.json", "diff.md", "diff.json"}
+_MARKED_OUTPUT = {"cost.json", "admission.json", "diff.md", "diff.json"}
 # Derived from synth's files and written beside them: the PR comment (.github/scripts/stacks.py).
 _DERIVED = {"comment.md"}
 # One file per cluster, of a stack of several: manifests/<scope>.yaml (cluster_file).

@@ -7,8 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from policy import levels, rules
-
-STACK_TYPE = "pulumi:pulumi:Stack"
+from policy.rules.base import STACK
 
 
 def evaluate(result) -> list[dict[str, Any]]:
@@ -16,18 +15,19 @@ def evaluate(result) -> list[dict[str, Any]]:
     if result.recording is None:
         return []
     config = levels.for_stack(result.stack)
+    # As CrossGuard's stack policies see them: each resource with its outputs, which for the
+    # recording engine are its inputs, and the root stack with the program's exports
+    # (pulumi/pulumi pkg/resource/deploy/step_generator.go, AnalyzeResources).
     resources = [
-        rules.Resource(r.urn, r.type, r.name, r.inputs, bool(r.options.get("protect"))) for r in result.recording.resources
+        rules.Resource(r.urn, r.type, r.name, result.recording.outputs if r.type == STACK else r.inputs,
+                       bool(r.options.get("protect")))
+        for r in result.recording.resources
     ]
     # A stack rule may blame the stack as a whole (CrossGuard reports it without a URN).
-    stack_urn = next((r.urn for r in resources if r.type == STACK_TYPE), "")
-    stack_settings = _stack_settings(result)
+    stack_urn = next((r.urn for r in resources if r.type == STACK), "")
     violations = []
     for rule in rules.RULES:
         level, settings = levels.settings(rule, config)
-        # The stack file is the budget's one home; a policy config that sets it wins, as the
-        # live pack (which cannot read the stack file) takes it from there.
-        settings = {**stack_settings.get(rule.name, {}), **settings}
         if level == "disabled":
             continue
         if level == "remediate":
@@ -35,11 +35,3 @@ def evaluate(result) -> list[dict[str, Any]]:
         for urn, message in rules.run(rule, resources, settings):
             violations.append({"policy": rule.name, "enforcement": level, "urn": urn or stack_urn, "message": message})
     return sorted(violations, key=lambda v: (v["enforcement"] != "mandatory", v["policy"], v["urn"], v["message"]))
-
-
-def _stack_settings(result) -> dict[str, dict[str, Any]]:
-    """Rule settings the stack file holds: gke-ai-batch:budget and gke-ai-batch:prices."""
-    config = result.recording.program.get("config")
-    if config is None or getattr(config, "budget", None) is None:
-        return {}
-    return {"stack-budget": {"budget": config.budget, "prices": dict(config.prices)}}

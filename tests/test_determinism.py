@@ -10,7 +10,7 @@ import pytest
 from conftest import ROOT, STACKS, synth_cli, synth_stack
 from synth.urns import urn_file, urn_list
 
-FILES = ("resources.json", "manifests.yaml", "policy.json", "report.md", "outputs.json")
+FILES = ("resources.json", "manifests.yaml", "policy.json", "report.md", "outputs.json", "cost.json", "admission.json")
 
 
 # The biggest single-cluster stack, and the one whose DWS flavors and queues prod has not.

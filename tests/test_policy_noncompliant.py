@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import types
 
 from conftest import synth_stack
+from gke_ai_batch.domain import pricing
 from policy import rules
 from synth import policy as synth_policy
 
@@ -30,10 +30,10 @@ def added(res, like, type_: str, name: str, inputs: dict) -> None:
 
 def noncompliant_prod():
     prod = synth_stack("prod")
-    # A budget of $1 per 30 days: stack-budget (synth passes the stack's budget to the rule).
-    over_budget = types.SimpleNamespace(budget=1.0, prices={})
+    # A budget of $1 per 30 days, as the program records gke-ai-batch:budget: stack-budget.
+    over_budget = {**prod.recording.outputs, pricing.BUDGET_OUTPUT: pricing.budget_output(1.0, {})}
     recording = dataclasses.replace(
-        prod.recording, resources=copy.deepcopy(prod.recording.resources), program={"config": over_budget}
+        prod.recording, resources=copy.deepcopy(prod.recording.resources), outputs=over_budget
     )
     result = dataclasses.replace(prod, recording=recording)
     res = recording.resources

@@ -192,8 +192,10 @@ def crossguard(result: synth.Result) -> list[dict]:
             type=r.type, properties=_struct(r.inputs), urn=r.urn, name=r.name, options=_options(r)
         )
         diagnostics += [(r.urn, d) for d in servicer.Analyze(request, None).diagnostics]
+    # AnalyzeStack sends each resource's outputs: the root stack's are the program's exports.
     stack = [
-        proto.AnalyzerResource(type=r.type, properties=_struct(r.inputs), urn=r.urn, name=r.name, options=_options(r))
+        proto.AnalyzerResource(type=r.type, properties=_struct(result.recording.outputs if r.type == "pulumi:pulumi:Stack"
+                                                               else r.inputs), urn=r.urn, name=r.name, options=_options(r))
         for r in result.recording.resources
     ]
     diagnostics += [

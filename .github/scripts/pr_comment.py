@@ -238,8 +238,8 @@ def sanitize(raw: bytes | str, limit: int = MAX_CHARS) -> str:
 # (an artifact from before the diff existed).
 BASE_STATES = {
     "rendered": None,
-    "new": "🆕 **New in this pull request**: the base branch has no such stack, so there is nothing to diff against.",
-    "removed": "🗑️ **Removed in this pull request**: the base branch renders this stack; the head has no stack file for it.",
+    "new": "🆕 **New in this pull request**: the base branch has no such stack; the diff lists everything it creates.",
+    "removed": "🗑️ **Removed in this pull request**: the head has no stack file for it; the diff shows what the base branch's render had.",
     "failed": "⚠️ **The base branch could not be rendered** (its synth failed): no diff, the report only.",
 }
 # Written here, not taken from the artifact; the report inside is escaped, so it cannot close it.

@@ -145,6 +145,16 @@ _UNSIZED_FORM = "SERIES-SHAPE-VCPUS[-SUFFIX], VCPUS a whole number from 1 withou
 GKE_REFUSED = {"f1-micro": "GKE refuses node pools of f1-micro machines: they have too little memory to run GKE"}
 
 
+def known_names() -> list[str]:
+    """Every predefined machine type this catalogue sizes (custom shapes aside), sorted: what
+    the price table covers (scripts/refresh_prices.py)."""
+    names = {f"{series}-{shape}-{n}" for series, shapes in PREDEFINED.items() for shape, (_, sizes) in shapes.items()
+             for n in sizes}
+    names |= {f"{series}-{shape}-{n}-lssd" for series, shapes in _LSSD.items() for shape, sizes in shapes.items()
+              for n in sizes}
+    return sorted(names | set(_OTHER) | set(_ACCELERATOR_HOSTS))
+
+
 def unsized(name: str) -> bool:
     """Whether `name` is written like a machine type of a series Compute Engine has but this
     catalogue does not size (UNSIZED_SERIES), e.g. c4-standard-8 or c4a-highmem-16-lssd."""

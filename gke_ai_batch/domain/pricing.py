@@ -29,6 +29,17 @@ from dataclasses import dataclass
 from gke_ai_batch.domain import price_table
 
 HOURS_PER_30_DAYS = 24 * 30
+# The stack output the program records gke-ai-batch:budget and gke-ai-batch:prices under, so the
+# stack file stays their one home: CrossGuard gives a stack policy each resource's outputs, the
+# root stack's being its exports (pulumi/pulumi pkg/resource/deploy/step_generator.go,
+# AnalyzeResources: "AnalyzeStack is called on the final outputs of each resource"), and the
+# stack-budget rule reads them there, in synth and in a live `pulumi preview --policy-pack`.
+BUDGET_OUTPUT = "costBudget"
+
+
+def budget_output(budget: float, prices: Mapping[str, float]) -> dict:
+    """The value of the BUDGET_OUTPUT stack output."""
+    return {"budget": budget, "prices": {k: prices[k] for k in sorted(prices)}}
 DWS_BASIS = "on-demand list price: an upper bound (DWS discounts are 'up to 53%', no fixed rate)"
 CAPACITIES = ("on-demand", "spot", "flex-start", "queued", "reservation")
 

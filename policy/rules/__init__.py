@@ -365,15 +365,12 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "stack-budget",
         "The node pools' list price per 30 days, every pool at its maximum size, stays within the stack's "
-        "budget (gke-ai-batch:budget; synth passes it and gke-ai-batch:prices here, a live pack reads them from "
-        "this policy's config). Reservations, disks, network and the cluster fee are not priced (docs/cost.md).",
+        "budget (gke-ai-batch:budget, with gke-ai-batch:prices: the program records both on the stack's "
+        "outputs, where this policy reads them). Reservations, disks, network and the cluster fee are not "
+        "priced (docs/cost.md).",
         ADVISORY,
         cost.budget,
         stack=True,
-        config_schema={
-            "budget": {"type": "number", "description": "USD per 30 days at every pool's maximum size"},
-            "prices": {"type": "object", "description": "gke-ai-batch:prices: USD per unit-hour by name"},
-        },
     ),
 )
 

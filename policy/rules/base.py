@@ -18,6 +18,8 @@ UNKNOWN = "[unknown]"
 
 EMPTY: Mapping[str, Any] = {}
 
+# The root stack resource: its properties in a stack policy are the program's exports.
+STACK = "pulumi:pulumi:Stack"
 CLUSTER = "gcp:container/cluster:Cluster"
 NODE_POOL = "gcp:container/nodePool:NodePool"
 GCP_SERVICE_ACCOUNT = "gcp:serviceaccount/account:Account"

@@ -11,7 +11,7 @@ from typing import Any
 from gke_ai_batch.domain import pricing
 from gke_ai_batch.domain.regions import region_of
 
-from .base import NODE_POOL, RESOURCE_FLAVOR, Resource, as_dict, as_int, as_list, dig, of_type
+from .base import NODE_POOL, RESOURCE_FLAVOR, STACK, Resource, as_dict, as_int, as_list, dig, of_type
 from .facts import cluster_facts, pool_facts, selects, tpu_generation
 
 
@@ -82,12 +82,16 @@ def flavor_costs(resources: Sequence[Resource], costs: Sequence[pricing.PoolCost
 
 
 def budget(resources: Sequence[Resource], config: Mapping[str, Any]):
-    """The stack's price at every pool's maximum size, per 30 days, stays within
-    `budget` (USD, the stack's gke-ai-batch:budget)."""
-    limit = config.get("budget")
+    """The stack's price at every pool's maximum size, per 30 days, stays within the budget
+    the program records on the stack's outputs (pricing.BUDGET_OUTPUT: the stack file's
+    gke-ai-batch:budget and gke-ai-batch:prices, their one home)."""
+    recorded = {}
+    for stack in of_type(resources, STACK):
+        recorded = as_dict(stack.props.get(pricing.BUDGET_OUTPUT))
+    limit = recorded.get("budget")
     if not isinstance(limit, (int, float)) or isinstance(limit, bool) or limit <= 0:
         return
-    prices = config.get("prices") if isinstance(config.get("prices"), Mapping) else None
+    prices = recorded.get("prices") if isinstance(recorded.get("prices"), Mapping) else None
     total = pricing.total(stack_costs(resources, prices))
     if total.per_30_days_max > limit:
         unpriced = f"; not priced: {', '.join(total.unpriced)}" if total.unpriced else ""

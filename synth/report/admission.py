@@ -96,3 +96,36 @@ def largest(world, cq) -> str:
             text += f" ({show(lim.resource, lim.nominal)} own)"
         by_flavor.setdefault(lim.flavor, []).append(text)
     return "<br>".join(f"{code(f)}: {', '.join(parts)}" for f, parts in by_flavor.items())
+
+
+# -- admission.json ---------------------------------------------------------------------------
+
+
+def compute(result) -> dict:
+    """admission.json: the model's verdict on each sample and the largest workload each
+    ClusterQueue can admit, for tools (the PR diff compares two renders' admission.json). A
+    fleet's entries are keyed `worker/name`: each worker judges the sample on its own queues."""
+    fleet = result.fleet
+    if fleet is None:
+        worlds = [("", result.admission.world)]
+        verdicts = {
+            v.workload.name: {"admissible": v.admissible, "clusterQueue": v.cluster_queue, "reason": v.never, "rule": v.rule}
+            for v in result.admission.verdicts
+        }
+    else:
+        from gke_ai_batch.plan.admission import Admission
+
+        worlds = [(w.name, Admission(w.plan).world) for w in fleet.workers]
+        verdicts = {
+            f"{worker}/{workload}": {"admissible": reason is None, "clusterQueue": None, "reason": reason, "rule": None}
+            for workload, by_worker in fleet.landing.items()
+            for worker, reason in by_worker.items()
+        }
+    queues = {}
+    for scope, world in worlds:
+        for cq in world.queues.values():
+            queues[f"{scope}/{cq.name}" if scope else cq.name] = {
+                f"{lim.flavor}/{lim.resource}": {"most": show(lim.resource, lim.most), "nominal": show(lim.resource, lim.nominal)}
+                for lim in queue_limits(world, cq)
+            }
+    return {"workloads": verdicts, "queues": queues}
