@@ -3,12 +3,10 @@ ClusterRef (no GkeCluster), their names, inherited options, flavor and checked a
 
 from __future__ import annotations
 
-import textwrap
-from pathlib import Path
-
 import pytest
 
 from conftest import ROOT
+from support.programs import run_program
 
 H100 = {"type": "nvidia-h100-80gb", "count": 8}
 REF = {"name": "ml-shared", "location": "us-east5", "project": "acme-ml", "node_locations": ["us-east5-b"]}
@@ -34,16 +32,10 @@ pulumi.export("pools", tpu2.pool_names)
 """
 
 
-def _run(tmp_path: Path, source: str):
-    from synth import engine
-
-    program = tmp_path / "__main__.py"
-    program.write_text(textwrap.dedent(source))
-    return engine.run(program, project="lib", stack="test", config={}, outputs_for=lambda t, n, i: {})
 
 
 def test_two_of_each_side_by_side_on_a_cluster_ref(tmp_path):
-    recording = _run(tmp_path, PROGRAM)
+    recording = run_program(tmp_path, PROGRAM)
     components = {r.name: r for r in recording.resources if r.type.startswith("gke-ai-batch:index:")}
     assert sorted(components) == ["h100", "h100-b", "v6e", "v6e-b"]
     pools = {r.name: r for r in recording.resources if r.type == "gcp:container/nodePool:NodePool"}
@@ -130,7 +122,8 @@ def test_the_stack_program_protects_pools_through_the_components_opts():
     resources = synth_stack("prod").recording.resources
     pools = [r for r in resources if r.type == "gcp:container/nodePool:NodePool" and "gke-ai-batch:index:" in r.urn]
     assert pools and all(r.options.get("protect") for r in pools)
-    groups = [r for r in resources if r.type.startswith("gke-ai-batch:index:")]
+    pool_types = {f"gke-ai-batch:index:{kind}" for kind in ("TpuSlices", "GpuPool", "CpuPool")}
+    groups = [r for r in resources if r.type in pool_types]
     assert groups and all(r.options.get("protect") for r in groups)
     assert (ROOT / "stacks" / "urns" / "prod.txt").exists()
 
@@ -162,7 +155,7 @@ def test_an_arg_the_component_does_not_declare_is_refused(component, args, line)
 
 def test_whole_numbers_from_the_wire_are_ints(tmp_path):
     """A YAML, TypeScript or Go program's numbers arrive as doubles (google.protobuf.Struct)."""
-    recording = _run(tmp_path, """
+    recording = run_program(tmp_path, """
         import pulumi
         from gke_ai_batch.components.nodepools import GpuPool, TpuSlices
 
@@ -199,7 +192,7 @@ def test_a_cluster_ref_value_of_the_wrong_kind_is_an_args_error_not_a_crash(clus
 def test_an_output_where_a_plain_value_is_needed_says_so(tmp_path):
     recording_error = None
     try:
-        _run(tmp_path, """
+        run_program(tmp_path, """
             import pulumi
             from gke_ai_batch.components.nodepools import CpuPool
 
@@ -218,7 +211,7 @@ def test_two_components_naming_one_pool_of_one_cluster_fail_the_policy_pack(tmp_
     from policy import rules
     from policy.rules import Resource
 
-    recording = _run(tmp_path, """
+    recording = run_program(tmp_path, """
         from gke_ai_batch.components.nodepools import TpuSlices
 
         ref = {"name": "ml-shared", "location": "us-east5", "project": "acme-ml", "node_locations": ["us-east5-b"]}

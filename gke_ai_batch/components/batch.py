@@ -1,30 +1,52 @@
-"""JobSet and Kueue, installed from their official OCI charts at pinned versions.
+"""JobSet and Kueue, installed from their official OCI charts at pinned versions, as components
+any Pulumi program can use: JobSetInstall and KueueInstall, each X(name, args: XArgs, opts).
+
+Args mirror the stack's gke-ai-batch:jobset and gke-ai-batch:kueue keys in snake_case and are
+checked on construction by the stack config's own rules (gke_ai_batch/config/standalone.py),
+every problem at once, at its arg path. The Kubernetes provider, protect and the parent come
+from `opts` through Pulumi's inheritance (a child's providers default to its parent's:
+pulumi/resource.py, Resource.__init__, "Infer providers ... from parent"), so nothing here
+takes a provider.
 
 `helm.v3.Release`, not `helm.v4.Chart`: on the first `pulumi up` of a new environment the
 cluster does not exist yet and the kubeconfig is unknown. Release renders its chart client-side
 during preview and needs no cluster (pulumi-kubernetes PR #1886, v3.15.0); Chart v4 is expanded
 by the provider, which fails preview with "failed to parse kubeconfig data"
-(pulumi-kubernetes issue #3027). The release names are fixed (`jobset`, `kueue`): an
-auto-named release would rename Kueue's webhook service and certificates."""
+(pulumi-kubernetes issue #3027). The Helm release names are fixed (`jobset`, `kueue`): an
+auto-named release would rename Kueue's webhook service and certificates.
 
-from __future__ import annotations
+No `from __future__ import annotations`: Pulumi's component analyzer
+(pulumi.provider.experimental.analyzer) reads these annotations as objects."""
+
+from typing import Any, NotRequired, TypedDict
 
 import pulumi
 import pulumi_kubernetes as k8s
+from pydantic.alias_generators import to_camel, to_snake
 
 from gke_ai_batch.components import k8s as k8s_objects
-from gke_ai_batch.domain.naming import scoped
-from gke_ai_batch.plan import Plan
+from gke_ai_batch.components.nodepools import _snake, _unknown_keys, _whole_numbers, type_token
+from gke_ai_batch.config.batch import JobSetConfig, KueueConfig
+from gke_ai_batch.config.errors import ArgsError, join_path
+from gke_ai_batch.config.fleet import MultiKueueSettings
+from gke_ai_batch.config.standalone import batch_key
+from gke_ai_batch.domain.naming import child_name
+from gke_ai_batch.plan.installs import kueue_install_values, webhook_probe
 from gke_ai_batch.plan.kueue import JOBSET_CHART, JOBSET_NAMESPACE, KUEUE_CHART, KUEUE_NAMESPACE
 
 RELEASE_TIMEOUT_SECONDS = 600
 
+# The tokens these registered before they were components of the package: aliases, so that
+# `pulumi up` of a deployed stack neither replaces nor re-parents a release (nodepools.OLD_TYPE).
+JOBSET_OLD_TYPE = "gke-ai-batch:batch:JobSet"
+KUEUE_OLD_TYPE = "gke-ai-batch:batch:Kueue"
+
 
 def _release(
-    name: str, chart: str, version: str, namespace: str, values: dict, opts: pulumi.ResourceOptions, scope: str
-):
+    logical_name: str, name: str, chart: str, version: str, namespace: str, values: dict, opts: pulumi.ResourceOptions
+) -> k8s.helm.v3.Release:
     return k8s.helm.v3.Release(
-        scoped(scope, name),
+        logical_name,
         name=name,
         chart=chart,
         version=version,
@@ -39,66 +61,221 @@ def _release(
     )
 
 
+def _waits(opts: pulumi.ResourceOptions | None) -> list[pulumi.Resource]:
+    """What the component depends on: Pulumi's children do not wait for what their parent
+    depends on, so the children that must (the release, the probe) get it themselves."""
+    depends_on = opts.depends_on if opts is not None else None
+    if depends_on is None:
+        return []
+    return list(depends_on) if isinstance(depends_on, (list, tuple)) else [depends_on]
+
+
+def _aliased(opts: pulumi.ResourceOptions | None, old: str) -> pulumi.ResourceOptions:
+    return pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(aliases=[pulumi.Alias(type_=old)]))
+
+
+def _camel(value: Any) -> Any:
+    """Args (snake_case) as the stack key spells them (camelCase), at every level: no Kueue
+    arg holds a mapping whose keys are the user's own."""
+    if isinstance(value, dict):
+        return {to_camel(k) if isinstance(k, str) else k: _camel(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_camel(v) for v in value]
+    return value
+
+
+def _outputs_in(args: dict[str, Any]) -> list[tuple[str, str]]:
+    # Every arg decides what is registered (a chart version, the values' text, which objects
+    # the probe needs) and is checked against Kueue's rules on construction.
+    return [
+        (f"args.{key}", "must be a plain value known when the component is built, not an Output")
+        for key, value in args.items()
+        if isinstance(value, pulumi.Output)
+    ]
+
+
+def _validated(component: str, name: str, key: str, args: Any, spec: type, nested: dict[str, type]) -> Any:
+    """The args as their stack key, validated; ArgsError with every problem at its arg path.
+    `nested`: args whose mapping values are TypedDicts of their own, checked for unknown keys."""
+    where = f"{component} {name}"
+    if not isinstance(args, dict):
+        raise ArgsError(where, [("args", f"must be a mapping of {spec.__name__}, not {type(args).__name__}")])
+    args = _whole_numbers(args)
+    problems = _unknown_keys(args, spec, "args") + _outputs_in(args)
+    known = spec.__required_keys__ | spec.__optional_keys__
+    args = {k: v for k, v in args.items() if k in known and not isinstance(v, pulumi.Output)}
+    for arg, inner in nested.items():
+        if isinstance(args.get(arg), dict):
+            # Through the package, an arg typed Any arrives as the program wrote it (camelCase
+            # from YAML or TypeScript): only typed args are renamed (component.py,
+            # map_input_properties).
+            args[arg] = {to_snake(k) if isinstance(k, str) else k: v for k, v in args[arg].items()}
+            problems += _unknown_keys(args[arg], inner, f"args.{arg}")
+            args[arg] = {k: v for k, v in args[arg].items() if k in inner.__required_keys__ | inner.__optional_keys__}
+    missing = [(f"args.{k}", "required") for k in sorted(spec.__required_keys__) if k not in args]
+    if missing:
+        raise ArgsError(where, problems + missing)
+    # The stack key's value: the args themselves, or the one arg that holds it (a list).
+    whole = key not in known
+    multi_kueue = args.pop("multi_kueue", None)
+    data: dict[str, Any] = {key: _camel(args if whole else args[key])}
+    if multi_kueue is not None:
+        data["multiKueue"] = _camel(multi_kueue)
+    model, found = batch_key(key, data)
+    for loc, msg in found:
+        head, rest = (loc[0], loc[1:]) if loc else (key, ())
+        at = "args" if head == key and whole else f"args.{to_snake(head)}"
+        problems.append((join_path(at, _snake(rest)), msg))
+    if problems:
+        raise ArgsError(where, problems)
+    return model
+
+
+class JobSetInstallArgs(TypedDict):
+    version: NotRequired[str]
+    """Chart version of oci://registry.k8s.io/jobset/charts/jobset, an exact release (default:
+    the one this project pins, gke_ai_batch/domain/versions.py)."""
+
+
 class JobSetInstall(pulumi.ComponentResource):
-    def __init__(
-        self,
-        resource_name: str,
-        plan: Plan,
-        provider: k8s.Provider,
-        opts: pulumi.ResourceOptions | None = None,
-        *,
-        scope: str = "",
-    ):
-        super().__init__("gke-ai-batch:batch:JobSet", resource_name, None, opts)
+    """JobSet's controller and CRDs, from its chart, in jobset-system."""
+
+    version: pulumi.Output[str]
+    """The installed chart version."""
+    namespace: pulumi.Output[str]
+    """The namespace JobSet runs in."""
+
+    def __init__(self, name: str, args: JobSetInstallArgs, opts: pulumi.ResourceOptions | None = None):
+        # Checked before anything registers: bad args leave no half-made component behind.
+        checked = _validated(type(self).__name__, name, "jobset", args, JobSetInstallArgs, {})
+        super().__init__(type_token(type(self)), name, None, _aliased(opts, JOBSET_OLD_TYPE))
+        self.config: JobSetConfig = checked.jobset
         self.release = _release(
+            child_name(name, "jobset", "jobset"),
             "jobset",
             JOBSET_CHART,
-            plan.config.jobset.version,
+            self.config.version,
             JOBSET_NAMESPACE,
             {},
-            pulumi.ResourceOptions(parent=self, provider=provider),
-            scope,
+            pulumi.ResourceOptions(parent=self, depends_on=_waits(opts)),
         )
-        self.register_outputs({"version": self.release.version, "namespace": JOBSET_NAMESPACE})
+        self.version = self.release.version
+        self.namespace = pulumi.Output.from_input(JOBSET_NAMESPACE)
+        self.register_outputs({"version": self.version, "namespace": self.namespace})
+
+
+class WaitForPodsReadyArgs(TypedDict):
+    timeout: NotRequired[str]
+    """How long an admitted workload may take to get all its pods ready before Kueue evicts it
+    (default 30m)."""
+    block_admission: NotRequired[bool]
+    recovery_timeout: NotRequired[str]
+
+
+class FairSharingArgs(TypedDict):
+    preemption_strategies: NotRequired[list[str]]
+    """LessThanOrEqualToFinalShare and/or LessThanInitialShare (default: both, in that order)."""
+
+
+class MultiKueueArgs(TypedDict):
+    """A MultiKueue manager's settings, as the stack's fleet.multiKueue spells them."""
+
+    dispatcher: NotRequired[str]
+    """AllAtOnce (default) or Incremental."""
+    incremental_step_size: NotRequired[int]
+    gc_interval: NotRequired[str]
+    origin: NotRequired[str]
+    worker_lost_timeout: NotRequired[str]
+
+
+class KueueInstallArgs(TypedDict):
+    """Kueue's install: the stack's gke-ai-batch:kueue key in snake_case, less the names of the
+    ProvisioningRequest admission check (they name queue objects, not the install)."""
+
+    version: NotRequired[str]
+    """Chart version of oci://registry.k8s.io/kueue/charts/kueue, an exact release, 0.15.0 or
+    later (default: the one this project pins, gke_ai_batch/domain/versions.py)."""
+    integrations: NotRequired[list[str]]
+    """Kueue's integration frameworks (default: batch/job and jobset.x-k8s.io/jobset); every
+    listed one gets Kueue's fail-closed webhook."""
+    # Typed Any: each is a mapping or a boolean, and the component analyzer takes no unions.
+    fair_sharing: NotRequired[Any]
+    """Fair sharing between the cluster queues of a cohort: true, or a mapping with
+    preemption_strategies (FairSharingArgs)."""
+    wait_for_pods_ready: NotRequired[Any]
+    """A mapping with timeout, block_admission and recovery_timeout (WaitForPodsReadyArgs;
+    default: on, 30m), or false to turn it off."""
+    manage_jobs_without_queue_name: NotRequired[bool]
+    """Kueue also manages Jobs and JobSets that name no queue (default true)."""
+    webhook_gate: NotRequired[bool]
+    """Wait, after install, until Kueue's webhooks answer a server-side dry run (default true)."""
+    probe_image: NotRequired[str]
+    """The webhook probe's kubectl image, pinned by tag or digest."""
+    multi_kueue: NotRequired[MultiKueueArgs]
+    """A MultiKueue manager's settings, written into its Configuration."""
 
 
 class KueueInstall(pulumi.ComponentResource):
-    """Kueue with its manager configuration from the stack, then (by default) a probe that
-    holds back every Kueue object and workload until Kueue's webhooks answer.
+    """Kueue with its manager configuration from the args, then (by default) a probe that holds
+    back every Kueue object and workload until Kueue's webhooks answer.
 
-    `ready` is what those objects depend on."""
+    `depends_on=[kueue]` waits for all of it, the probe included: depending on a component
+    depends on every resource under it (pulumi/runtime/rpc.py, _add_dependency: "Local component
+    resources act as aggregations of their descendents"; pulumi/pulumi#7732). `ready` lists the
+    fewest resources that do the same (the release and the probe Pod, the last of the probe's
+    chain), which the stack program's Kueue objects depend on."""
 
-    def __init__(
-        self,
-        resource_name: str,
-        plan: Plan,
-        provider: k8s.Provider,
-        after: list[pulumi.Resource],
-        image_access: list[pulumi.Resource] | None = None,
-        opts: pulumi.ResourceOptions | None = None,
-        *,
-        scope: str = "",
-    ):
-        """`image_access`: what the probe Pod must wait for to pull its image (the node
-        service account's Artifact Registry grant, when the probe image is on one)."""
-        super().__init__("gke-ai-batch:batch:Kueue", resource_name, None, opts)
+    version: pulumi.Output[str]
+    """The installed chart version."""
+    namespace: pulumi.Output[str]
+    """The namespace Kueue runs in."""
+
+    def __init__(self, name: str, args: KueueInstallArgs, opts: pulumi.ResourceOptions | None = None):
+        checked = _validated(
+            type(self).__name__, name, "kueue", args, KueueInstallArgs,
+            {"multi_kueue": MultiKueueArgs, "wait_for_pods_ready": WaitForPodsReadyArgs, "fair_sharing": FairSharingArgs},
+        )
+        super().__init__(type_token(type(self)), name, None, _aliased(opts, KUEUE_OLD_TYPE))
+        self.config: KueueConfig = checked.kueue
+        self.multi_kueue: MultiKueueSettings | None = checked.multi_kueue
+        waits = _waits(opts)
         self.release = _release(
+            child_name(name, "kueue", "kueue"),
             "kueue",
             KUEUE_CHART,
-            plan.config.kueue.version,
+            self.config.version,
             KUEUE_NAMESPACE,
-            plan.kueue_values,
-            pulumi.ResourceOptions(parent=self, provider=provider, depends_on=after),
-            scope,
+            kueue_install_values(self.config, self.multi_kueue),
+            pulumi.ResourceOptions(parent=self, depends_on=waits),
         )
         self.ready: list[pulumi.Resource] = [self.release]
-        previous: list[pulumi.Resource] = [self.release, *after, *(image_access or [])]
-        for manifest in plan.webhook_probe:
+        # The probe Pod also waits for what the component depends on: its image may be on a
+        # registry the nodes may read only once a grant exists.
+        previous: list[pulumi.Resource] = [self.release, *waits]
+        probe = webhook_probe(self.config)
+        for manifest in probe:
             previous = [
                 k8s_objects.apply(
-                    manifest, pulumi.ResourceOptions(parent=self, provider=provider, depends_on=previous), scope=scope
+                    manifest,
+                    pulumi.ResourceOptions(parent=self, depends_on=previous),
+                    name=child_name(name, "kueue", k8s_objects.resource_name(manifest)),
                 )
             ]
-        if plan.webhook_probe:
+        if probe:
             self.ready = [self.release, *previous]
-        self.register_outputs({"version": self.release.version, "namespace": KUEUE_NAMESPACE})
+        self.version = self.release.version
+        self.namespace = pulumi.Output.from_input(KUEUE_NAMESPACE)
+        self.register_outputs({"version": self.version, "namespace": self.namespace})
+
+
+def stack_kueue_args(kueue: KueueConfig, multi_kueue: MultiKueueSettings | None = None) -> dict[str, Any]:
+    """KueueInstall's args for a stack's kueue key (and a fleet manager's multiKueue): the keys
+    as set in the stack file, in snake_case (gke_ai_batch/components/platform.py)."""
+    args = kueue.model_dump(exclude_unset=True, exclude={"provisioning_admission_check", "provisioning_request_config"})
+    if multi_kueue is not None:
+        args["multi_kueue"] = multi_kueue.model_dump(exclude_unset=True)
+    return args
+
+
+def stack_jobset_args(jobset: JobSetConfig) -> dict[str, Any]:
+    return jobset.model_dump(exclude_unset=True)

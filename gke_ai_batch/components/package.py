@@ -14,7 +14,9 @@ from pathlib import Path
 
 import pulumi
 
+from gke_ai_batch.components.batch import JobSetInstall, KueueInstall
 from gke_ai_batch.components.nodepools import CpuPool, GpuPool, TpuSlices
+from gke_ai_batch.components.priorities import Priorities
 from gke_ai_batch.config.errors import NAMESPACE
 from gke_ai_batch.domain import cli
 
@@ -25,6 +27,9 @@ COMPONENTS: list[type[pulumi.ComponentResource]] = [
     TpuSlices,
     GpuPool,
     CpuPool,
+    JobSetInstall,
+    KueueInstall,
+    Priorities,
 ]
 
 # The package is named as the project; its components' tokens are NAMESPACE:index:<Class>

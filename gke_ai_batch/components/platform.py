@@ -15,12 +15,13 @@ from typing import Any
 import pulumi
 
 from gke_ai_batch.components import k8s as k8s_objects
-from gke_ai_batch.components.batch import JobSetInstall, KueueInstall
+from gke_ai_batch.components.batch import JobSetInstall, KueueInstall, stack_jobset_args, stack_kueue_args
 from gke_ai_batch.components.cluster import ExistingCluster, GkeCluster
 from gke_ai_batch.domain.naming import scoped
 from gke_ai_batch.components.nodepools import stack_pool_args
 from gke_ai_batch.plan import Plan
-from gke_ai_batch.components.queues import KueueQueues, Priorities, Team
+from gke_ai_batch.components.priorities import Priorities, stack_priorities_args
+from gke_ai_batch.components.queues import KueueQueues, Team
 from gke_ai_batch.components.services import enable_apis
 from gke_ai_batch.components.workloads import SampleWorkload
 
@@ -72,26 +73,32 @@ def deploy_cluster(
         component, args = stack_pool_args(entry, ref)
         groups.append(component(scoped(scope, entry.name), args, pool_opts))
     provider = cluster.provider
-    jobset = JobSetInstall(scoped(scope, "jobset"), plan, provider, scope=scope)
-    kueue = KueueInstall(
-        scoped(scope, "kueue"),
-        plan,
-        provider,
-        after=[jobset.release],
-        image_access=cluster.readers_for(cfg.kueue.probe_image),
-        scope=scope,
-    )
+    k8s_opts = pulumi.ResourceOptions(provider=provider)
+    # Kueue and JobSet some other party installed (an existing cluster's): nothing to install,
+    # nothing to wait for; their objects still are this program's.
+    jobset: list[pulumi.Resource] = []
+    if cfg.jobset.installed is None:
+        jobset.append(JobSetInstall(scoped(scope, "jobset"), stack_jobset_args(cfg.jobset), k8s_opts))
+    kueue_ready: list[pulumi.Resource] = []
+    if cfg.kueue.installed is None:
+        kueue = KueueInstall(
+            scoped(scope, "kueue"),
+            stack_kueue_args(cfg.kueue, plan.multi_kueue),
+            # Kueue's chart after JobSet's; the probe Pod after its image is readable.
+            pulumi.ResourceOptions(provider=provider, depends_on=[*jobset, *cluster.readers_for(cfg.kueue.probe_image)]),
+        )
+        kueue_ready = kueue.ready
     extra: dict[str, pulumi.Resource] = {}
-    previous: list[pulumi.Resource] = list(kueue.ready)
+    previous: list[pulumi.Resource] = list(kueue_ready)
     for manifest in after_kueue:
         made = k8s_objects.apply(manifest, pulumi.ResourceOptions(provider=provider, depends_on=previous), scope=scope)
         extra[k8s_objects.resource_name(manifest)] = made
-        previous = [*kueue.ready, made]
+        previous = [*kueue_ready, made]
     queues = KueueQueues(
         scoped(scope, "queues"),
         plan,
         provider,
-        kueue.ready,
+        kueue_ready,
         scope=scope,
         checks=admission_objects,
         check_needs=admission_needs,
@@ -112,15 +119,19 @@ def deploy_cluster(
                 members,
                 provider,
                 queues,
-                kueue.ready,
+                kueue_ready,
                 rbac=plan.team_rbac.get(team.namespace, []),
                 scope=scope,
             )
-    priorities = Priorities(scoped(scope, "priorities"), plan.priorities, provider, kueue.ready, scope=scope)
+    priorities = Priorities(
+        scoped(scope, "priorities"),
+        stack_priorities_args(cfg.priorities),
+        pulumi.ResourceOptions(provider=provider, depends_on=kueue_ready),
+    )
 
     for wl in plan.workloads:
         team = teams[wl.namespace]
-        needs: list[pulumi.Resource] = [*kueue.ready, jobset.release]
+        needs: list[pulumi.Resource] = [*kueue_ready, *jobset]
         if team.namespace is not None:
             needs.append(team.namespace)
         if wl.queue is not None:
@@ -143,4 +154,4 @@ def deploy_cluster(
         "clusterQueues": [q.name for q in plan.queues],
         "capacity": {"slices": plan.slices, "vms": plan.vms, "tpuChips": plan.tpu_chips, "gpus": plan.gpus},
     }
-    return ClusterDeployment(cluster, kueue.ready, extra, outputs)
+    return ClusterDeployment(cluster, kueue_ready, extra, outputs)

@@ -1,5 +1,5 @@
 """Kueue's objects: ResourceFlavors, the ProvisioningRequest admission check, ClusterQueues,
-team namespaces with their LocalQueues, and priorities. Every Kueue object waits for the Kueue
+team namespaces with their LocalQueues (priorities: priorities.py). Every Kueue object waits for the Kueue
 install (and its webhook probe); namespaces come before what lives in them."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from gke_ai_batch.components import k8s as k8s_objects
-from gke_ai_batch.plan import Plan, PriorityPlan, TeamPlan
+from gke_ai_batch.plan import Plan, TeamPlan
 
 
 def _opts(parent: pulumi.Resource, provider: k8s.Provider, depends_on: list[pulumi.Resource]) -> pulumi.ResourceOptions:
@@ -110,27 +110,3 @@ class Team(pulumi.ComponentResource):
         # The namespace's own name: resource_name carries the cluster's scope.
         self.register_outputs({"namespace": teams[0].namespace, "localQueues": sorted(self.local_queues)})
 
-
-class Priorities(pulumi.ComponentResource):
-    """Each priority twice, same name and value: a PriorityClass for kube-scheduler and a
-    WorkloadPriorityClass for Kueue."""
-
-    def __init__(
-        self,
-        resource_name: str,
-        priorities: list[PriorityPlan],
-        provider: k8s.Provider,
-        kueue_ready: list[pulumi.Resource],
-        opts: pulumi.ResourceOptions | None = None,
-        *,
-        scope: str = "",
-    ):
-        super().__init__("gke-ai-batch:priorities:Priorities", resource_name, None, opts)
-        self.classes: dict[str, list[pulumi.Resource]] = {}
-        for p in priorities:
-            pc = k8s_objects.apply(
-                p.priority_class, pulumi.ResourceOptions(parent=self, provider=provider), scope=scope
-            )
-            wpc = k8s_objects.apply(p.workload_priority_class, _opts(self, provider, kueue_ready), scope=scope)
-            self.classes[p.name] = [pc, wpc]
-        self.register_outputs({"priorities": {p.name: p.value for p in priorities}})

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, Iterator, Literal
 
 from pydantic import Field, field_validator, model_validator
+from pydantic.alias_generators import to_camel
 
 from gke_ai_batch.domain import kueue_releases
 
@@ -51,6 +52,21 @@ def check_chart_version(value: str, what: str) -> str:
     return value
 
 
+def installed_problems(section: Model, what: str, install_only: tuple[str, ...]) -> Iterator[RuleError]:
+    """`installed` says another party installed the release: a version to install beside it, or
+    a key that only acts on this program's install (the webhook probe runs after it), would be
+    silently ignored, so it is refused."""
+    if getattr(section, "installed", None) is None:
+        return
+    for key in ("version", *install_only):
+        if key in section.model_fields_set:
+            camel = to_camel(key)
+            yield RuleError(
+                camel,
+                f"{what} is installed already (installed: {section.installed}), so nothing installs it; remove {camel}",
+            )
+
+
 class FairSharing(Model):
     preemption_strategies: list[Literal["LessThanOrEqualToFinalShare", "LessThanInitialShare"]] = [
         "LessThanOrEqualToFinalShare",
@@ -66,7 +82,7 @@ class WaitForPodsReady(Model):
 
 
 class KueueConfig(Model):
-    version: str = "0.19.2"
+    version: str = versions.KUEUE_CHART_VERSION
     """Chart version of oci://registry.k8s.io/kueue/charts/kueue (0.15.0 or later)."""
     integrations: list[Literal[KUEUE_FRAMEWORKS]] = ["batch/job", "jobset.x-k8s.io/jobset"]  # type: ignore[valid-type]
     """Every listed framework gets Kueue's fail-closed webhook; list only what you run."""
@@ -96,9 +112,17 @@ class KueueConfig(Model):
             return FairSharing()
         return None if v is False else v
 
-    @field_validator("version")
+    installed: str | None = None
+    """Kueue runs on the cluster already (an existing cluster's), at this release (e.g. 0.19.2):
+    nothing installs it or probes its webhooks, its objects are still created, and the other
+    keys state how it is configured, for the checks to read (0.15.0 or later; with
+    cluster.existing only; not with version)."""
+
+    @field_validator("version", "installed")
     @classmethod
-    def _version(cls, v: str) -> str:
+    def _version(cls, v: str | None) -> str | None:
+        if v is None:
+            return v
         check_chart_version(v, "Kueue")
         if kueue_releases.release(v) < kueue_releases.MIN_RELEASE:
             raise ValueError(
@@ -106,6 +130,16 @@ class KueueConfig(Model):
                 f"{kueue_releases.text(kueue_releases.MIN_RELEASE)} on"
             )
         return v
+
+    @model_validator(mode="after")
+    def _installed(self):
+        raise_all(installed_problems(self, "Kueue", ("webhook_gate", "probe_image")))
+        return self
+
+    @property
+    def release(self) -> str:
+        """The Kueue release the cluster runs: the one installed already, else the one installed here."""
+        return self.installed or self.version
 
     @field_validator("integrations")
     @classmethod
@@ -116,13 +150,22 @@ class KueueConfig(Model):
 
 
 class JobSetConfig(Model):
-    version: str = "0.12.0"
+    version: str = versions.JOBSET_CHART_VERSION
     """Chart version of oci://registry.k8s.io/jobset/charts/jobset."""
 
-    @field_validator("version")
+    installed: str | None = None
+    """JobSet runs on the cluster already (an existing cluster's), at this release (e.g. 0.12.0):
+    nothing installs it (with cluster.existing only; not with version)."""
+
+    @field_validator("version", "installed")
     @classmethod
-    def _version(cls, v: str) -> str:
-        return check_chart_version(v, "JobSet")
+    def _version(cls, v: str | None) -> str | None:
+        return v if v is None else check_chart_version(v, "JobSet")
+
+    @model_validator(mode="after")
+    def _installed(self):
+        raise_all(installed_problems(self, "JobSet", ()))
+        return self
 
 
 class Toleration(Model):

@@ -31,7 +31,7 @@ from gke_ai_batch.config.batch import (
 )
 from gke_ai_batch.config.catalogue import CatalogueOverride
 from gke_ai_batch.config.cluster import ClusterConfig, region_of
-from gke_ai_batch.config.fleet import FleetConfig, fleet_problems
+from gke_ai_batch.config.fleet import FleetConfig, MultiKueueSettings, fleet_problems
 from gke_ai_batch.config.gcpnames import is_project_id
 from gke_ai_batch.config.pools import NodePoolConfig
 from gke_ai_batch.config.workloads import JobSetWorkload, JobWorkload, ProvisioningRequestWorkload, Workload
@@ -315,21 +315,13 @@ class StackConfig(Model):
     # -- the Kueue release ----------------------------------------------------------------------
 
     def _check_kueue_release(self) -> Iterator[RuleError]:
-        """What the program writes into Kueue's Configuration and flags must exist in the
-        release it installs (gke_ai_batch/domain/kueue_releases.py): the manager would not start."""
-        version = self.kueue.version
-        for i, framework in enumerate(self.kueue.integrations):
-            problem = kueue_releases.lacks(version, framework, kueue_releases.INTEGRATIONS[framework])
-            if problem:
-                yield RuleError(("kueue", "integrations", i), problem)
-        if self.fleet is not None and self.fleet.multi_kueue.incremental_step_size is not None:
-            name = "multiKueue.incrementalDispatcherConfig"
-            problem = kueue_releases.lacks(version, name, kueue_releases.CONFIG_FIELDS[name])
-            if problem:
+        yield from kueue_release_problems(self.kueue, self.fleet.multi_kueue if self.fleet is not None else None)
+        for key, section in (("kueue", self.kueue), ("jobset", self.jobset)):
+            if section.installed is not None and not self.cluster.existing:
                 yield RuleError(
-                    ("fleet", "multiKueue", "incrementalStepSize"),
-                    f"{problem}; before it the Incremental dispatcher adds 3 workers per round: remove "
-                    "incrementalStepSize, or raise kueue.version",
+                    (key, "installed"),
+                    "only on an existing cluster (cluster.existing): on a cluster this program creates, "
+                    "nothing else has installed it; remove installed (the program installs version)",
                 )
 
     # -- machine types ----------------------------------------------------------------------
@@ -842,50 +834,7 @@ class StackConfig(Model):
                 )
 
     def _check_priorities(self) -> Iterator[RuleError]:
-        seen: set[str] = set()
-        for i, prio in enumerate(self.priorities):
-            if prio.name in seen:
-                yield RuleError(("priorities", i, "name"), f"priority {prio.name!r} is declared twice")
-            seen.add(prio.name)
-        yield from self._check_priority_order()
-
-    def _check_priority_order(self) -> Iterator[RuleError]:
-        """A priority named low must rank low. Its value is all kube-scheduler and Kueue
-        compare: a workload with no priority class ranks 0 (Kubernetes docs, pod-priority-
-        preemption: "pods without a priorityClassName ... priority zero" when no class is the
-        global default; Kueue takes a Workload's priority from its WorkloadPriorityClass, else
-        its pods' PriorityClass, else 0). So a "low" class above 0 outranks every workload that
-        names none, and one named low must sit below one named high.
-
-        A name declared twice is refused already; only its first declaration is ranked here,
-        and each priority gets one message (one value to change)."""
-        first_at: dict[str, int] = {}
-        for i, prio in enumerate(self.priorities):
-            first_at.setdefault(prio.name, i)
-        ranked = [(i, p, _rank(p.name)) for i, p in enumerate(self.priorities) if first_at[p.name] == i]
-        first = [p for _, p, _ in ranked]
-        unranked = [wl.name for wl in self.workloads if wl.priority is None]
-        for i, prio, rank in ranked:
-            if rank is None or rank > _LOW:
-                continue
-            if prio.value > 0 and unranked:
-                yield RuleError(
-                    ("priorities", i, "value"),
-                    f"priority {prio.name!r} (value {prio.value}) outranks the workloads that set no "
-                    f"priority (priority 0: {', '.join(unranked)}), though its name says low; give it "
-                    "a negative value, or give those workloads a priority above it",
-                )
-                continue
-            for other in first:
-                other_rank = _rank(other.name)
-                if other_rank is not None and other_rank > rank and other.value <= prio.value:
-                    yield RuleError(
-                        ("priorities", i, "value"),
-                        f"priority {prio.name!r} (value {prio.value}) is not below {other.name!r} "
-                        f"(value {other.value}), though their names say it should be; Kueue and "
-                        "kube-scheduler compare only the values",
-                    )
-                    break
+        yield from priority_problems(self.priorities, [wl.name for wl in self.workloads if wl.priority is None])
 
     # -- workloads --------------------------------------------------------------------------
 
@@ -1172,3 +1121,75 @@ def _override_hint(where: str) -> str:
         f" (gke_ai_batch/domain/regions.py, as of {regions.CATALOGUE_DATE}; if GKE offers it there now, "
         f"add it under gke-ai-batch:catalogue.zones for {where})"
     )
+
+
+def kueue_release_problems(
+    kueue: KueueConfig, multi_kueue: MultiKueueSettings | None, multi_kueue_at: tuple = ("fleet", "multiKueue")
+) -> Iterator[RuleError]:
+    """What the program writes into Kueue's Configuration and flags must exist in the release
+    the cluster runs (gke_ai_batch/domain/kueue_releases.py): the manager would not start. Also
+    KueueInstall's rule (gke_ai_batch/config/standalone.py), whose multiKueue arg sits at
+    `multi_kueue_at`."""
+    version = kueue.release
+    for i, framework in enumerate(kueue.integrations):
+        problem = kueue_releases.lacks(version, framework, kueue_releases.INTEGRATIONS[framework])
+        if problem:
+            yield RuleError(("kueue", "integrations", i), problem)
+    if multi_kueue is not None and multi_kueue.incremental_step_size is not None:
+        name = "multiKueue.incrementalDispatcherConfig"
+        problem = kueue_releases.lacks(version, name, kueue_releases.CONFIG_FIELDS[name])
+        if problem:
+            yield RuleError(
+                (*multi_kueue_at, "incrementalStepSize"),
+                f"{problem}; before it the Incremental dispatcher adds 3 workers per round: remove "
+                "incrementalStepSize, or raise kueue.version",
+            )
+
+
+def priority_problems(priorities: list[PriorityConfig], unranked: list[str]) -> Iterator[RuleError]:
+    """A name declared twice, and the order check below; `unranked`: the workloads that name no
+    priority. Also Priorities' rule (gke_ai_batch/config/standalone.py)."""
+    seen: set[str] = set()
+    for i, prio in enumerate(priorities):
+        if prio.name in seen:
+            yield RuleError(("priorities", i, "name"), f"priority {prio.name!r} is declared twice")
+        seen.add(prio.name)
+    yield from _priority_order(priorities, unranked)
+
+
+def _priority_order(priorities: list[PriorityConfig], unranked: list[str]) -> Iterator[RuleError]:
+    """A priority named low must rank low. Its value is all kube-scheduler and Kueue
+    compare: a workload with no priority class ranks 0 (Kubernetes docs, pod-priority-
+    preemption: "pods without a priorityClassName ... priority zero" when no class is the
+    global default; Kueue takes a Workload's priority from its WorkloadPriorityClass, else
+    its pods' PriorityClass, else 0). So a "low" class above 0 outranks every workload that
+    names none, and one named low must sit below one named high.
+
+    A name declared twice is refused already; only its first declaration is ranked here,
+    and each priority gets one message (one value to change)."""
+    first_at: dict[str, int] = {}
+    for i, prio in enumerate(priorities):
+        first_at.setdefault(prio.name, i)
+    ranked = [(i, p, _rank(p.name)) for i, p in enumerate(priorities) if first_at[p.name] == i]
+    first = [p for _, p, _ in ranked]
+    for i, prio, rank in ranked:
+        if rank is None or rank > _LOW:
+            continue
+        if prio.value > 0 and unranked:
+            yield RuleError(
+                ("priorities", i, "value"),
+                f"priority {prio.name!r} (value {prio.value}) outranks the workloads that set no "
+                f"priority (priority 0: {', '.join(unranked)}), though its name says low; give it "
+                "a negative value, or give those workloads a priority above it",
+            )
+            continue
+        for other in first:
+            other_rank = _rank(other.name)
+            if other_rank is not None and other_rank > rank and other.value <= prio.value:
+                yield RuleError(
+                    ("priorities", i, "value"),
+                    f"priority {prio.name!r} (value {prio.value}) is not below {other.name!r} "
+                    f"(value {other.value}), though their names say it should be; Kueue and "
+                    "kube-scheduler compare only the values",
+                )
+                break

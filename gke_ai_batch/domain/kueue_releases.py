@@ -23,8 +23,12 @@ from gke_ai_batch.domain import versions
 
 Release = tuple[int, int, int]
 
-# The oldest release the program installs: the first whose storage API and Configuration are
-# v1beta2 (apis/kueue/v1beta2, apis/config/v1beta2 appear in v0.15.0), which the program emits.
+# The oldest release the program installs, or accepts as installed already: the first that
+# serves kueue.x-k8s.io/v1beta2 and reads a v1beta2 Configuration, which the program emits
+# (apis/kueue/v1beta2 and apis/config/v1beta2 appear in v0.15.0: kubernetes-sigs/kueue#7304
+# "v1beta2: Expose the v1beta2 API for CRD serving" and #7375 "Graduate Config API to v1beta2",
+# both in the v0.15.0 release notes, kubernetes-sigs/kueue#7626). An older Kueue has no such API:
+# every ClusterQueue, LocalQueue and WorkloadPriorityClass the program creates would be refused.
 MIN_RELEASE: Release = (0, 15, 0)
 
 

@@ -55,6 +55,10 @@ CHART_VERSION_RX = re.compile(
     r"(-[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?(\+[0-9A-Za-z-]+(\.[0-9A-Za-z-]+)*)?",
     re.ASCII,
 )
+# The chart versions installed when a stack (or a component's args) pins none: the releases
+# this project's objects and Kueue's release table (domain/kueue_releases.py) were read against.
+KUEUE_CHART_VERSION = "0.19.2"
+JOBSET_CHART_VERSION = "0.12.0"
 # Anything that looks like a version but is not a bare minor: 1.34.0, 1.34.0-gke.2201000, 2.0.
 VERSIONISH_RX = re.compile(r"[0-9]+(\.[0-9]+)*(-gke\.[0-9]+)?", re.ASCII)
 

@@ -14,7 +14,6 @@ from gke_ai_batch.plan.cluster import RegistryGrant, cluster_args, registry_gran
 from gke_ai_batch.plan.flavors import FlavorPlan, plan_flavors
 from gke_ai_batch.plan.kueue import (
     QueuePlan,
-    kueue_values,
     local_queue_manifest,
     namespace_manifests,
     namespace_patches,
@@ -22,8 +21,9 @@ from gke_ai_batch.plan.kueue import (
     plan_cluster_queues,
     priority_manifests,
     provisioning_manifests,
-    webhook_probe_manifests,
 )
+from gke_ai_batch.config.fleet import MultiKueueSettings
+from gke_ai_batch.plan.installs import kueue_install_values, webhook_probe
 from gke_ai_batch.plan.pools import PoolPlan, plan_pools, system_pool_args
 from gke_ai_batch.plan.rbac import team_rbac_manifests
 from gke_ai_batch.plan.workloads import WorkloadPlan, plan_workloads
@@ -63,10 +63,18 @@ class Plan:
     team_rbac: dict[str, list[dict[str, Any]]]  # namespace -> [Role, RoleBinding] of its teams' groups
     priorities: list[PriorityPlan]
     workloads: list[WorkloadPlan]
-    kueue_values: dict[str, Any]
-    webhook_probe: list[dict[str, Any]]
     registry_grants: list[RegistryGrant]  # Artifact Registry repositories the nodes pull from
     apis: tuple[str, ...]  # Google Cloud APIs the cluster's project must have enabled (plan.apis)
+    multi_kueue: MultiKueueSettings | None = None  # a fleet manager's (gke_ai_batch/plan/fleet.py)
+
+    @property
+    def kueue_values(self) -> dict[str, Any]:
+        """The Kueue chart's values, as KueueInstall derives them from its args."""
+        return kueue_install_values(self.config.kueue, self.multi_kueue)
+
+    @property
+    def webhook_probe(self) -> list[dict[str, Any]]:
+        return webhook_probe(self.config.kueue)
 
     @property
     def cluster_args(self) -> dict[str, Any]:
@@ -117,8 +125,6 @@ def build_plan(cfg: StackConfig, project: str = "my-project") -> Plan:
         team_rbac=team_rbac_manifests(cfg),
         priorities=priorities,
         workloads=plan_workloads(cfg),
-        kueue_values=kueue_values(cfg),
-        webhook_probe=webhook_probe_manifests(cfg) if cfg.kueue.webhook_gate else [],
         registry_grants=registry_grants(cfg),
         apis=required_apis(cfg, project),
     )

@@ -17,7 +17,7 @@ from gke_ai_batch.model.requests import CPU, MEMORY
 from gke_ai_batch.config.batch import FlavorConfig, QueueFlavor
 from gke_ai_batch.config.fleet import worker_stack
 from gke_ai_batch.config.stack import StackConfig
-from gke_ai_batch.plan.multikueue import MULTIKUEUE_CONTROLLER, cluster_queue_problems, multikueue_configuration, multikueue_manifests
+from gke_ai_batch.plan.multikueue import MULTIKUEUE_CONTROLLER, cluster_queue_problems, multikueue_manifests
 from gke_ai_batch.domain.multikueue_worker import JOB_RESOURCES, worker_rbac_manifests
 from gke_ai_batch.plan import Plan, build_plan, team_plans
 from gke_ai_batch.plan.rbac import team_rbac_manifests
@@ -28,7 +28,6 @@ from gke_ai_batch.plan.kueue import (
     KUEUE_API,
     QueuePlan,
     idle_cluster_queue,
-    kueue_values,
     namespace_manifests,
     namespace_patches,
     network_policy_manifests,
@@ -209,9 +208,8 @@ def _manager_plan(
     )
     plan = build_plan(manager_cfg, project)
     multikueue_queues = [_through_multikueue(q, checks[q.name][0]) for q in plan.queues]
-    values = kueue_values(manager_cfg, multi_kueue=multikueue_configuration(fleet.multi_kueue, manager_cfg.kueue.version))
     return dataclasses.replace(
-        plan, flavors=list(flavors.values()), queues=multikueue_queues, provisioning=[], kueue_values=values,
+        plan, flavors=list(flavors.values()), queues=multikueue_queues, provisioning=[], multi_kueue=fleet.multi_kueue,
         # The manager submits the samples; its config names them, as the stack does.
         workloads=samples, config=plan.config.model_copy(update={"workloads": cfg.workloads}),
     )

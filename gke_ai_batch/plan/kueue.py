@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from gke_ai_batch.config.batch import ClusterQueueConfig, QuotaLimits
+from gke_ai_batch.config.batch import ClusterQueueConfig, KueueConfig, QuotaLimits
 from gke_ai_batch.config.stack import BUILTIN_NAMESPACES, StackConfig
 from gke_ai_batch.domain import catalogue
 from gke_ai_batch.domain import kueue_releases
@@ -356,10 +356,9 @@ def go_duration(seconds: int) -> str:
     return f"{seconds}s"
 
 
-def kueue_manager_config(cfg: StackConfig, multi_kueue: dict[str, Any] | None = None) -> dict[str, Any]:
+def kueue_manager_config(k: KueueConfig, multi_kueue: dict[str, Any] | None = None) -> dict[str, Any]:
     """The whole Configuration: the chart takes it as one string and does not merge it with its
     default, so the defaults that matter (probes, metrics, leader election) are restated."""
-    k = cfg.kueue
     conf: dict[str, Any] = {
         "apiVersion": "config.kueue.x-k8s.io/v1beta2",
         "kind": "Configuration",
@@ -399,21 +398,23 @@ def kueue_manager_config(cfg: StackConfig, multi_kueue: dict[str, Any] | None = 
     return conf
 
 
-def kueue_values(cfg: StackConfig, multi_kueue: dict[str, Any] | None = None) -> dict[str, Any]:
+def kueue_values(kueue: KueueConfig, multi_kueue: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The chart's values for `kueue`'s settings; `multi_kueue`: a fleet manager's block
+    (gke_ai_batch/plan/installs.py adds it)."""
     values: dict[str, Any] = {
         "managerConfig": {
-            "controllerManagerConfigYaml": yaml.safe_dump(kueue_manager_config(cfg, multi_kueue), sort_keys=False)
+            "controllerManagerConfigYaml": yaml.safe_dump(kueue_manager_config(kueue, multi_kueue), sort_keys=False)
         }
     }
     gate = "DisableWaitForPodsReady"
-    if cfg.kueue.wait_for_pods_ready is False and kueue_releases.has(cfg.kueue.version, kueue_releases.FEATURE_GATES[gate]):
+    if kueue.wait_for_pods_ready is False and kueue_releases.has(kueue.version, kueue_releases.FEATURE_GATES[gate]):
         # Kueue 0.19 turns waitForPodsReady on even when the Configuration omits it (#11855); the
         # gate came with that change, and before it an omitted waitForPodsReady is off already.
         values["controllerManager"] = {"featureGates": [{"name": gate, "enabled": True}]}
     return values
 
 
-def webhook_probe_manifests(cfg: StackConfig) -> list[dict[str, Any]]:
+def webhook_probe_manifests(probe_image: str) -> list[dict[str, Any]]:
     """A Pod that server-side dry-runs a Workload and a JobSet until Kueue's and JobSet's
     webhooks answer. A ready Deployment still leaves seconds to a minute in which creates fail
     with 'connection refused' or 502 (kueue#13036, #12008); a retried dry run is what Kueue's
@@ -432,7 +433,7 @@ def webhook_probe_manifests(cfg: StackConfig) -> list[dict[str, Any]]:
     name = "webhook-probe"
     ns = KUEUE_NAMESPACE
     pod_template = {
-        "spec": {"restartPolicy": "Never", "containers": [{"name": "probe", "image": cfg.kueue.probe_image}]}
+        "spec": {"restartPolicy": "Never", "containers": [{"name": "probe", "image": probe_image}]}
     }
     # Valid for Kueue v0.19.2's ValidateWorkload on create (pkg/webhooks/workload_webhook.go):
     # one podSet, no minCount, no reserved "pods" resource, no status. No queueName: a dry run
@@ -481,7 +482,7 @@ def webhook_probe_manifests(cfg: StackConfig) -> list[dict[str, Any]]:
                 "containers": [
                     {
                         "name": "dry-run",
-                        "image": cfg.kueue.probe_image,
+                        "image": probe_image,
                         "args": ["create", "--dry-run=server", "-f", "/probe/"],
                         "env": [{"name": "HOME", "value": "/tmp"}],
                         "volumeMounts": [
