@@ -31,7 +31,7 @@ from .base import (
     quantity,
 )
 from .fleet import dispatch_config
-from .facts import INTERRUPTIBLE, cluster_facts, flavor_capacity, selects, stack_pools
+from gke_ai_batch.model.facts import INTERRUPTIBLE, cluster_facts, flavor_capacity, selects, stack_pools
 from .workloads import PRIORITY_LABEL, QUEUE_LABEL, queue_managed
 
 ACCELERATORS = (catalogue.TPU_RESOURCE, catalogue.GPU_RESOURCE)
