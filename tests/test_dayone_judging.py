@@ -31,22 +31,87 @@ def _verdict(v) -> tuple:
 
 
 def _clusters(result) -> list[tuple[str, object]]:
-    """(naming scope, plan) of each cluster of a rendered stack."""
+    """(naming scope, the stack program's judgement) of each cluster of a rendered stack."""
     if result.fleet is None:
-        return [("", result.plan)]
-    return [("manager", result.fleet.manager), *((w.name, w.plan) for w in result.fleet.workers)]
+        return [("", Admission(result.plan))]
+    return [
+        ("manager", Admission(result.fleet.manager, result.fleet.multikueue)),
+        *((w.name, Admission(w.plan)) for w in result.fleet.workers),
+    ]
 
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_the_recorded_resources_are_judged_as_the_plan_is(stack):
     result = synth_stack(stack)
     recorded = by_cluster([rules.Resource(r.urn, r.type, r.name, r.inputs) for r in result.recording.resources])
-    for scope, plan in _clusters(result):
-        planned = Admission(plan)
-        judged = Judgement(recorded[scope], declared_cluster(plan))
+    for scope, planned in _clusters(result):
+        judged = Judgement(recorded[scope], declared_cluster(planned.plan))
         assert _world(judged.world) == _world(planned.world), scope
         assert [_verdict(v) for v in judged.verdicts] == [_verdict(v) for v in planned.verdicts], scope
         assert judged.at_once == planned.at_once
         assert [(p.where, p.message) for p in judged.problems] == [
             (p.where, p.message) for p in planned.judgement.problems
         ]
+
+
+LIBRARY_PROGRAM = """
+import pulumi_kubernetes as k8s
+from pulumi_kubernetes.apiextensions import CustomResource
+
+from gke_ai_batch.components.nodepools import GpuPool, TpuSlices
+
+ref = {"name": "ml-shared", "location": "us-east5", "project": "acme-ml", "node_locations": ["us-east5-b"]}
+# Two spot v6e 4x4 slices: 4 VMs of 4 chips each, 32 chips in all.
+tpu = TpuSlices("v6e", {"cluster": ref, "version": "v6e", "topology": "4x4", "slices": 2, "capacity": "spot"})
+gpu = GpuPool("h100", {"cluster": ref, "gpu": {"type": "nvidia-h100-80gb", "count": 8}, "max_nodes": 2,
+                       "capacity": "flexStart", "zones": ["us-east5-a"]})
+KUEUE = "kueue.x-k8s.io/v1beta2"
+for name, pool in (("v6e", tpu), ("h100", gpu)):
+    CustomResource(name, api_version=KUEUE, kind="ResourceFlavor", metadata={"name": name},
+                   spec={"nodeLabels": pool.node_labels, "tolerations": pool.flavor.manifest()["spec"]["tolerations"]})
+CustomResource("ml", api_version=KUEUE, kind="ClusterQueue", metadata={"name": "ml"}, spec={
+    "namespaceSelector": {},
+    "resourceGroups": [
+        {"coveredResources": ["google.com/tpu"], "flavors": [{"name": "v6e", "resources": [{"name": "google.com/tpu", "nominalQuota": 32}]}]},
+        {"coveredResources": ["nvidia.com/gpu"], "flavors": [{"name": "h100", "resources": [{"name": "nvidia.com/gpu", "nominalQuota": 16}]}]},
+    ],
+})
+k8s.core.v1.Namespace("research", metadata={"name": "research"})
+CustomResource("research/ml", api_version=KUEUE, kind="LocalQueue", metadata={"name": "ml", "namespace": "research"},
+               spec={"clusterQueue": "ml"})
+
+
+def jobset(name, replicas):
+    pod = {"restartPolicy": "Never", "containers": [
+        {"name": "jax", "image": "jax:0.8.1", "resources": {"limits": {"google.com/tpu": 4}, "requests": {"google.com/tpu": 4}}}]}
+    CustomResource(f"research/{name}", api_version="jobset.x-k8s.io/v1alpha2", kind="JobSet",
+                   metadata={"name": name, "namespace": "research", "labels": {"kueue.x-k8s.io/queue-name": "ml"}},
+                   spec={"replicatedJobs": [{"name": "slice", "replicas": replicas, "template": {"spec": {
+                       "parallelism": 4, "completions": 4, "template": {"spec": pod}}}}]})
+
+
+jobset("fits", 2)  # 2 slices x 4 hosts x 4 chips = 32: exactly the queue's quota
+jobset("too-big", 3)  # 48 chips: more than any flavor of the queue holds
+"""
+
+
+def test_a_program_without_a_stack_file_gets_the_verdicts(tmp_path):
+    """TpuSlices, GpuPool and raw CustomResource Kueue objects on an existing cluster: the policy
+    pack's kueue-admissible runs the judge the stack program runs, so the JobSet that needs more
+    than any flavor holds is refused with the model's reason, and the one that fits exactly is not."""
+    from synth import engine
+
+    program = tmp_path / "__main__.py"
+    program.write_text(LIBRARY_PROGRAM)
+    recording = engine.run(program, project="lib", stack="test", config={}, outputs_for=lambda t, n, i: {})
+    resources = [rules.Resource(r.urn, r.type, r.name, r.inputs) for r in recording.resources]
+    verdicts = {v.workload.name: v for v in Judgement(resources).verdicts}
+    assert verdicts["fits"].admissible, verdicts["fits"].never
+    assert verdicts["fits"].flavors == ["v6e"]
+    assert not verdicts["too-big"].admissible and verdicts["too-big"].rule == "quota"
+    found = list(rules.run(rules.by_name("kueue-admissible"), resources))
+    (jobset,) = [r.urn for r in resources if r.name == "research/too-big"]
+    assert [urn for urn, _ in found] == [jobset], found
+    message = found[0][1]
+    assert message.startswith("JobSet research/too-big (LocalQueue ml → ClusterQueue ml) can never run: ")
+    assert "google.com/tpu" in message and "48" in message, message

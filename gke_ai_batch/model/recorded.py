@@ -32,6 +32,7 @@ from typing import Any
 from gke_ai_batch.domain import catalogue, kueue_releases, naming
 from gke_ai_batch.domain.podtemplates import CONSUME_ANNOTATION, pod_templates
 from gke_ai_batch.domain.registered import (
+    ADMISSION_CHECK,
     CLUSTER_QUEUE,
     HELM_RELEASES,
     JOB,
@@ -53,6 +54,7 @@ from gke_ai_batch.domain.registered import (
 )
 from gke_ai_batch.model import facts, selection
 from gke_ai_batch.model.model import Verdict, judge, queue_problems, simulate
+from gke_ai_batch.model.multikueue import MULTIKUEUE_CONTROLLER
 from gke_ai_batch.model.objects import ClusterQueue, Flavor, NodeGroup, Workload, World, workload_from_manifests
 from gke_ai_batch.model.placement import checked_keys
 
@@ -227,8 +229,18 @@ class Judgement:
     every Problem."""
 
     def __init__(self, resources: Sequence[Any], cluster: facts.ClusterFacts | None = None):
+        self._resources, self._cluster = resources, cluster
         self.world = world(resources, cluster)
-        self._pools = [facts.pool_facts(r, cluster or facts.cluster_facts(resources)) for r in of_type(resources, NODE_POOL)]
+        multikueue = {
+            _meta(r)[0] for r in of_type(resources, ADMISSION_CHECK) if dig(r.props, "spec", "controllerName") == MULTIKUEUE_CONTROLLER
+        }
+        # ClusterQueues that dispatch through MultiKueue: a worker cluster runs their workloads'
+        # pods, this one (the manager) only creates and mirrors them (Kueue docs,
+        # concepts/multikueue: "The worker cluster acts like a standalone Kueue cluster"), so
+        # where they land is judged on the workers, not on this cluster's nodes.
+        self.dispatched = {
+            q.name for q in self.world.queues.values() if any(c in multikueue for cs in q.checks.values() for c in cs)
+        }
         self.workloads: list[tuple[Workload, tuple[Subject, ...]]] = []
         for manifests in workload_manifests(resources):
             wl = workload_from_manifests(manifests)
@@ -238,9 +250,11 @@ class Judgement:
     @cached_property
     def capacity_types(self) -> dict[str, set[str]]:
         """flavor -> the provisioning models (config names) of the nodes it selects."""
+        cluster = self._cluster or facts.cluster_facts(self._resources)
+        pools = [facts.pool_facts(r, cluster) for r in of_type(self._resources, NODE_POOL)]
         out = {}
         for name, flavor in self.world.flavors.items():
-            found = facts.flavor_capacity(flavor.node_labels, self._pools) or set()
+            found = facts.flavor_capacity(flavor.node_labels, pools) or set()
             out[name] = {facts.CONFIG_CAPACITY[c] for c in found}
         return out
 
@@ -256,7 +270,7 @@ class Judgement:
     def problems(self) -> list[Problem]:
         out = []
         for v in self.verdicts:
-            if v.admissible:
+            if v.admissible or (v.rule == "placement" and v.cluster_queue in self.dispatched):
                 continue
             wl = v.workload
             where = f"{wl.kind} {wl.namespace}/{wl.name}"
@@ -279,6 +293,8 @@ class Judgement:
         # Per flavor, not per queue's use of it: many queues share a few flavors.
         has_nodes: dict[str, bool] = {}
         for cq in w.queues.values():
+            if cq.name in self.dispatched:
+                continue
             for j, name in enumerate(cq.flavor_names):
                 flavor = w.flavors.get(name)
                 if flavor is None:

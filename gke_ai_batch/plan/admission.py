@@ -11,6 +11,7 @@ over what was recorded, for programs that have no stack file."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from functools import cached_property
 from typing import Any
 
@@ -47,8 +48,9 @@ def _k8s(manifest: dict[str, Any]) -> Registered:
     return Registered("", f"kubernetes:{group_version}:{kind}", manifest["metadata"]["name"], manifest)
 
 
-def registered(plan) -> list[Registered]:
-    """What the stack program registers for the plan's cluster, as far as judging needs it."""
+def registered(plan, objects: Sequence[dict[str, Any]] = ()) -> list[Registered]:
+    """What the stack program registers for the plan's cluster, as far as judging needs it;
+    `objects`: manifests it registers beside the plan's (a fleet manager's MultiKueue objects)."""
     cfg = plan.config
     cluster = [] if cfg.cluster.existing else [Registered("", CLUSTER, cfg.cluster.name, recorded_args(plan.cluster_args))]
     where = {"cluster": cfg.cluster.name, "location": cfg.cluster.location, "project": plan.project}
@@ -60,6 +62,8 @@ def registered(plan) -> list[Registered]:
     })
     manifests = [
         *(f.manifest() for f in plan.flavors),
+        *plan.provisioning,
+        *objects,
         *(q.manifest for q in plan.queues),
         *plan.namespaces,
         *plan.namespace_patches,
@@ -97,9 +101,9 @@ class Admission:
     """The model's answers for one plan, computed once and shared by the program's check and
     synth's report."""
 
-    def __init__(self, plan):
+    def __init__(self, plan, objects: Sequence[dict[str, Any]] = ()):
         self.plan = plan
-        self.judgement = Judgement(registered(plan), declared_cluster(plan))
+        self.judgement = Judgement(registered(plan, objects), declared_cluster(plan))
 
     @property
     def world(self) -> World:
