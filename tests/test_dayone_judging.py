@@ -6,7 +6,11 @@ without a stack file (judged by the policy pack) would hear something else."""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import functools
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -95,16 +99,22 @@ jobset("too-big", 3)  # 48 chips: more than any flavor of the queue holds
 """
 
 
-def test_a_program_without_a_stack_file_gets_the_verdicts(tmp_path):
+@functools.lru_cache(maxsize=None)
+def library_resources() -> tuple:
+    from synth import engine
+
+    with tempfile.TemporaryDirectory() as tmp:
+        program = Path(tmp) / "__main__.py"
+        program.write_text(LIBRARY_PROGRAM)
+        recording = engine.run(program, project="lib", stack="test", config={}, outputs_for=lambda t, n, i: {})
+    return tuple(rules.Resource(r.urn, r.type, r.name, r.inputs) for r in recording.resources)
+
+
+def test_a_program_without_a_stack_file_gets_the_verdicts():
     """TpuSlices, GpuPool and raw CustomResource Kueue objects on an existing cluster: the policy
     pack's kueue-admissible runs the judge the stack program runs, so the JobSet that needs more
     than any flavor holds is refused with the model's reason, and the one that fits exactly is not."""
-    from synth import engine
-
-    program = tmp_path / "__main__.py"
-    program.write_text(LIBRARY_PROGRAM)
-    recording = engine.run(program, project="lib", stack="test", config={}, outputs_for=lambda t, n, i: {})
-    resources = [rules.Resource(r.urn, r.type, r.name, r.inputs) for r in recording.resources]
+    resources = list(library_resources())
     verdicts = {v.workload.name: v for v in Judgement(resources).verdicts}
     assert verdicts["fits"].admissible, verdicts["fits"].never
     assert verdicts["fits"].flavors == ["v6e"]
@@ -115,3 +125,44 @@ def test_a_program_without_a_stack_file_gets_the_verdicts(tmp_path):
     message = found[0][1]
     assert message.startswith("JobSet research/too-big (LocalQueue ml → ClusterQueue ml) can never run: ")
     assert "google.com/tpu" in message and "48" in message, message
+
+
+def _admissible(resources, config=None) -> list[tuple[str | None, str]]:
+    return list(rules.run(rules.by_name("kueue-admissible"), resources, config or {}))
+
+
+def _edited(resources, name: str, edit) -> list:
+    out = []
+    for r in resources:
+        if r.name == name:
+            props = copy.deepcopy(r.props)
+            edit(props)
+            r = r._replace(props=props)
+        out.append(r)
+    return out
+
+
+def test_values_known_only_after_deploy_leave_the_cluster_unjudged():
+    """Under `pulumi preview` a flavor's labels may be another resource's output: no verdict
+    rather than a wrong one. A pool's cluster name, which the model does not read, may be."""
+    resources = list(library_resources())
+    unknown = _edited(resources, "v6e", lambda p: p.get("spec", {}).update(nodeLabels="[unknown]"))
+    assert _admissible(unknown) == []
+    pool_of_unknown_cluster = _edited(resources, "v6e-0", lambda p: p.update(cluster="[unknown]"))
+    assert len(_admissible(pool_of_unknown_cluster)) == 1
+
+
+def test_objects_the_api_refuses_do_not_fail_the_preview():
+    resources = list(library_resources())
+    broken = _edited(resources, "research/fits", lambda p: p["spec"]["replicatedJobs"][0].pop("template"))
+    broken = _edited(broken, "ml", lambda p: p["spec"]["resourceGroups"][0]["flavors"][0].pop("name"))
+    assert _admissible(broken) == []
+
+
+def test_a_cluster_of_other_nodes_is_declared_in_the_settings():
+    """Without a recorded Cluster and without its pools, the flavors select nodes no registered
+    pool has; a cluster declared with node auto-provisioning (or Autopilot) makes its own."""
+    resources = [r for r in library_resources() if r.type != "gcp:container/nodePool:NodePool"]
+    found = _admissible(resources)
+    assert any("ClusterQueue ml.flavors[0]: ResourceFlavor v6e selects nodes labelled" in m for _, m in found), found
+    assert not any("flavors[" in m for _, m in _admissible(resources, {"autoProvisioning": True}))

@@ -44,6 +44,7 @@ from gke_ai_batch.domain.registered import (
     POD_TEMPLATE,
     PROVISIONING_REQUEST,
     RESOURCE_FLAVOR,
+    UNKNOWN,
     WORKLOAD_PRIORITY_CLASS,
     as_dict,
     as_int,
@@ -218,6 +219,28 @@ def workload_manifests(resources: Sequence[Any]) -> list[list[Mapping[str, Any]]
     return out
 
 
+# What the model reads: node pools and these Kubernetes objects.
+_READ = (NODE_POOL, NAMESPACE, NAMESPACE_PATCH, WORKLOAD_PRIORITY_CLASS, LOCAL_QUEUE, RESOURCE_FLAVOR, CLUSTER_QUEUE,
+         ADMISSION_CHECK, JOB, JOBSET, PROVISIONING_REQUEST, POD_TEMPLATE)
+# A node pool's inputs that name where it goes or what it runs as, which the model never reads
+# and a program often passes as another resource's output (unknown until that one exists).
+_UNREAD = frozenset({"cluster", "project", "location", "serviceAccount", "policyName"})
+
+
+def _holds_unknown(value: Any) -> bool:
+    if value == UNKNOWN:
+        return True
+    if isinstance(value, Mapping):
+        return any(k not in _UNREAD and _holds_unknown(v) for k, v in value.items())
+    return isinstance(value, (list, tuple)) and any(_holds_unknown(v) for v in value)
+
+
+def unknowns(resources: Sequence[Any]) -> list[Any]:
+    """The resources the model reads that hold a value only known after deploy (as `pulumi
+    preview` sees another resource's output): what they mean for admission cannot be judged yet."""
+    return [r for r in of_type(resources, *_READ) if _holds_unknown(r.props)]
+
+
 def _subject(m: Mapping[str, Any], kind: str | None = None) -> Subject:
     meta = as_dict(m.get("metadata"))
     return (kind or str(m.get("kind", "")), str(meta.get("namespace") or "default"), str(meta.get("name", "")))
@@ -244,7 +267,8 @@ class Judgement:
         self.workloads: list[tuple[Workload, tuple[Subject, ...]]] = []
         for manifests in workload_manifests(resources):
             wl = workload_from_manifests(manifests)
-            if wl is not None:
+            # The API server refuses an object whose name or namespace is not a string.
+            if wl is not None and isinstance(wl.name, str) and isinstance(wl.namespace, str):
                 self.workloads.append((wl, tuple(_subject(m) for m in manifests)))
 
     @cached_property

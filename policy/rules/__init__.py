@@ -203,7 +203,8 @@ RULES: tuple[Rule, ...] = (
         "whose flavors select nodes some pool has and whose namespaceSelector admits its teams. The admission model "
         "the stack program refuses a stack with (docs/how-it-works.md), run over what the program registered, "
         "one cluster at a time. A cluster the program does not create is taken as Standard with only the node pools "
-        "it registers, unless this policy's settings declare it otherwise.",
+        "it registers, unless this policy's settings declare it otherwise; a cluster whose objects hold a value known only "
+        "after deploy is not judged.",
         MANDATORY,
         per_cluster(kueue.admissible),
         stack=True,

@@ -9,7 +9,7 @@ from typing import Any
 from gke_ai_batch.domain import catalogue
 from gke_ai_batch.domain import regions, versions
 from gke_ai_batch.model.facts import ClusterFacts
-from gke_ai_batch.model.recorded import Judgement
+from gke_ai_batch.model.recorded import Judgement, unknowns
 
 from .base import (
     CLUSTER,
@@ -243,6 +243,8 @@ def admissible(resources: Sequence[Resource], config: Mapping[str, Any] = EMPTY)
     verdicts here. Without a recorded Cluster (a cluster the program did not create) it is taken
     as Standard with only the recorded node pools, unless this rule's settings declare it
     Autopilot or with node auto-provisioning."""
+    if unknowns(resources):
+        return  # judged where the values are known: the next preview or synth
     declared = None
     if not of_type(resources, CLUSTER) and (config.get("autopilot") or config.get("autoProvisioning")):
         autopilot = config.get("autopilot") is True
@@ -253,6 +255,13 @@ def admissible(resources: Sequence[Resource], config: Mapping[str, Any] = EMPTY)
             kind, name = kind_of(r.type), k8s_name(r)
             urns.setdefault((kind, k8s_namespace(r.props), name), r.urn)
             urns.setdefault((kind, "", name), r.urn)
-    for problem in Judgement(resources, declared).problems:
+    try:
+        problems = Judgement(resources, declared).problems
+    except (AttributeError, IndexError, KeyError, TypeError, ValueError):
+        # An object of a shape the Kubernetes API server refuses (a container list that is a
+        # number, a ClusterQueue flavor with no name): the model reads objects as the API admits
+        # them, and the API's refusal is the finding; the pack must not fail the preview.
+        return
+    for problem in problems:
         message = problem.message if problem.field is None else f"{problem.where}: {problem.message}"
         yield urns.get(problem.subject), message
