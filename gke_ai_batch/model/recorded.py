@@ -85,9 +85,8 @@ class Problem:
         return f"{kind} {namespace + '/' if namespace else ''}{name}" + (f".{self.field}" if self.field else "")
 
 
-def node_group(r: Any, cluster: facts.ClusterFacts | None) -> NodeGroup:
-    """A recorded node pool's nodes as GKE builds them."""
-    pool = facts.pool_facts(r, cluster)
+def node_group(r: Any, pool: facts.PoolFacts) -> NodeGroup:
+    """A recorded node pool's nodes as GKE builds them, given its facts (facts.pool_facts)."""
     node = as_dict(r.props.get("nodeConfig"))
     machine_type = node.get("machineType") if isinstance(node.get("machineType"), str) else ""
     gen = facts.tpu_generation(machine_type)
@@ -154,10 +153,13 @@ def wait_for_pods_ready(resources: Sequence[Any]) -> bool:
     return True
 
 
-def world(resources: Sequence[Any], cluster: facts.ClusterFacts | None = None) -> World:
+def world(resources: Sequence[Any], cluster: facts.ClusterFacts | None = None, pools: Sequence[facts.PoolFacts] = ()) -> World:
     """The model's world for one cluster's resources. `cluster`: the declared facts of a cluster
-    the program did not create; by default the recorded Cluster's, or a Standard cluster."""
+    the program did not create; by default the recorded Cluster's, or a Standard cluster.
+    `pools`: the node pools' facts, when the caller has them already."""
     cluster = cluster or facts.cluster_facts(resources)
+    recorded = of_type(resources, NODE_POOL)
+    pools = pools or [facts.pool_facts(r, cluster) for r in recorded]
     namespaces: dict[str, dict[str, str]] = {ns: {} for ns in naming.BUILTIN_NAMESPACES}
     for r in of_type(resources, NAMESPACE, NAMESPACE_PATCH):
         labels = as_dict(dig(r.props, "metadata", "labels"))
@@ -179,7 +181,7 @@ def world(resources: Sequence[Any], cluster: facts.ClusterFacts | None = None) -
         queues={q.name: q for q in (ClusterQueue.from_manifest(r.props) for r in of_type(resources, CLUSTER_QUEUE))},
         local_queues=local_queues,
         namespaces=namespaces,
-        node_groups=tuple(node_group(r, cluster) for r in of_type(resources, NODE_POOL)),
+        node_groups=tuple(node_group(r, pool) for r, pool in zip(recorded, pools)),
         autopilot=autopilot,
         auto_provisioning=bool(cluster and cluster.makes_nodes and not autopilot),
         wait_for_pods_ready=wait_for_pods_ready(resources),
@@ -252,8 +254,9 @@ class Judgement:
     every Problem."""
 
     def __init__(self, resources: Sequence[Any], cluster: facts.ClusterFacts | None = None):
-        self._resources, self._cluster = resources, cluster
-        self.world = world(resources, cluster)
+        cluster = cluster or facts.cluster_facts(resources)
+        self._pools = [facts.pool_facts(r, cluster) for r in of_type(resources, NODE_POOL)]
+        self.world = world(resources, cluster, self._pools)
         multikueue = {
             _meta(r)[0] for r in of_type(resources, ADMISSION_CHECK) if dig(r.props, "spec", "controllerName") == MULTIKUEUE_CONTROLLER
         }
@@ -274,11 +277,9 @@ class Judgement:
     @cached_property
     def capacity_types(self) -> dict[str, set[str]]:
         """flavor -> the provisioning models (config names) of the nodes it selects."""
-        cluster = self._cluster or facts.cluster_facts(self._resources)
-        pools = [facts.pool_facts(r, cluster) for r in of_type(self._resources, NODE_POOL)]
         out = {}
         for name, flavor in self.world.flavors.items():
-            found = facts.flavor_capacity(flavor.node_labels, pools) or set()
+            found = facts.flavor_capacity(flavor.node_labels, self._pools) or set()
             out[name] = {facts.CONFIG_CAPACITY[c] for c in found}
         return out
 

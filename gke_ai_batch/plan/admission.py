@@ -11,6 +11,7 @@ over what was recorded, for programs that have no stack file."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from functools import cached_property
 from typing import Any
@@ -28,6 +29,7 @@ KEY = "gke-ai-batch:"
 _VERBATIM = ("labels", "metadata", "resource_labels")
 
 
+@functools.cache
 def _camel(name: str) -> str:
     head, *rest = name.split("_")
     return head + "".join(p[:1].upper() + p[1:] for p in rest)
