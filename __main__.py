@@ -34,7 +34,7 @@ if config.fleet is not None:
     plan = fleet_plan.manager
     # The manager's model answers for its queues in the report; it runs no pods, so only the
     # workers' models can refuse (a worker's queue its nodes cannot serve).
-    admission = Admission(plan)
+    admission = Admission(plan, fleet_plan.multikueue)
     problems = fleet_plan.problems() + [p for w in fleet_plan.workers for p in Admission(w.plan).problems()]
     if problems:
         raise ConfigError(problems, source)

@@ -3,7 +3,7 @@ diff.md and diff.json, beside the render.
 
 Everything here is read from the files synth wrote (resources.json, cost.json, policy.json,
 manifests.yaml) of both renders: the replacement rules are synth/report/replacement.py's, the
-recorded pools and flavors are parsed by the policy pack's functions (policy/rules/facts.py) and
+recorded pools and flavors are parsed by the admission model's functions (gke_ai_batch/model/facts.py) and
 the prices are cost.json's, so the diff says what the report and the policy pack say."""
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import yaml
 from gke_ai_batch.domain import catalogue, gke_updates, regions
 from policy import rules
 from policy.rules.base import CLUSTER, HELM_RELEASES, NODE_POOL, RESOURCE_FLAVOR, by_cluster, dig, of_type
-from policy.rules.facts import cluster_facts, pool_facts, selects
+from gke_ai_batch.model.facts import cluster_facts, pool_facts, selects
 
 from .report.md import DASH, code, table
 from .report.replacement import FORCE_NEW, KUBERNETES_FORCE_NEW

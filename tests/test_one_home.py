@@ -35,7 +35,7 @@ catalogue.TPU_GENERATIONS["v9z"] = dataclasses.replace(
 )
 import synth
 from policy import rules
-from policy.rules import facts
+from gke_ai_batch.model import facts
 
 result = synth.synthesize(root, synth.StackFile.locate(root, None, stack))
 resources = [rules.Resource(r.urn, r.type, r.name, r.inputs) for r in result.recording.resources]
@@ -165,7 +165,7 @@ def test_config_and_the_policy_pack_agree_on_a_pinned_chart_version(tmp_path, ve
 def test_a_cluster_in_an_ai_zone_is_zonal_to_the_policy_pack():
     """us-central1-ai1a is a zone (Compute Engine "About AI zones"); the pack's own zone pattern
     lacked AI zones and counted three zones for a cluster there, as for a regional one."""
-    from policy.rules import facts
+    from gke_ai_batch.model import facts
     from policy.rules.base import Resource
 
     cluster = Resource("urn:c", "gcp:container/cluster:Cluster", "c", {"location": "us-central1-ai1a"})
@@ -222,7 +222,7 @@ def test_config_and_the_policy_pack_read_the_same_node_labels(stack):
     from conftest import synth_stack
     from gke_ai_batch.domain import naming
     from policy import rules
-    from policy.rules import facts
+    from gke_ai_batch.model import facts
 
     result = synth_stack(stack)
     resources = [rules.Resource(r.urn, r.type, r.name, r.inputs) for r in result.recording.resources]

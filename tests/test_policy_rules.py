@@ -1078,6 +1078,9 @@ def test_pack_needs_only_its_own_requirements():
             "gke_ai_batch.domain.pricing", "gke_ai_batch.domain.price_table",  # stack-budget
             "gke_ai_batch.domain.versions",  # the chart-version pin: helm-chart-pinned
             "gke_ai_batch.domain.podtemplates",  # where a resource's pods are
+            "gke_ai_batch.domain.registered",  # type tokens and readers of registered resources
+            "gke_ai_batch.domain.machines",  # node allocatable: the admission model's node groups
+            "gke_ai_batch.domain.kueue_releases",  # waitForPodsReady by Kueue release: kueue-admissible
             # A fleet's names and Kueue's MultiKueue queue rules (rbac, fleet-multikueue-only).
             "gke_ai_batch.model.multikueue", "gke_ai_batch.domain.multikueue_worker"}
     model = {m for m in loaded if m == "gke_ai_batch.model" or m.startswith("gke_ai_batch.model.")}

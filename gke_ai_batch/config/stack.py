@@ -58,8 +58,6 @@ KUEUE_FLAVOR_MAX_TOLERATIONS = 8
 RESOURCE_POLICY_NAME_MAX = 63
 # The Pod Security admission labels (https://kubernetes.io/docs/concepts/security/pod-security-admission/).
 POD_SECURITY_LABEL_PREFIX = "pod-security.kubernetes.io/"
-# Namespaces every cluster has; teams may use them but the program must not create them.
-BUILTIN_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 # Namespaces the Helm releases create and own.
 INSTALL_NAMESPACES = ("kueue-system", "jobset-system")
 # Entries per list, checked before any rule walks them, so that a generated stack cannot make
@@ -789,7 +787,7 @@ class StackConfig(Model):
                 ("teams", i, "namespace"),
                 f"{team.namespace!r} belongs to the {team.namespace.split('-')[0]} install; give the team its own",
             )
-        elif team.labels and team.namespace in BUILTIN_NAMESPACES:
+        elif team.labels and team.namespace in naming.BUILTIN_NAMESPACES:
             yield RuleError(
                 ("teams", i, "labels"),
                 f"namespace {team.namespace!r} exists in every cluster and is not managed here (the program "

@@ -38,8 +38,14 @@ GKE_CAPACITY_LABELS = {
     "flexStart": ("cloud.google.com/gke-flex-start", "true"),
     "queued": ("cloud.google.com/gke-queued", "true"),
 }
+# A Kubernetes taint effect as the GKE API spells it in a node pool's nodeConfig.taints
+# (NodeTaint.Effect, cloud.google.com/kubernetes-engine/docs/reference/rest/v1/NodeConfig#effect).
+GKE_TAINT_EFFECTS = {"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHEDULE", "NoExecute": "NO_EXECUTE"}
 QUEUED_TAINT = {"key": GKE_CAPACITY_LABELS["queued"][0], "value": GKE_CAPACITY_LABELS["queued"][1], "effect": "NoSchedule"}
 SYSTEM_POOL = "system"
+# Namespaces every cluster has (kubernetes.io docs, namespaces#initial-namespaces); teams may use
+# them but the program must not create them.
+BUILTIN_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 
 def slice_pool_name(entry: str, index: int) -> str:
@@ -89,7 +95,7 @@ def carried_labels(
     pool's name, cloud.google.com/gke-nodepool). GKE's win: it sets them on the node whatever the
     pool asks, though config refuses a pool label in GKE's domain (config.pools.
     RESERVED_NODE_DOMAINS), so for a valid stack no key is in both. One merge for config, the
-    plan's admission model and the policy pack (policy/rules/facts.py, from a recorded pool)."""
+    plan's admission model and the policy pack (gke_ai_batch/model/facts.py, from a recorded pool)."""
     labels = {**own, **accelerator}
     if capacity is not None:
         labels.update(gke_capacity_labels(capacity))

@@ -16,6 +16,9 @@ from typing import Any
 # DeploymentSpec, StatefulSetSpec, DaemonSetSpec, ReplicaSetSpec, core/v1
 # ReplicationControllerSpec).
 POD_CONTROLLER_KINDS = ("Job", "Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "ReplicationController")
+# The pod annotation by which pods consume a ProvisioningRequest's capacity (GKE docs,
+# how-to/provisioningrequest; kubernetes/autoscaler cluster-autoscaler/apis/provisioningrequest).
+CONSUME_ANNOTATION = "cluster-autoscaler.kubernetes.io/consume-provisioning-request"
 
 
 def _dict(value: Any) -> Mapping[str, Any]:

@@ -7,7 +7,7 @@ Units: a TPU pool is priced per chip-hour (Cloud TPU's unit; the host VM is incl
 other pool per node-hour (the machine type plus its GPUs, which Compute Engine bills apart).
 A pool is priced at its maximum and its minimum size. 30 days are 720 hours.
 
-Capacity types (the provisioning model GKE uses, policy/rules/facts.capacity_of):
+Capacity types (the provisioning model GKE uses, gke_ai_batch/model/facts.capacity_of):
 - on-demand: the on-demand list price; spot: the spot price of the same row.
 - flex-start and queued provisioning: billed at Dynamic Workload Scheduler prices, "discounted
   (up to 53%) for vCPUs, GPUs and TPUs" (GKE "About flex-start provisioning mode", Pricing:

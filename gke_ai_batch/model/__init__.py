@@ -2,9 +2,11 @@
 
 Pure functions over the Kubernetes objects the program emits and the node pools GKE builds,
 following Kueue v0.19's flavor assigner and kube-scheduler's filters (each module cites the
-upstream code it follows). The program refuses a stack whose sample workloads or queues could
-never run (gke_ai_batch/model/check.py); synth's report shows each verdict; the policy pack
-judges recorded resources with the same functions.
+upstream code it follows). One entry for every judge (gke_ai_batch/model/recorded.py):
+resources as a program registers them in, verdicts and problems out. The stack program refuses
+a stack whose sample workloads or queues could never run by feeding it its plan's objects
+(gke_ai_batch/plan/admission.py); synth's report shows each verdict; the policy pack's
+kueue-admissible runs it over recorded resources.
 
 Standard library only, so that the CrossGuard pack can import it."""
 

@@ -13,10 +13,10 @@ from typing import Any
 
 from gke_ai_batch.domain import catalogue
 
-from gke_ai_batch.domain import machines
 
 from gke_ai_batch.domain import naming
 from gke_ai_batch.config.stack import StackConfig
+from gke_ai_batch.model.facts import allocatable
 from gke_ai_batch.model.requests import CPU, MEMORY
 from gke_ai_batch.plan.pools import PoolPlan
 
@@ -50,17 +50,6 @@ class FlavorPlan:
             "metadata": {"name": self.name},
             "spec": spec,
         }
-
-
-def allocatable(machine_type: str, gpus: int = 0) -> dict[str, int]:
-    """cpu (millicores) and memory (bytes) that workload pods may request on one node of this
-    machine type: node allocatable after GKE's reservations, less GKE's own DaemonSets. Empty
-    for a machine type the catalogue does not size (its cpu and memory go unchecked)."""
-    try:
-        a = machines.workload_allocatable(machine_type, attached_gpus=gpus)
-    except catalogue.CatalogueError:
-        return {}
-    return {CPU: a.cpu_millis, MEMORY: a.memory_bytes}
 
 
 def plan_flavors(cfg: StackConfig, pools: list[PoolPlan]) -> list[FlavorPlan]:

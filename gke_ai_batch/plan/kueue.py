@@ -10,7 +10,8 @@ from typing import Any
 import yaml
 
 from gke_ai_batch.config.batch import ClusterQueueConfig, KueueConfig, QuotaLimits
-from gke_ai_batch.config.stack import BUILTIN_NAMESPACES, StackConfig
+from gke_ai_batch.config.stack import StackConfig
+from gke_ai_batch.domain.naming import BUILTIN_NAMESPACES
 from gke_ai_batch.domain import catalogue
 from gke_ai_batch.domain import kueue_releases
 from gke_ai_batch.domain import quantity

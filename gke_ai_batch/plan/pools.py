@@ -26,7 +26,6 @@ from gke_ai_batch.config.pools import PROVISIONED_ON_DEMAND, NodePoolConfig
 from gke_ai_batch.config.stack import StackConfig
 
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
-_EFFECTS = {"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHEDULE", "NoExecute": "NO_EXECUTE"}
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"
 
 
@@ -180,11 +179,11 @@ def _node_config(entry: NodePoolConfig) -> dict[str, Any]:
     labels = naming.own_labels(entry)
     if labels:
         node_config["labels"] = labels
-    taints = [{"key": t.key, "value": t.value, "effect": _EFFECTS[t.effect]} for t in entry.taints]
+    taints = [{"key": t.key, "value": t.value, "effect": naming.GKE_TAINT_EFFECTS[t.effect]} for t in entry.taints]
     if entry.gpu is not None:
         # GKE taints GPU nodes only when the cluster has a non-GPU pool too; say it outright
         # so that flavors and tolerations never depend on pool order.
-        taints.insert(0, {**catalogue.GPU_TAINT, "effect": _EFFECTS[catalogue.GPU_TAINT["effect"]]})
+        taints.insert(0, {**catalogue.GPU_TAINT, "effect": naming.GKE_TAINT_EFFECTS[catalogue.GPU_TAINT["effect"]]})
         node_config["guest_accelerators"] = [
             {
                 "type": entry.gpu.type,

@@ -14,12 +14,12 @@ from gke_ai_batch.config.stack import StackConfig
 from gke_ai_batch.config.workloads import JobSetWorkload, JobWorkload, ProvisioningRequestWorkload
 from gke_ai_batch.model import podsecurity
 from gke_ai_batch.model.objects import EXCLUSIVE_ANNOTATION, PRIORITY_LABEL, QUEUE_LABEL  # noqa: F401 (re-exported)
+from gke_ai_batch.domain.podtemplates import CONSUME_ANNOTATION
 from gke_ai_batch.plan.kueue import PROVISIONING_CLASS
 
 # pulumi-kubernetes waits for a Job to complete; a queued sample may wait for hours.
 SKIP_AWAIT = {"pulumi.com/skipAwait": "true"}
 MAX_RUN_ANNOTATION = "provreq.kueue.x-k8s.io/maxRunDurationSeconds"
-CONSUME_ANNOTATION = "cluster-autoscaler.kubernetes.io/consume-provisioning-request"
 CLASS_ANNOTATION = "cluster-autoscaler.kubernetes.io/provisioning-class-name"
 JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
 

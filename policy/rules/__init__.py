@@ -196,6 +196,26 @@ RULES: tuple[Rule, ...] = (
         stack=True,
     ),
     Rule(
+        "kueue-admissible",
+        "Every Job, JobSet and ProvisioningRequest can run: Kueue would admit it (its LocalQueue and ClusterQueue "
+        "exist, the queue selects its namespace, is not stopped and covers its requests within quota) and "
+        "kube-scheduler place its pods on some node pool of the cluster; and every ClusterQueue is one Kueue accepts, "
+        "whose flavors select nodes some pool has and whose namespaceSelector admits its teams. The admission model "
+        "the stack program refuses a stack with (docs/how-it-works.md), run over what the program registered, "
+        "one cluster at a time. A cluster the program does not create is taken as Standard with only the node pools "
+        "it registers, unless this policy's settings declare it otherwise; a cluster whose objects hold a value known only "
+        "after deploy is not judged.",
+        MANDATORY,
+        per_cluster(kueue.admissible),
+        stack=True,
+        config_schema={
+            "autopilot": {"type": "boolean", "default": False,
+                          "description": "The cluster the program deploys onto, and does not create, is Autopilot."},
+            "autoProvisioning": {"type": "boolean", "default": False,
+                                 "description": "That cluster has node auto-provisioning (GKE may create pools)."},
+        },
+    ),
+    Rule(
         "kueue-quota-within-capacity",
         "A ClusterQueue's nominal google.com/tpu and nvidia.com/gpu quota per flavor does not exceed the "
         "accelerators of the node pools whose node labels match the flavor's nodeLabels, at their ceiling "

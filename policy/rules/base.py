@@ -6,52 +6,46 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
 from typing import Any, NamedTuple
 
 from gke_ai_batch.domain import naming as _naming
-from gke_ai_batch.domain import quantity as _quantity
-
-# How synth records a value that is only known after deploy, and what the CrossGuard adapter
-# turns the SDK's unknown sentinels into, so that rules see one marker on both paths.
-UNKNOWN = "[unknown]"
-
-EMPTY: Mapping[str, Any] = {}
-
-# The root stack resource: its properties in a stack policy are the program's exports.
-STACK = "pulumi:pulumi:Stack"
-CLUSTER = "gcp:container/cluster:Cluster"
-NODE_POOL = "gcp:container/nodePool:NodePool"
-GCP_SERVICE_ACCOUNT = "gcp:serviceaccount/account:Account"
-HELM_RELEASES = ("kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v4:Chart")
-# Kueue and JobSet objects match any API version, so a version bump cannot silently switch a rule off.
-RESOURCE_FLAVOR = "kubernetes:kueue.x-k8s.io/*:ResourceFlavor"
-CLUSTER_QUEUE = "kubernetes:kueue.x-k8s.io/*:ClusterQueue"
-LOCAL_QUEUE = "kubernetes:kueue.x-k8s.io/*:LocalQueue"
-ADMISSION_CHECK = "kubernetes:kueue.x-k8s.io/*:AdmissionCheck"
-MULTIKUEUE_CLUSTER = "kubernetes:kueue.x-k8s.io/*:MultiKueueCluster"
-MULTIKUEUE_CONFIG = "kubernetes:kueue.x-k8s.io/*:MultiKueueConfig"
-WORKLOAD_PRIORITY_CLASS = "kubernetes:kueue.x-k8s.io/*:WorkloadPriorityClass"
-PRIORITY_CLASS = "kubernetes:scheduling.k8s.io/*:PriorityClass"
-JOB = "kubernetes:batch/v1:Job"
-POD = "kubernetes:core/v1:Pod"
-POD_TEMPLATE = "kubernetes:core/v1:PodTemplate"
-K8S_SERVICE_ACCOUNT = "kubernetes:core/v1:ServiceAccount"
-ROLE = "kubernetes:rbac.authorization.k8s.io/*:Role"
-CLUSTER_ROLE = "kubernetes:rbac.authorization.k8s.io/*:ClusterRole"
-ROLE_BINDING = "kubernetes:rbac.authorization.k8s.io/*:RoleBinding"
-CLUSTER_ROLE_BINDING = "kubernetes:rbac.authorization.k8s.io/*:ClusterRoleBinding"
-JOBSET = "kubernetes:jobset.x-k8s.io/*:JobSet"
-WORKLOADS = (JOB, JOBSET)
-CRON_JOB = "kubernetes:batch/*:CronJob"
-# Controllers whose spec.template is a pod template.
-POD_CONTROLLERS = (
-    "kubernetes:apps/*:Deployment",
-    "kubernetes:apps/*:StatefulSet",
-    "kubernetes:apps/*:DaemonSet",
-    "kubernetes:apps/*:ReplicaSet",
-    "kubernetes:core/v1:ReplicationController",
+from gke_ai_batch.domain.registered import (  # noqa: F401 (re-exported for the rules)
+    ADMISSION_CHECK,
+    CLUSTER,
+    CLUSTER_QUEUE,
+    CLUSTER_ROLE,
+    CLUSTER_ROLE_BINDING,
+    CRON_JOB,
+    EMPTY,
+    GCP_SERVICE_ACCOUNT,
+    HELM_RELEASES,
+    JOB,
+    JOBSET,
+    K8S_SERVICE_ACCOUNT,
+    LOCAL_QUEUE,
+    MULTIKUEUE_CLUSTER,
+    MULTIKUEUE_CONFIG,
+    NODE_POOL,
+    POD,
+    POD_CONTROLLERS,
+    POD_TEMPLATE,
+    PRIORITY_CLASS,
+    RESOURCE_FLAVOR,
+    STACK,
+    ROLE,
+    ROLE_BINDING,
+    UNKNOWN,
+    WORKLOAD_PRIORITY_CLASS,
+    WORKLOADS,
+    as_dict,
+    as_int,
+    as_list,
+    dig,
+    is_list,
+    is_type,
+    of_type,
 )
+from gke_ai_batch.domain import quantity as _quantity
 
 
 class Resource(NamedTuple):
@@ -83,57 +77,6 @@ class Rule:
 
     def applies_to(self, type_: str) -> bool:
         return is_type(type_, *self.types)
-
-
-def is_type(type_: str, *patterns: str) -> bool:
-    return _is_type(type_, patterns)
-
-
-@functools.cache
-def _is_type(type_: str, patterns: tuple[str, ...]) -> bool:
-    # Every rule asks it of every resource: a stack has a few dozen type tokens and the
-    # rules a few dozen patterns, but at 256 slices there are ~16,000 questions.
-    return any(fnmatchcase(type_, p) for p in patterns)
-
-
-def of_type(resources: Iterable[Resource], *patterns: str) -> list[Resource]:
-    return [r for r in resources if is_type(r.type, *patterns)]
-
-
-def dig(obj: Any, *path: str | int, default: Any = None) -> Any:
-    """obj[p0][p1]...; default where any step is missing or not a container."""
-    for key in path:
-        if isinstance(key, int):
-            if not is_list(obj) or not -len(obj) <= key < len(obj):
-                return default
-        elif not isinstance(obj, Mapping) or key not in obj:
-            return default
-        obj = obj[key]
-    return obj
-
-
-def is_list(value: Any) -> bool:
-    return isinstance(value, Sequence) and not isinstance(value, (str, bytes))
-
-
-def as_list(value: Any) -> list[Any]:
-    return list(value) if is_list(value) else []
-
-
-def as_dict(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else EMPTY
-
-
-def as_int(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value)
-    return None
 
 
 def quantity(value: Any) -> float | None:

@@ -12,7 +12,7 @@ from gke_ai_batch.domain import pricing
 from gke_ai_batch.domain.regions import region_of
 
 from .base import NODE_POOL, RESOURCE_FLAVOR, STACK, Resource, as_dict, as_int, as_list, dig, of_type
-from .facts import cluster_facts, pool_facts, selects, tpu_generation
+from gke_ai_batch.model.facts import cluster_facts, pool_facts, selects, tpu_generation
 
 
 def _min_nodes(props: Mapping[str, Any], zones: int) -> int:

@@ -15,7 +15,7 @@ from gke_ai_batch.domain import versions
 from collections.abc import Sequence
 
 from .base import CLUSTER, EMPTY, NODE_POOL, GCP_SERVICE_ACCOUNT, UNKNOWN, Resource, as_dict, as_int, as_list, dig, of_type
-from .facts import auto_provisioning, is_autopilot, tpu_generation
+from gke_ai_batch.model.facts import auto_provisioning, is_autopilot, tpu_generation
 
 # The channels the catalogue models, and EXTENDED, which GKE offers too (concepts/release-channels)
 # though a stack cannot choose it.

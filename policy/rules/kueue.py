@@ -7,9 +7,12 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 from gke_ai_batch.domain import catalogue
-from gke_ai_batch.domain import versions
+from gke_ai_batch.domain import regions, versions
+from gke_ai_batch.model.facts import ClusterFacts
+from gke_ai_batch.model.recorded import Judgement, unknowns
 
 from .base import (
+    CLUSTER,
     CLUSTER_QUEUE,
     EMPTY,
     LOCAL_QUEUE,
@@ -27,11 +30,12 @@ from .base import (
     k8s_labels,
     k8s_name,
     k8s_namespace,
+    kind_of,
     of_type,
     quantity,
 )
 from .fleet import dispatch_config
-from .facts import INTERRUPTIBLE, cluster_facts, flavor_capacity, selects, stack_pools
+from gke_ai_batch.model.facts import INTERRUPTIBLE, cluster_facts, flavor_capacity, selects, stack_pools
 from .workloads import PRIORITY_LABEL, QUEUE_LABEL, queue_managed
 
 ACCELERATORS = (catalogue.TPU_RESOURCE, catalogue.GPU_RESOURCE)
@@ -229,3 +233,35 @@ def _interruptible_only(resources: Sequence[Resource], pools_for: Callable[[Reso
                         "\"disabled\" in policy/config/<stack>.json"
                     ),
                 )
+
+
+def admissible(resources: Sequence[Resource], config: Mapping[str, Any] = EMPTY) -> Iterator[tuple[str | None, str]]:
+    """The admission model over one cluster's resources (gke_ai_batch/model/recorded.py), the
+    judge the stack program runs before it registers anything: every workload Kueue would never
+    admit or kube-scheduler never place, and every ClusterQueue Kueue would refuse or that could
+    never serve a team, with the model's reason. A program with no stack file gets the same
+    verdicts here. Without a recorded Cluster (a cluster the program did not create) it is taken
+    as Standard with only the recorded node pools, unless this rule's settings declare it
+    Autopilot or with node auto-provisioning."""
+    if unknowns(resources):
+        return  # judged where the values are known: the next preview or synth
+    declared = None
+    if not of_type(resources, CLUSTER) and (config.get("autopilot") or config.get("autoProvisioning")):
+        autopilot = config.get("autopilot") is True
+        declared = ClusterFacts(autopilot, True, regions.DEFAULT_ZONES_PER_REGION)
+    urns: dict[tuple[str, str, str], str] = {}
+    for r in resources:
+        if r.type.startswith("kubernetes:"):
+            kind, name = kind_of(r.type), k8s_name(r)
+            urns.setdefault((kind, k8s_namespace(r.props), name), r.urn)
+            urns.setdefault((kind, "", name), r.urn)
+    try:
+        problems = Judgement(resources, declared).problems
+    except (AttributeError, IndexError, KeyError, TypeError, ValueError):
+        # An object of a shape the Kubernetes API server refuses (a container list that is a
+        # number, a ClusterQueue flavor with no name): the model reads objects as the API admits
+        # them, and the API's refusal is the finding; the pack must not fail the preview.
+        return
+    for problem in problems:
+        message = problem.message if problem.field is None else f"{problem.where}: {problem.message}"
+        yield urns.get(problem.subject), message

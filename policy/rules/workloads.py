@@ -43,9 +43,8 @@ from .base import (
     k8s_namespace,
     of_type,
 )
-from .facts import is_autopilot
-
-CONSUME_ANNOTATION = "cluster-autoscaler.kubernetes.io/consume-provisioning-request"
+from gke_ai_batch.domain.podtemplates import CONSUME_ANNOTATION
+from gke_ai_batch.model.facts import is_autopilot
 
 
 # Every kind that carries a pod template: a rule on pods that skipped one would pass a

@@ -2,7 +2,8 @@
 holds, the labels its nodes carry, how many accelerators it provides at its ceiling.
 
 Every accelerator number comes from gke_ai_batch.domain.catalogue, the table the plan derives pools
-and flavors from; it is pure data, so the pack imports it without the program's dependencies."""
+and flavors from. The admission model's world (gke_ai_batch/model/recorded.py), the policy pack
+and synth's diff read recorded resources through these, so they cannot disagree about a pool."""
 
 from __future__ import annotations
 
@@ -10,16 +11,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gke_ai_batch.domain import catalogue
-
-from gke_ai_batch.domain import naming
-from gke_ai_batch.domain import regions
+from gke_ai_batch.domain import catalogue, machines, naming, regions
 from gke_ai_batch.model import selection
+from gke_ai_batch.model.requests import CPU, MEMORY
 
-from .base import CLUSTER, NODE_POOL, UNKNOWN, Resource, as_dict, as_int, as_list, dig, of_type
+from gke_ai_batch.domain.registered import CLUSTER, NODE_POOL, UNKNOWN, as_dict, as_int, as_list, dig, of_type
 
 # The config name of each provisioning model, by the name capacity_of gives it.
-_CONFIG_CAPACITY = {value: key for key, value in naming.CAPACITY_VALUES.items()}
+CONFIG_CAPACITY = {value: key for key, value in naming.CAPACITY_VALUES.items()}
 # Capacity that GKE may reclaim (spot) or that exists only while a request lasts (flex-start,
 # and queued provisioning, which is flex-start behind a ProvisioningRequest).
 INTERRUPTIBLE = ("spot", "flex-start", "queued")
@@ -56,7 +55,7 @@ class ClusterFacts:
     zones: int  # where a pool without nodeLocations puts its nodes
 
 
-def cluster_facts(resources: Sequence[Resource]) -> ClusterFacts | None:
+def cluster_facts(resources: Sequence[Any]) -> ClusterFacts | None:
     """The stack's cluster; None when the stack has none (it deploys onto an existing one)."""
     clusters = of_type(resources, CLUSTER)
     if not clusters:
@@ -102,7 +101,7 @@ def capacity_of(props: Mapping[str, Any]) -> str:
     return "on-demand"
 
 
-def pool_facts(r: Resource, cluster: ClusterFacts | None) -> PoolFacts:
+def pool_facts(r: Any, cluster: ClusterFacts | None) -> PoolFacts:
     props = r.props
     node = as_dict(props.get("nodeConfig"))
     name = props.get("name") if isinstance(props.get("name"), str) else r.name
@@ -124,7 +123,7 @@ def pool_facts(r: Resource, cluster: ClusterFacts | None) -> PoolFacts:
             if isinstance(gpus[0].get("type"), str):
                 accelerator[catalogue.GPU_ACCELERATOR_LABEL] = gpus[0]["type"]
             resource, per_node = catalogue.GPU_RESOURCE, sum(as_int(g.get("count")) or 0 for g in gpus)
-    labels = naming.carried_labels(own, accelerator, _CONFIG_CAPACITY[capacity], name)
+    labels = naming.carried_labels(own, accelerator, CONFIG_CAPACITY[capacity], name)
     return PoolFacts(name, capacity, labels, resource, per_node, _max_nodes(props, cluster))
 
 
@@ -146,7 +145,7 @@ def _max_nodes(props: Mapping[str, Any], cluster: ClusterFacts | None) -> int | 
     return None
 
 
-def stack_pools(resources: Sequence[Resource]) -> list[PoolFacts]:
+def stack_pools(resources: Sequence[Any]) -> list[PoolFacts]:
     cluster = cluster_facts(resources)
     return [pool_facts(r, cluster) for r in of_type(resources, NODE_POOL)]
 
@@ -168,3 +167,14 @@ def flavor_capacity(node_labels: Mapping[str, Any], pools: Sequence[PoolFacts]) 
             return {naming.CAPACITY_VALUES[capacity]}
     matched = {p.capacity for p in pools if selects(node_labels, p)}
     return matched or None
+
+
+def allocatable(machine_type: str, gpus: int = 0) -> dict[str, int]:
+    """cpu (millicores) and memory (bytes) that workload pods may request on one node of this
+    machine type: node allocatable after GKE's reservations, less GKE's own DaemonSets. Empty
+    for a machine type the catalogue does not size (its cpu and memory go unchecked)."""
+    try:
+        a = machines.workload_allocatable(machine_type, attached_gpus=gpus)
+    except catalogue.CatalogueError:
+        return {}
+    return {CPU: a.cpu_millis, MEMORY: a.memory_bytes}

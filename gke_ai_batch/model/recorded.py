@@ -1,0 +1,340 @@
+"""The admission model over what a program registers: one cluster's recorded resources in, the
+model's world, a verdict for every workload and the queues Kueue would refuse out.
+
+The one seam every judge goes through, so that a stack and any other program that uses the
+library get the same answers: the stack program feeds it its plan's objects in the shape they
+are registered in (gke_ai_batch/plan/admission.py; it must judge before anything registers,
+and a real engine cannot record first), synth's report reads the program's judgement, and the
+policy pack (`kueue-admissible`) feeds it what `pulumi preview` or synth recorded. A resource is
+anything with `type`, `name` and `props` (gke_ai_batch.domain.registered.Registered; synth's
+and CrossGuard's records alike), its props camelCase as the engine receives them:
+- `gcp:container/nodePool:NodePool`: machine type, node labels, taints, accelerators, TPU
+  placement topology, node counts and capacity settings make a NodeGroup as GKE builds it
+  (gke_ai_batch/model/facts.py reads them);
+- `gcp:container/cluster:Cluster`: Autopilot, node auto-provisioning. None recorded means a
+  cluster that exists already: Standard, unless the caller declares its facts;
+- the Kueue Helm release's values: whether waitForPodsReady is on;
+- Kubernetes objects: ResourceFlavor, ClusterQueue, LocalQueue, Namespace and NamespacePatch,
+  WorkloadPriorityClass, and the workloads (JobSet, Job, ProvisioningRequest with its
+  PodTemplate and the Job that consumes it).
+
+Every finding names its subject as (kind, namespace, name); the stack program maps subjects to
+the stack file's key paths, any other program shows the object."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+from gke_ai_batch.domain import catalogue, kueue_releases, naming
+from gke_ai_batch.domain.podtemplates import CONSUME_ANNOTATION, pod_templates
+from gke_ai_batch.domain.registered import (
+    ADMISSION_CHECK,
+    CLUSTER_QUEUE,
+    HELM_RELEASES,
+    JOB,
+    JOBSET,
+    LOCAL_QUEUE,
+    NAMESPACE,
+    NAMESPACE_PATCH,
+    NODE_POOL,
+    POD_TEMPLATE,
+    PROVISIONING_REQUEST,
+    RESOURCE_FLAVOR,
+    UNKNOWN,
+    WORKLOAD_PRIORITY_CLASS,
+    as_dict,
+    as_int,
+    as_list,
+    dig,
+    is_type,
+    of_type,
+)
+from gke_ai_batch.model import facts, selection
+from gke_ai_batch.model.model import Verdict, judge, queue_problems, simulate
+from gke_ai_batch.model.multikueue import MULTIKUEUE_CONTROLLER
+from gke_ai_batch.model.objects import ClusterQueue, Flavor, NodeGroup, Workload, World, workload_from_manifests
+from gke_ai_batch.model.placement import checked_keys
+
+Subject = tuple[str, str, str]
+"""(kind, namespace, name) of the object a finding is about; namespace "" for cluster-scoped ones."""
+
+_K8S_EFFECTS = {gke: k8s for k8s, gke in naming.GKE_TAINT_EFFECTS.items()}
+# Kueue 0.19 turns waitForPodsReady on when the Configuration omits it, unless this gate is
+# enabled (kubernetes-sigs/kueue#11855; gke_ai_batch/domain/kueue_releases.py FEATURE_GATES).
+_WAIT_GATE = "DisableWaitForPodsReady"
+_WAIT_KEY = re.compile(r"^waitForPodsReady:", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Problem:
+    """Something Kueue or kube-scheduler would refuse or never run."""
+
+    subject: Subject
+    field: str | None  # the subject's field at fault, a key path below it; None: the object
+    message: str
+    rule: str
+
+    @property
+    def where(self) -> str:
+        """The object as a program without a stack file sees it: 'ClusterQueue research.flavors[1]'."""
+        kind, namespace, name = self.subject
+        return f"{kind} {namespace + '/' if namespace else ''}{name}" + (f".{self.field}" if self.field else "")
+
+
+def node_group(r: Any, pool: facts.PoolFacts) -> NodeGroup:
+    """A recorded node pool's nodes as GKE builds them, given its facts (facts.pool_facts)."""
+    node = as_dict(r.props.get("nodeConfig"))
+    machine_type = node.get("machineType") if isinstance(node.get("machineType"), str) else ""
+    gen = facts.tpu_generation(machine_type)
+    capacity = facts.CONFIG_CAPACITY[pool.capacity]
+    # The taints GKE puts on the nodes whatever the pool asks (GKE docs: concepts/tpus, concepts/gpus,
+    # how-to/provisioningrequest), as gke_ai_batch.domain.naming.gke_taints lists them for a pool entry.
+    gke: list[dict[str, str]] = []
+    if gen is not None:
+        gke.append(dict(catalogue.TPU_TAINT))
+    elif pool.resource == catalogue.GPU_RESOURCE:
+        gke.append(dict(catalogue.GPU_TAINT))
+    if capacity == "queued":
+        gke.append(dict(naming.QUEUED_TAINT))
+    own = [
+        {"key": t.get("key"), "value": t.get("value", ""), "effect": _K8S_EFFECTS.get(t.get("effect"), t.get("effect"))}
+        for t in as_list(node.get("taints"))
+        if isinstance(t, Mapping)
+    ]
+    taints = [*gke, *(t for t in own if t not in gke)]
+    gpus = pool.per_node if pool.resource == catalogue.GPU_RESOURCE else 0
+    alloc = facts.allocatable(machine_type, gpus)
+    if pool.resource is not None:
+        alloc[pool.resource] = pool.per_node
+    slice_hosts = None
+    topology = pool.labels.get(catalogue.TPU_TOPOLOGY_LABEL)
+    if gen is not None and topology:
+        slice_hosts = catalogue.topology_chips(topology) // gen.machine_types[machine_type]
+    return NodeGroup(
+        name=pool.name,
+        labels=pool.labels,
+        taints=tuple(taints),
+        allocatable=alloc,
+        nodes=pool.max_nodes or 0,
+        machine_type=machine_type,
+        capacity=capacity,
+        slice_hosts=slice_hosts,
+        zones=tuple(z for z in as_list(r.props.get("nodeLocations")) if isinstance(z, str)),
+    )
+
+
+def _meta(r: Any) -> tuple[str, str]:
+    name, namespace = dig(r.props, "metadata", "name"), dig(r.props, "metadata", "namespace")
+    return (name if isinstance(name, str) else r.name), (namespace if isinstance(namespace, str) and namespace else "default")
+
+
+def wait_for_pods_ready(resources: Sequence[Any]) -> bool:
+    """Whether the Kueue the program installs evicts workloads whose pods are not ready in time;
+    Kueue's default (on since v0.19) where the program installs none."""
+    for r in of_type(resources, *HELM_RELEASES):
+        if "kueue" not in str(r.props.get("chart", "")):
+            continue
+        values = as_dict(r.props.get("values"))
+        conf = dig(values, "managerConfig", "controllerManagerConfigYaml")
+        if isinstance(conf, str) and _WAIT_KEY.search(conf):
+            return True
+        gates = as_list(dig(values, "controllerManager", "featureGates"))
+        if any(isinstance(g, Mapping) and g.get("name") == _WAIT_GATE and g.get("enabled") is True for g in gates):
+            return False
+        version = r.props.get("version")
+        try:
+            return kueue_releases.has(version, kueue_releases.FEATURE_GATES[_WAIT_GATE])
+        except (TypeError, ValueError):
+            return True
+    return True
+
+
+def world(resources: Sequence[Any], cluster: facts.ClusterFacts | None = None, pools: Sequence[facts.PoolFacts] = ()) -> World:
+    """The model's world for one cluster's resources. `cluster`: the declared facts of a cluster
+    the program did not create; by default the recorded Cluster's, or a Standard cluster.
+    `pools`: the node pools' facts, when the caller has them already."""
+    cluster = cluster or facts.cluster_facts(resources)
+    recorded = of_type(resources, NODE_POOL)
+    pools = pools or [facts.pool_facts(r, cluster) for r in recorded]
+    namespaces: dict[str, dict[str, str]] = {ns: {} for ns in naming.BUILTIN_NAMESPACES}
+    for r in of_type(resources, NAMESPACE, NAMESPACE_PATCH):
+        labels = as_dict(dig(r.props, "metadata", "labels"))
+        namespaces[_meta(r)[0]] = {k: v for k, v in labels.items() if isinstance(v, str)}
+    priorities = {}
+    for r in of_type(resources, WORKLOAD_PRIORITY_CLASS):
+        value = as_int(r.props.get("value"))
+        if value is not None:
+            priorities[_meta(r)[0]] = value
+    local_queues = {}
+    for r in of_type(resources, LOCAL_QUEUE):
+        cq = dig(r.props, "spec", "clusterQueue")
+        if isinstance(cq, str):
+            name, namespace = _meta(r)
+            local_queues[(namespace, name)] = cq
+    autopilot = bool(cluster and cluster.autopilot)
+    return World(
+        flavors={f.name: f for f in (Flavor.from_manifest(r.props) for r in of_type(resources, RESOURCE_FLAVOR))},
+        queues={q.name: q for q in (ClusterQueue.from_manifest(r.props) for r in of_type(resources, CLUSTER_QUEUE))},
+        local_queues=local_queues,
+        namespaces=namespaces,
+        node_groups=tuple(node_group(r, pool) for r, pool in zip(recorded, pools)),
+        autopilot=autopilot,
+        auto_provisioning=bool(cluster and cluster.makes_nodes and not autopilot),
+        wait_for_pods_ready=wait_for_pods_ready(resources),
+        priorities=priorities,
+    )
+
+
+def workload_manifests(resources: Sequence[Any]) -> list[list[Mapping[str, Any]]]:
+    """The workloads' objects, one list per workload in registration order: a JobSet; a
+    ProvisioningRequest with the PodTemplates it references and the Jobs whose pods consume it;
+    any other Job."""
+    templates = {tuple(reversed(_meta(r))): r.props for r in of_type(resources, POD_TEMPLATE)}
+    # Each request's group first, so that a Job registered before its request still joins it.
+    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for r in of_type(resources, PROVISIONING_REQUEST):
+        name, namespace = _meta(r)
+        groups[(namespace, name)] = [
+            templates[(namespace, ref)]
+            for ps in as_list(dig(r.props, "spec", "podSets"))
+            if isinstance(ref := dig(ps, "podTemplateRef", "name"), str) and (namespace, ref) in templates
+        ] + [r.props]
+    out: list[list[Mapping[str, Any]]] = []
+    for r in resources:
+        if is_type(r.type, JOBSET):
+            out.append([r.props])
+        elif is_type(r.type, PROVISIONING_REQUEST):
+            name, namespace = _meta(r)
+            out.append(groups[(namespace, name)])
+        elif is_type(r.type, JOB):
+            namespace = _meta(r)[1]
+            consumed = {dig(t, "metadata", "annotations", CONSUME_ANNOTATION) for t in pod_templates("Job", r.props)}
+            request = next((groups[(namespace, c)] for c in consumed if (namespace, c) in groups), None)
+            if request is not None:
+                request.append(r.props)
+            else:
+                out.append([r.props])
+    return out
+
+
+# What the model reads: node pools and these Kubernetes objects.
+_READ = (NODE_POOL, NAMESPACE, NAMESPACE_PATCH, WORKLOAD_PRIORITY_CLASS, LOCAL_QUEUE, RESOURCE_FLAVOR, CLUSTER_QUEUE,
+         ADMISSION_CHECK, JOB, JOBSET, PROVISIONING_REQUEST, POD_TEMPLATE)
+# A node pool's inputs that name where it goes or what it runs as, which the model never reads
+# and a program often passes as another resource's output (unknown until that one exists).
+_UNREAD = frozenset({"cluster", "project", "location", "serviceAccount", "policyName"})
+
+
+def _holds_unknown(value: Any) -> bool:
+    if value == UNKNOWN:
+        return True
+    if isinstance(value, Mapping):
+        return any(k not in _UNREAD and _holds_unknown(v) for k, v in value.items())
+    return isinstance(value, (list, tuple)) and any(_holds_unknown(v) for v in value)
+
+
+def unknowns(resources: Sequence[Any]) -> list[Any]:
+    """The resources the model reads that hold a value only known after deploy (as `pulumi
+    preview` sees another resource's output): what they mean for admission cannot be judged yet."""
+    return [r for r in of_type(resources, *_READ) if _holds_unknown(r.props)]
+
+
+def _subject(m: Mapping[str, Any], kind: str | None = None) -> Subject:
+    meta = as_dict(m.get("metadata"))
+    return (kind or str(m.get("kind", "")), str(meta.get("namespace") or "default"), str(meta.get("name", "")))
+
+
+class Judgement:
+    """The model's answers for one cluster's resources, computed once: the world, a verdict per
+    workload (with the objects that make it), what runs when all are submitted at once, and
+    every Problem."""
+
+    def __init__(self, resources: Sequence[Any], cluster: facts.ClusterFacts | None = None):
+        cluster = cluster or facts.cluster_facts(resources)
+        self._pools = [facts.pool_facts(r, cluster) for r in of_type(resources, NODE_POOL)]
+        self.world = world(resources, cluster, self._pools)
+        multikueue = {
+            _meta(r)[0] for r in of_type(resources, ADMISSION_CHECK) if dig(r.props, "spec", "controllerName") == MULTIKUEUE_CONTROLLER
+        }
+        # ClusterQueues that dispatch through MultiKueue: a worker cluster runs their workloads'
+        # pods, this one (the manager) only creates and mirrors them (Kueue docs,
+        # concepts/multikueue: "The worker cluster acts like a standalone Kueue cluster"), so
+        # where they land is judged on the workers, not on this cluster's nodes.
+        self.dispatched = {
+            q.name for q in self.world.queues.values() if any(c in multikueue for cs in q.checks.values() for c in cs)
+        }
+        self.workloads: list[tuple[Workload, tuple[Subject, ...]]] = []
+        for manifests in workload_manifests(resources):
+            wl = workload_from_manifests(manifests)
+            # The API server refuses an object whose name or namespace is not a string.
+            if wl is not None and isinstance(wl.name, str) and isinstance(wl.namespace, str):
+                self.workloads.append((wl, tuple(_subject(m) for m in manifests)))
+
+    @cached_property
+    def capacity_types(self) -> dict[str, set[str]]:
+        """flavor -> the provisioning models (config names) of the nodes it selects."""
+        out = {}
+        for name, flavor in self.world.flavors.items():
+            found = facts.flavor_capacity(flavor.node_labels, self._pools) or set()
+            out[name] = {facts.CONFIG_CAPACITY[c] for c in found}
+        return out
+
+    @cached_property
+    def verdicts(self) -> list[Verdict]:
+        return [judge(self.world, wl, self.capacity_types) for wl, _ in self.workloads]
+
+    @cached_property
+    def at_once(self) -> dict[str, str]:
+        return simulate(self.world, self.verdicts)
+
+    @cached_property
+    def problems(self) -> list[Problem]:
+        out = []
+        for v in self.verdicts:
+            if v.admissible or (v.rule == "placement" and v.cluster_queue in self.dispatched):
+                continue
+            wl = v.workload
+            where = f"{wl.kind} {wl.namespace}/{wl.name}"
+            if v.cluster_queue:
+                where += f" (LocalQueue {wl.local_queue} → ClusterQueue {v.cluster_queue})"
+            out.append(Problem((wl.kind, wl.namespace, wl.name), None, f"{where} can never run: {v.never}", v.rule or "never"))
+        for cq, key, reason in queue_problems(self.world):
+            out.append(Problem(("ClusterQueue", "", cq), key, reason, "queue"))
+        out += self._flavors_without_nodes()
+        return out
+
+    def _flavors_without_nodes(self) -> list[Problem]:
+        """A queue's flavor whose nodeLabels no node carries: Kueue admits onto it and the pods
+        never schedule (only where GKE makes no nodes of its own)."""
+        w = self.world
+        if w.autopilot or w.auto_provisioning:
+            return []
+        out = []
+        modelled = {k for g in w.node_groups for k in g.labels}
+        # Per flavor, not per queue's use of it: many queues share a few flavors.
+        has_nodes: dict[str, bool] = {}
+        for cq in w.queues.values():
+            if cq.name in self.dispatched:
+                continue
+            for j, name in enumerate(cq.flavor_names):
+                flavor = w.flavors.get(name)
+                if flavor is None:
+                    continue
+                if name not in has_nodes:
+                    spec = {"nodeSelector": dict(flavor.node_labels)}
+                    keys = checked_keys(spec, modelled)
+                    has_nodes[name] = any(selection.matches(spec, g.labels, keys=keys) for g in w.node_groups)
+                if not has_nodes[name]:
+                    labels = ", ".join(f"{k}={v}" for k, v in sorted(flavor.node_labels.items()))
+                    out.append(Problem(
+                        ("ClusterQueue", "", cq.name),
+                        f"flavors[{j}]",
+                        f"ResourceFlavor {name} selects nodes labelled {labels}, and no node pool's nodes carry "
+                        "them: Kueue would admit work there that never schedules",
+                        "flavor-nodes",
+                    ))
+        return out
