@@ -40,6 +40,7 @@ _KUBERNETES_PROVIDER_TYPE = "pulumi:providers:kubernetes"
 class Result:
     stack: str
     recording: engine.Recording | None = None
+    config: Any = None  # gke_ai_batch.config.StackConfig: the stack file's budget and price overrides
     plan: Any = None
     admission: Any = None  # gke_ai_batch.plan.admission.Admission: the model's verdicts
     fleet: Any = None  # gke_ai_batch.plan.fleet.FleetPlan of a fleet stack (plan is its manager's); None otherwise
@@ -111,6 +112,7 @@ def synthesize(root: Path, stack_file: StackFile, stacks_dir: Path | None = None
 
 def _synthesize(root: Path, stack_file: StackFile, stacks_dir: Path) -> Result:
     from gke_ai_batch.config import ConfigError
+    from gke_ai_batch.plan.program import ENTRY, ProgramResult
 
     from . import crossstack, diagnostics, stackfile
 
@@ -138,13 +140,14 @@ def _synthesize(root: Path, stack_file: StackFile, stacks_dir: Path) -> Result:
             config=config.values,
             secret_keys=config.secret_keys,
             outputs_for=outputs_for(gcp_project),
+            entry=ENTRY,
         )
     except ConfigError as exc:
         result.recording = None
         return result.refuse(placed(exc.problems, getattr(exc, "rule", "config")))
-    result.plan = result.recording.program["plan"]
-    result.admission = result.recording.program["admission"]
-    result.fleet = result.recording.program.get("fleet_plan")
+    # What the program's function returned (gke_ai_batch/plan/program.py), not its globals.
+    program: ProgramResult = result.recording.result
+    result.config, result.plan, result.admission, result.fleet = program.config, program.plan, program.admission, program.fleet
 
     from . import policy, report
 

@@ -39,7 +39,7 @@ def evaluate(result) -> list[dict[str, Any]]:
 
 def _stack_settings(result) -> dict[str, dict[str, Any]]:
     """Rule settings the stack file holds: gke-ai-batch:budget and gke-ai-batch:prices."""
-    config = result.recording.program.get("config")
+    config = result.config
     if config is None or getattr(config, "budget", None) is None:
         return {}
     return {"stack-budget": {"budget": config.budget, "prices": dict(config.prices)}}
