@@ -15,7 +15,9 @@ def evaluate(result) -> list[dict[str, Any]]:
     """[{"policy", "enforcement", "urn", "message"}] for every violation, in a stable order."""
     if result.recording is None:
         return []
-    config = levels.for_stack(result.stack)
+    # A program's stack is not one of stacks/: the pack's defaults (its own policy config would
+    # be passed to `pulumi preview --policy-pack-config`, which synth does not see).
+    config = levels.for_stack(result.stack) if result.program is None else {}
     resources = [
         rules.Resource(r.urn, r.type, r.name, r.inputs, bool(r.options.get("protect"))) for r in result.recording.resources
     ]
