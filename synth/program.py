@@ -93,8 +93,10 @@ def read_project(directory: Path) -> Project:
         problems.append(_placed(message, "pulumi.project", key, file, doc.positions.get(key) or doc.positions.get(key[:1])))
 
     name = data.get("name")
-    if not isinstance(name, str) or not name:
-        refuse(("name",), "required: the project's name (a string)")
+    if name is None:
+        refuse(("name",), "required: the project's name")
+    elif not isinstance(name, str) or not name:
+        refuse(("name",), f"must be a non-empty string, not {name!r}")
     elif not PROJECT_NAME_RX.fullmatch(name):
         refuse(("name",), f"{name!r}: project names are limited to 100 characters and may only contain alphanumerics, "
                           "hyphens, underscores, and periods (Pulumi's rule)")
@@ -103,6 +105,8 @@ def read_project(directory: Path) -> Project:
     runtime_name = runtime.get("name") if isinstance(runtime, dict) else runtime
     if runtime is None:
         refuse(("runtime",), f"required: the program's runtime; synth runs `{RUNTIME}` programs")
+    elif isinstance(runtime, dict) and runtime_name is None:
+        refuse(("runtime", "name"), f"required: the runtime's name; synth runs `{RUNTIME}` programs")
     elif runtime_name != RUNTIME:
         refuse(("runtime",), f"{runtime_name!r}: synth runs Python programs only (runtime `{RUNTIME}`)")
     main = data.get("main", ".")
@@ -113,9 +117,9 @@ def read_project(directory: Path) -> Project:
         program = directory / main
         if os.path.isdir(program):
             if not os.path.isfile(program / "__main__.py"):
-                refuse(("main",) if "main" in data else ("name",), f"{display_path(program)} has no __main__.py to run")
+                refuse(("main",) if "main" in data else (), f"{display_path(program)} has no __main__.py to run")
         elif not os.path.isfile(program):
-            refuse(("main",) if "main" in data else ("name",), f"{main!r} is no file or folder of the project")
+            refuse(("main",), f"{main!r} is no file or folder of the project")
     if problems:
         raise StackFileError(sorted(problems, key=lambda d: (d.line or 0, d.column or 0)))
     # Absolute: the program runs in the project's folder (cwd), wherever synth was started.

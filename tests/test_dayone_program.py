@@ -181,3 +181,27 @@ def test_the_program_runs_as_the_language_host_runs_it_with_secrets_masked(tmp_p
     outputs = json.loads((tmp_path / "o" / "outputs.json").read_text())
     assert outputs == {"argv": [], "cwd": "prog", "token": "[secret]", "plain": "[secret]"}
     assert "AAABAH" not in "".join(p.read_text() for p in (tmp_path / "o").iterdir() if p.is_file())
+
+
+def test_the_librarys_config_error_in_a_program_is_placed_in_the_stack_file(tmp_path, capsys):
+    """A program may load this project's stack config keys itself: their problems point into FILE."""
+    program = "from gke_ai_batch.config import load_from_pulumi\nload_from_pulumi(source='x', project='p')\n"
+    config = "config:\n  gke-ai-batch:cluster: {name: c}\n  gke-ai-batch:nodePools:\n    - {name: a, tpu: {version: v6e, topology: 4x5}}\n"
+    root = project(tmp_path, program, config)
+    code, _, err = run(capsys, "--program", root, "--config", root / "Pulumi.test.yaml", "--out", tmp_path / "o")
+    assert code == 2, err
+    assert "prog/Pulumi.test.yaml:4:" in err and "gke-ai-batch:nodePools[0].tpu.topology: '4x5' is not a v6e topology" in err
+
+
+def test_a_project_file_of_the_wrong_shape_is_told_at_each_key(tmp_path, capsys):
+    root = project(tmp_path, "", pulumi_yaml="name: 123\nruntime: {options: {}}\n")
+    (root / "__main__.py").unlink()
+    code, _, err = run(capsys, "--program", root, "--config", root / "Pulumi.test.yaml", "--out", tmp_path / "o")
+    assert code == 2
+    assert "Pulumi.yaml:1:1: name: must be a non-empty string, not 123" in err
+    assert "Pulumi.yaml:2:1: runtime.name: required: the runtime's name" in err
+    assert "has no __main__.py to run" in err
+    (root / "Pulumi.yaml").unlink()
+    (root / "Pulumi.yaml").mkdir()
+    code, _, err = run(capsys, "--program", root, "--config", root / "Pulumi.test.yaml", "--out", tmp_path / "o")
+    assert code == 2 and "Pulumi.yaml: not a regular file" in err and "Traceback" not in err
