@@ -32,10 +32,8 @@ def noncompliant_prod():
     prod = synth_stack("prod")
     # A budget of $1 per 30 days: stack-budget (synth passes the stack's budget to the rule).
     over_budget = types.SimpleNamespace(budget=1.0, prices={})
-    recording = dataclasses.replace(
-        prod.recording, resources=copy.deepcopy(prod.recording.resources), program={"config": over_budget}
-    )
-    result = dataclasses.replace(prod, recording=recording)
+    recording = dataclasses.replace(prod.recording, resources=copy.deepcopy(prod.recording.resources))
+    result = dataclasses.replace(prod, recording=recording, config=over_budget)
     res = recording.resources
 
     def cluster(i):
