@@ -31,9 +31,8 @@ def summary(stack: str, plan, fleet=None) -> str:
 
 
 def program_summary(stack: str, program: str, recording) -> str:
-    """A program without a stack file (synth/program.py): what it registered, by type."""
-    counts: dict[str, int] = {}
-    for r in recording.resources:
-        counts[r.type] = counts.get(r.type, 0) + 1
-    pools = counts.get("gcp:container/nodePool:NodePool", 0)
+    """A program without a stack file (synth/program.py): what it registered."""
+    from policy.rules.base import NODE_POOL
+
+    pools = sum(1 for r in recording.resources if r.type == NODE_POOL)
     return f"{stack}: program {program}: {plural(len(recording.resources), 'resource')}, {plural(pools, 'node pool')}"

@@ -10,7 +10,7 @@ from typing import Any
 
 from gke_ai_batch.domain.catalogue import GPU_RESOURCE, TPU_RESOURCE
 from policy.rules import Resource
-from policy.rules.base import as_dict, as_list, dig
+from policy.rules.base import CLUSTER, NODE_POOL, as_dict, as_list, dig
 from policy.rules.facts import PoolFacts, flavor_capacity, selects, stack_pools
 
 from .. import manifests
@@ -18,7 +18,6 @@ from .. import report as base
 from . import admission, cost as cost_view
 from .md import DASH, code, codes, plural, table
 
-CLUSTER_TYPE = "gcp:container/cluster:Cluster"
 # Sections of a stack's report that read its plan and have no recorded counterpart yet.
 NEEDS_STACK_FILE = (
     "quota to request", "namespaces (Pod Security, network isolation)", "priorities",
@@ -56,8 +55,8 @@ def render(result, violations: list[dict[str, Any]]) -> str:
 
 
 def _title(result, resources: list[Resource], pools: list[PoolFacts]) -> list[str]:
-    clusters = sorted({(r.props.get("cluster"), r.props.get("location")) for r in resources if r.type == _NODE_POOL}, key=str)
-    created = any(r.type == CLUSTER_TYPE for r in resources)
+    clusters = sorted({(r.props.get("cluster"), r.props.get("location")) for r in resources if r.type == NODE_POOL}, key=str)
+    created = any(r.type == CLUSTER for r in resources)
     where = "; ".join(f"cluster {code(c)} in {code(loc)}" for c, loc in clusters if isinstance(c, str)) or "no node pools"
     chips = sum(p.accelerators or 0 for p in pools if p.resource == TPU_RESOURCE)
     gpus = sum(p.accelerators or 0 for p in pools if p.resource == GPU_RESOURCE)
@@ -71,14 +70,11 @@ def _title(result, resources: list[Resource], pools: list[PoolFacts]) -> list[st
     ]
 
 
-_NODE_POOL = "gcp:container/nodePool:NodePool"
-
-
 def _pools(resources: list[Resource], pools: list[PoolFacts]) -> list[str]:
     if not pools:
         return ["No node pools."]
     rows = []
-    for r, p in zip([r for r in resources if r.type == _NODE_POOL], pools):
+    for r, p in zip([r for r in resources if r.type == NODE_POOL], pools):
         node = as_dict(r.props.get("nodeConfig"))
         rows.append([
             code(p.name),
