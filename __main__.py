@@ -12,44 +12,54 @@ from gke_ai_batch.plan import build_plan
 from gke_ai_batch.components.fleet.deploy import deploy_fleet
 from gke_ai_batch.plan.admission import Admission
 from gke_ai_batch.plan.fleet import build_fleet_plan
+from gke_ai_batch.plan.program import ProgramResult
 from gke_ai_batch.components.platform import deploy
 
-# Only -h/--help is this file's own: under an engine the arguments are the engine's or synth's.
-cli.parser("__main__.py", __doc__).parse_known_args()
 
-source = f"stacks/Pulumi.{pulumi.get_stack()}.yaml"
-project = pulumi.Config("gcp").get("project")
-# Every problem at once: gcp:project's with the stack config's.
-project_problem = [p for p in [gcp_project_problem(project)] if p]
-try:
-    config = load_from_pulumi(source=source, project=project)
-except ConfigError as exc:
-    raise ConfigError(project_problem + exc.problems, source) from None
-if project_problem:
-    raise ConfigError(project_problem, source)
-if config.fleet is not None:
-    # A fleet: a plan per worker and the manager's; each cluster's objects answer to the same
-    # admission model a single-cluster stack's do, and the fleet's own rules on top.
-    fleet_plan = build_fleet_plan(config, project)
-    plan = fleet_plan.manager
-    # The manager's model answers for its queues in the report; it runs no pods, so only the
-    # workers' models can refuse (a worker's queue its nodes cannot serve).
-    admission = Admission(plan, fleet_plan.multikueue)
-    problems = fleet_plan.problems() + [p for w in fleet_plan.workers for p in Admission(w.plan).problems()]
-    if problems:
-        raise ConfigError(problems, source)
-    outputs = deploy_fleet(fleet_plan)
-else:
-    # Module-level, so that synth reports on the very plan the program deployed.
-    fleet_plan = None
-    plan = build_plan(config, project)
-    # What Kueue would never admit or kube-scheduler never place is refused before any resource.
-    admission = Admission(plan)
-    if admission.problems():
-        raise ConfigError(admission.problems(), source)
-    outputs = deploy(plan)
-if config.budget is not None:
-    # Recorded for the stack-budget policy, which reads it off the stack's outputs (pricing.BUDGET_OUTPUT).
-    outputs[pricing.BUDGET_OUTPUT] = pricing.budget_output(config.budget, config.prices)
-for name, value in outputs.items():
-    pulumi.export(name, value)
+def program() -> ProgramResult:
+    """The stack program. `pulumi up` calls it below; synth calls it under its recording engine
+    and reports on what it returns (gke_ai_batch/plan/program.py)."""
+    source = f"stacks/Pulumi.{pulumi.get_stack()}.yaml"
+    project = pulumi.Config("gcp").get("project")
+    # Every problem at once: gcp:project's with the stack config's.
+    project_problem = [p for p in [gcp_project_problem(project)] if p]
+    try:
+        config = load_from_pulumi(source=source, project=project)
+    except ConfigError as exc:
+        raise ConfigError(project_problem + exc.problems, source) from None
+    if project_problem:
+        raise ConfigError(project_problem, source)
+    if config.fleet is not None:
+        # A fleet: a plan per worker and the manager's; each cluster's objects answer to the same
+        # admission model a single-cluster stack's do, and the fleet's own rules on top.
+        fleet_plan = build_fleet_plan(config, project)
+        plan = fleet_plan.manager
+        # The manager's model answers for its queues in the report; it runs no pods, so only the
+        # workers' models can refuse (a worker's queue its nodes cannot serve).
+        admission = Admission(plan, fleet_plan.multikueue)
+        problems = fleet_plan.problems() + [p for w in fleet_plan.workers for p in Admission(w.plan).problems()]
+        if problems:
+            raise ConfigError(problems, source)
+        outputs = deploy_fleet(fleet_plan)
+    else:
+        fleet_plan = None
+        plan = build_plan(config, project)
+        # What Kueue would never admit or kube-scheduler never place is refused before any resource.
+        admission = Admission(plan)
+        if admission.problems():
+            raise ConfigError(admission.problems(), source)
+        outputs = deploy(plan)
+    if config.budget is not None:
+        # Recorded for the stack-budget policy, which reads it off the stack's outputs (pricing.BUDGET_OUTPUT).
+        outputs[pricing.BUDGET_OUTPUT] = pricing.budget_output(config.budget, config.prices)
+    for name, value in outputs.items():
+        pulumi.export(name, value)
+    # What synth reports on: the very plan and verdicts the program deployed.
+    return ProgramResult(config=config, plan=plan, admission=admission, fleet=fleet_plan)
+
+
+if __name__ == "__main__":
+    # The Pulumi CLI runs this file as a script (run_name "__main__"). Only -h/--help is this
+    # file's own: under the engine the arguments are the engine's.
+    cli.parser("__main__.py", __doc__).parse_known_args()
+    program()

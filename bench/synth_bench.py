@@ -25,7 +25,7 @@ submodules) and reports that as `import` time; it is not part of the figures bel
   - synth: `synth.synthesize(ROOT, StackFile)` timed with time.perf_counter (the call the CLI
     makes: program run, plan, policy, report; writing resources.json/manifests.yaml is timed
     apart as `write`). Phases are timed by wrapping, in the worker only, engine.run,
-    runpy.run_path (the program body), gke_ai_batch.config.load, gke_ai_batch.plan.build_plan,
+    engine.run_program (the program body), gke_ai_batch.config.load, gke_ai_batch.plan.build_plan,
     gke_ai_batch.components.platform.deploy, synth.policy.evaluate, synth.report.render and
     RecordingMonitor.RegisterResource; time in the cyclic garbage collector through
     gc.callbacks.
@@ -310,9 +310,6 @@ class _GcTimer:
 
 def _instrument(timers: _Timers) -> None:
     """Phase timers, installed in the worker only (no project code is changed)."""
-    import runpy
-    import types
-
     import gke_ai_batch.config
     import gke_ai_batch.plan
     import gke_ai_batch.components.platform
@@ -332,11 +329,9 @@ def _instrument(timers: _Timers) -> None:
             timers.in_run = False
 
     synth.engine.run = run
-    # engine.run calls runpy.run_path: the program body, constructors included; what
+    # engine.run calls run_program: the program body, constructors included; what
     # remains of engine.run is the SDK resolving outputs and sending registrations.
-    shim = types.SimpleNamespace(**{k: getattr(runpy, k) for k in dir(runpy) if not k.startswith("__")})
-    synth.engine.runpy = shim
-    timers.wrap(shim, "run_path", "program")
+    timers.wrap(synth.engine, "run_program", "program")
     timers.wrap(gke_ai_batch.config, "load", "config.load", split_by_run=True)
     timers.wrap(gke_ai_batch.plan, "build_plan", "build_plan", split_by_run=True)
     timers.wrap(gke_ai_batch.components.platform, "deploy", "deploy")

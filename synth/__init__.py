@@ -40,6 +40,7 @@ _KUBERNETES_PROVIDER_TYPE = "pulumi:providers:kubernetes"
 class Result:
     stack: str
     recording: engine.Recording | None = None
+    config: Any = None  # gke_ai_batch.config.StackConfig: the stack file's budget and price overrides
     plan: Any = None
     admission: Any = None  # gke_ai_batch.plan.admission.Admission: the model's verdicts
     fleet: Any = None  # gke_ai_batch.plan.fleet.FleetPlan of a fleet stack (plan is its manager's); None otherwise
@@ -49,6 +50,8 @@ class Result:
     violations: list[dict[str, Any]] = field(default_factory=list)
     extra_files: dict[str, str] = field(default_factory=dict)
     cost: dict[str, Any] | None = None  # cost.json (synth/report/cost.py)
+    program: str | None = None
+    """The program folder of a `--program` render (synth/program.py), which has no plan; None for a stack."""
 
     @property
     def error(self) -> str | None:
@@ -70,8 +73,10 @@ class Result:
 
     @property
     def summary(self) -> str:
-        from .summary import summary
+        from .summary import program_summary, summary
 
+        if self.program is not None and self.recording is not None:
+            return program_summary(self.stack, self.program, self.recording)
         return summary(self.stack, self.plan, self.fleet)
 
 
@@ -111,6 +116,7 @@ def synthesize(root: Path, stack_file: StackFile, stacks_dir: Path | None = None
 
 def _synthesize(root: Path, stack_file: StackFile, stacks_dir: Path) -> Result:
     from gke_ai_batch.config import ConfigError
+    from gke_ai_batch.plan.program import ENTRY, ProgramResult
 
     from . import crossstack, diagnostics, stackfile
 
@@ -138,14 +144,19 @@ def _synthesize(root: Path, stack_file: StackFile, stacks_dir: Path) -> Result:
             config=config.values,
             secret_keys=config.secret_keys,
             outputs_for=outputs_for(gcp_project),
+            entry=ENTRY,
         )
     except ConfigError as exc:
         result.recording = None
         return result.refuse(placed(exc.problems, getattr(exc, "rule", "config")))
-    result.plan = result.recording.program["plan"]
-    result.admission = result.recording.program["admission"]
-    result.fleet = result.recording.program.get("fleet_plan")
+    # What the program's function returned (gke_ai_batch/plan/program.py), not its globals.
+    program: ProgramResult = result.recording.result
+    result.config, result.plan, result.admission, result.fleet = program.config, program.plan, program.admission, program.fleet
+    return judge(result)
 
+
+def judge(result: Result) -> Result:
+    """The policy pack, the cost table and the report over what the program registered."""
     from . import policy, report
 
     result.violations = policy.evaluate(result)
@@ -202,7 +213,8 @@ def output_files(result: Result) -> dict[str, str]:
     from . import output
 
     resources = [r.to_json() for r in result.recording.resources]
-    by_cluster = manifests_by_cluster(result.recording)
+    # A program's Kubernetes providers are named as its author chose, not by cluster scope.
+    by_cluster = manifests_by_cluster(result.recording) if result.program is None else {}
     # One cluster: manifests.yaml says it all (and single-cluster outputs stay as they were).
     clusters = (
         {output.cluster_file(scope): _manifests_yaml(docs) for scope, docs in by_cluster.items()}

@@ -1,17 +1,20 @@
-"""python -m synth STACK [STACK ...] | --all | --config FILE  [--out DIR] [--base DIR | --new] [--json] [--quiet] [--debug]
+"""python -m synth STACK [STACK ...] | --all | --config FILE | --program DIR --config FILE  [--out DIR] [--base DIR | --new] [--json] [--quiet] [--debug]
    python -m synth STACK --removed --base DIR [--out DIR]
 
 Runs the program (__main__.py) for a stack under the recording engine and writes what it
 would create into build/STACK (or --out): resources.json, manifests.yaml, outputs.json,
 policy.json, cost.json, admission.json and report.md (and, for a program of several clusters, manifests/CLUSTER.yaml),
-all or none. With --base DIR (the same stack rendered from the base branch), diff.md and
+all or none. With --program DIR, runs that Pulumi Python program instead (any program using the
+library; DIR holds its Pulumi.yaml) with the stack config of --config FILE, into
+build/programs/PROJECT/STACK (or --out). With --base DIR (the same stack rendered from the base branch), diff.md and
 diff.json too: what changes against that render (docs/synth.md); with --new, against nothing (a
 stack the base branch lacks); with --removed, only those two, of a stack the change removes.
 
 Exit codes: 0 rendered; 2 invalid stack config or usage (every problem listed as
-file:line:column: key path: message; nothing written); 3 a mandatory policy violated (files
-written, violations on stderr); 70 an internal error (a bug in synth: one line, and --debug
-for the traceback); 75 another synth kept the output folder locked too long. With several
+file:line:column: key path: message; nothing written; for --program also the library's
+ArgsError and ConfigError the program raised); 3 a mandatory policy violated (files
+written, violations on stderr); 70 an internal error (a bug in synth, or a --program that
+raised anything else: one line, and --debug for the traceback); 75 another synth kept the output folder locked too long. With several
 stacks, the exit code is the most serious of theirs."""
 
 from __future__ import annotations
@@ -96,6 +99,13 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--all", action="store_true", help="every stack in stacks/")
     p.add_argument("--config", type=Path, metavar="FILE", help="any stack file named Pulumi.<stack>.yaml")
     p.add_argument(
+        "--program",
+        type=Path,
+        metavar="DIR",
+        help="a Pulumi Python program's folder (its Pulumi.yaml names the project and main) to run instead of this "
+        "project's stack program, with the stack config of --config FILE",
+    )
+    p.add_argument(
         "--out",
         type=Path,
         metavar="DIR",
@@ -157,7 +167,7 @@ def main(argv: list[str] | None = None) -> int:
             base = (args.base / stack, True) if several else (args.base, False)
         elif args.new:
             base = (None, True)
-        outcomes.append(_run_one(stack, config, out, args.debug, base))
+        outcomes.append(_run_one(stack, config, out, args.debug, base, args.program))
         if not args.json:
             _print_outcome(outcomes[-1], args.quiet)
     return _finish(args, outcomes)
@@ -210,6 +220,11 @@ def _removed(stack: str, out: Path | None, base: Path) -> Outcome:
 
 
 def _targets(args) -> list[tuple[str, Path | None]] | Diagnostic:
+    if args.program is not None:
+        if args.stacks or args.all:
+            return Diagnostic("--program renders one program with --config FILE, not STACK names or --all", "usage")
+        if not args.config:
+            return Diagnostic("--program needs --config FILE: the program's stack config (a Pulumi.<stack>.yaml)", "usage")
     chosen = sum(bool(x) for x in (args.stacks, args.all, args.config))
     if chosen != 1:
         return Diagnostic("give one of: STACK names, --all, or --config FILE", "usage")
@@ -230,12 +245,18 @@ def _targets(args) -> list[tuple[str, Path | None]] | Diagnostic:
     return targets
 
 
-def _run_one(stack: str, config: Path | None, out: Path | None, debug: bool, base=None) -> Outcome:
+def _run_one(stack: str, config: Path | None, out: Path | None, debug: bool, base=None, program: Path | None = None) -> Outcome:
+    from .program import ProgramFailed
+
     outcome = Outcome(stack)
     try:
-        _render(outcome, stack, config, out, base)
+        _render(outcome, stack, config, out, base, program)
     except KeyboardInterrupt:
         raise
+    except ProgramFailed as exc:  # the program's own error, not synth's: said so, one line
+        if debug:
+            exc.print_traceback()
+        outcome.diagnostics, outcome.exit_code = [exc.diagnostic()], EXIT_INTERNAL
     except BaseException as exc:  # noqa: BLE001 - every failure ends in a message and an exit code
         if isinstance(exc, SystemExit):
             raise
@@ -249,17 +270,28 @@ def _run_one(stack: str, config: Path | None, out: Path | None, debug: bool, bas
     return outcome
 
 
-def _render(outcome: Outcome, stack: str, config: Path | None, out: Path | None, base=None) -> None:
+def _render(outcome: Outcome, stack: str, config: Path | None, out: Path | None, base=None, program: Path | None = None) -> None:
     from . import StackFile, StackFileError, output, output_files, synthesize
+    from .program import read_project, synthesize_program
 
+    problems, project = [], None
     try:
         stack_file = StackFile.locate(ROOT, None if config else stack, config)
     except StackFileError as exc:
-        outcome.diagnostics, outcome.exit_code = exc.diagnostics, EXIT_INVALID_CONFIG
+        problems += exc.diagnostics
+    if program is not None:
+        try:
+            project = read_project(program)
+        except StackFileError as exc:
+            problems += exc.diagnostics
+    if problems:  # the stack file's and the program's, all at once
+        outcome.diagnostics, outcome.exit_code = problems, EXIT_INVALID_CONFIG
         return
     outcome.stack, outcome.file = stack_file.stack, stack_file.display()
     given = out is not None
-    out = out if given else ROOT / "build" / stack_file.stack
+    if not given:
+        # A program's default is apart from the stacks' build/STACK: its stack may share a name with one of them.
+        out = ROOT / "build" / stack_file.stack if project is None else ROOT / "build" / "programs" / project.name / stack_file.stack
 
     def refused(exc: output.OutputError) -> Diagnostic:
         # A usage error about --out, not a problem of the stack file.
@@ -273,7 +305,7 @@ def _render(outcome: Outcome, stack: str, config: Path | None, out: Path | None,
     except output.OutputError as exc:
         outcome.diagnostics, outcome.exit_code = [refused(exc)], EXIT_INVALID_CONFIG
         return
-    result = synthesize(ROOT, stack_file)
+    result = synthesize(ROOT, stack_file) if project is None else synthesize_program(project, stack_file)
     outcome.violations = result.violations
     if result.diagnostics:
         outcome.diagnostics, outcome.exit_code = result.diagnostics, result.exit_code
@@ -295,7 +327,7 @@ def _render(outcome: Outcome, stack: str, config: Path | None, out: Path | None,
         return
     outcome.summary = result.summary
     outcome.exit_code = result.exit_code
-    note = _unregistered(stack_file)
+    note = _unregistered(stack_file) if project is None else None
     if note:
         outcome.diagnostics = [note]
 

@@ -81,8 +81,9 @@ class Registration:
 class Recording:
     resources: list[Registration] = field(default_factory=list)
     outputs: dict[str, Any] = field(default_factory=dict)
-    program: dict[str, Any] = field(default_factory=dict)
-    """The program's module globals after it ran (synth reads its `plan`)."""
+    result: Any = None
+    """What the program's entry function returned (the stack program's ProgramResult); None
+    for a program run as a script."""
 
 
 def plain(value: Any) -> Any:
@@ -277,6 +278,23 @@ class _InlineExecutor(concurrent.futures.ThreadPoolExecutor):
         return future
 
 
+PROGRAM_MODULE = "__pulumi_program__"
+"""The module name a program runs under when synth calls its entry function: not __main__, so
+its `if __name__ == "__main__":` block (what `pulumi up` runs) stays out of the way."""
+
+
+def run_program(program: Path, entry: str | None) -> Any:
+    """The program's body. Without `entry`, as pulumi-language-python-exec runs it:
+    `runpy.run_path(PROGRAM, run_name='__main__')` (pulumi/pulumi sdk/python/cmd/
+    pulumi-language-python-exec), so a plain script registers its resources at import and a
+    directory runs its __main__.py with the directory on sys.path. With `entry`, the file is
+    loaded as a module and that function is called: what it returns is the program's result."""
+    if entry is None:
+        runpy.run_path(str(program), run_name="__main__")
+        return None
+    return runpy.run_path(str(program), run_name=PROGRAM_MODULE)[entry]()
+
+
 def run(
     program: Path,
     *,
@@ -285,8 +303,12 @@ def run(
     config: dict[str, str],
     secret_keys: list[str] | None = None,
     outputs_for: Callable[[str, str, dict[str, Any]], dict[str, Any]],
+    entry: str | None = None,
+    cwd: Path | None = None,
 ) -> Recording:
-    """Run a Pulumi program under the recording engine and return what it registered."""
+    """Run a Pulumi program (a file, or a directory with a __main__.py) under the recording
+    engine and return what it registered. `entry`: the function of the program to call
+    (run_program); `cwd`: the folder to run it in, as the language host's --pwd (the project's)."""
     monitor = RecordingMonitor(outputs_for)
     # set_mocks keeps an existing root stack; each run gets its own (one process may synth
     # several stacks, as the tests do): reset_options forgets the root.
@@ -300,18 +322,35 @@ def run(
 
     def main():
         asyncio.get_running_loop().set_default_executor(_InlineExecutor())
-        root = str(program.parent)
+        root = str(program if program.is_dir() else program.parent)
         if root not in sys.path:
             sys.path.insert(0, root)
-        monitor.recording.program = runpy.run_path(str(program), run_name="__main__")
+        monitor.recording.result = run_program(program, entry)
 
-    with lean_runtime(), language_host_config(config, secret_keys or []):
+    with lean_runtime(), language_host_config(config, secret_keys or []), _as_language_host(program, cwd):
         _sync_await(run_pulumi_func(main))
         monitor.recording.outputs = _sync_await(_stack_outputs())
     # Registrations arrive as their inputs resolve, which depends on hash order inside the
     # SDK; the program's own construction order does not.
     monitor.recording.resources.sort(key=lambda r: order.position(r.urn))
     return monitor.recording
+
+
+@contextlib.contextmanager
+def _as_language_host(program: Path, cwd: Path | None):
+    """sys.argv and the working folder as pulumi-language-python-exec sets them for the program:
+    `sys.argv = [args.PROGRAM] + args.ARGS` (no ARGS here) and `os.chdir(args.pwd)`; so a program
+    parsing its arguments never sees synth's. Both are put back afterwards."""
+    saved_argv, saved_cwd = sys.argv, os.getcwd() if cwd is not None else None
+    sys.argv = [str(program)]
+    try:
+        if cwd is not None:
+            os.chdir(cwd)
+        yield
+    finally:
+        sys.argv = saved_argv
+        if saved_cwd is not None:
+            os.chdir(saved_cwd)
 
 
 def _contains_unknowns(value: Any) -> bool:

@@ -14,7 +14,9 @@ def evaluate(result) -> list[dict[str, Any]]:
     """[{"policy", "enforcement", "urn", "message"}] for every violation, in a stable order."""
     if result.recording is None:
         return []
-    config = levels.for_stack(result.stack)
+    # A program's stack is not one of stacks/: the pack's defaults (its own policy config would
+    # be passed to `pulumi preview --policy-pack-config`, which synth does not see).
+    config = levels.for_stack(result.stack) if result.program is None else {}
     # As CrossGuard's stack policies see them: each resource with its outputs, which for the
     # recording engine are its inputs, and the root stack with the program's exports
     # (pulumi/pulumi pkg/resource/deploy/step_generator.go, AnalyzeResources).

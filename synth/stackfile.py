@@ -149,8 +149,10 @@ class StackConfig:
     positions: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
-def read(stack_file: StackFile) -> StackConfig:
-    """The stack's config, or StackFileError listing every problem in the file at once."""
+def read(stack_file: StackFile, *, any_secret: bool = False) -> StackConfig:
+    """The stack's config, or StackFileError listing every problem in the file at once.
+    `any_secret`: a program other than this project's (`--program`), whose keys synth does not
+    know: every secure value reaches it masked, none is refused."""
     file = stack_file.display()
     try:
         doc = yamlread.load(yamlread.decode(yamlread.read_bytes(stack_file.path)))
@@ -209,7 +211,7 @@ def read(stack_file: StackFile) -> StackConfig:
             _rekey(result.positions, _format(("config", raw_key)), key)
         secure = list(_secure_paths(value, ()))
         if secure:
-            if key.startswith(f"{NAMESPACE}:") or key in PROGRAM_KEYS:
+            if not any_secret and (key.startswith(f"{NAMESPACE}:") or key in PROGRAM_KEYS):
                 for sub in secure:
                     refuse(
                         ("config", raw_key, *sub),

@@ -28,3 +28,11 @@ def summary(stack: str, plan, fleet=None) -> str:
         accelerators = plural(p.chips, "TPU chip") if p.tpu else plural(p.chips, "GPU") if p.kind == "gpu" else "-"
         lines.append(f"  {name:<28} {p.capacity:<11} {p.machine_type:<20} {shape:<10} {vms:>5} {accelerators:>13}")
     return "\n".join(lines)
+
+
+def program_summary(stack: str, program: str, recording) -> str:
+    """A program without a stack file (synth/program.py): what it registered."""
+    from policy.rules.base import NODE_POOL
+
+    pools = sum(1 for r in recording.resources if r.type == NODE_POOL)
+    return f"{stack}: program {program}: {plural(len(recording.resources), 'resource')}, {plural(pools, 'node pool')}"

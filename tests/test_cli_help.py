@@ -63,7 +63,8 @@ def test_every_entry_point_answers_help():
     # The scan itself works: it finds the ones this test was written with.
     assert {"__main__.py", "synth/urns.py", "policy/__main__.py", ".github/scripts/stacks.py"} <= rel, rel
     before = _snapshot(ROOT)
-    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    # The library importable as if installed: the programs of examples/ are its consumers.
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     # All at once: each pays for importing pulumi, and they are independent.
     procs = {
         p: subprocess.Popen(

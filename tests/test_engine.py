@@ -73,7 +73,7 @@ def test_outputs_are_resolved_and_secrets_masked():
 
 def test_synth_reports_on_the_plan_the_program_deployed():
     result = synth_stack("dev")
-    assert result.plan is result.recording.program["plan"]
+    assert result.plan is result.recording.result.plan and result.config is result.recording.result.config
 
 
 def test_contains_unknowns_answers_as_the_sdks_does():

@@ -2,8 +2,8 @@
 the MultiKueue settings in force, which workers mirror each manager queue, the manager's access
 to each worker, and the per-plan sections telling the truth about a manager that runs nothing.
 
-synth refuses fleets until they deploy (__main__.py); here synth runs a program that exposes
-`plan` and `fleet_plan` as __main__.py will, on the sample fleet of tests/test_fleet_config.py."""
+synth refuses fleets until they deploy (__main__.py); here synth runs a program whose
+`program()` returns the fleet plan as __main__.py's will, on the sample fleet of tests/test_fleet_config.py."""
 
 from __future__ import annotations
 
@@ -29,12 +29,15 @@ from gke_ai_batch.config import load_from_pulumi
 from gke_ai_batch.components.fleet.deploy import deploy_fleet
 from gke_ai_batch.plan.admission import Admission
 from gke_ai_batch.plan.fleet import build_fleet_plan
+from gke_ai_batch.plan.program import ProgramResult
 
-fleet_plan = build_fleet_plan(load_from_pulumi(source="fleet"), pulumi.Config("gcp").get("project"))
-plan = fleet_plan.manager
-admission = Admission(plan)
-for name, value in deploy_fleet(fleet_plan).items():
-    pulumi.export(name, value)
+
+def program():
+    config = load_from_pulumi(source="fleet")
+    fleet_plan = build_fleet_plan(config, pulumi.Config("gcp").get("project"))
+    for name, value in deploy_fleet(fleet_plan).items():
+        pulumi.export(name, value)
+    return ProgramResult(config, fleet_plan.manager, Admission(fleet_plan.manager), fleet_plan)
 """
 GPU, TPU = "nvidia-h100-80gb-queued", "tpu-v6e-slice-2x4-flex"
 
@@ -67,7 +70,7 @@ def rerender(fleet: dict | None = None, recording: engine.Recording | None = Non
 
 def test_synth_carries_the_fleet_plan_to_the_report_and_single_stacks_have_none():
     result = fleet_result()
-    assert result.fleet is result.recording.program["fleet_plan"] and result.plan is result.fleet.manager
+    assert result.fleet is result.recording.result.fleet and result.plan is result.fleet.manager
     assert text() == report.render(result, result.violations)
     assert synth_stack("dev").fleet is None and "### Fleet" not in synth_stack("dev").extra_files["report.md"]
 

@@ -147,7 +147,8 @@ second = pulumi.CustomResource(
 )
 pulumi.export("plain", {"n": 2, "config": config["proj:key"]})
 pulumi.export("secret", pulumi.Output.secret("s3cret"))
-marker = "ran"
+import sys
+pulumi.export("runAs", {"name": __name__, "argv": sys.argv})
 '''
 
 
@@ -175,8 +176,10 @@ def test_the_engine_records_a_program_end_to_end(tmp_path: Path, monkeypatch):
         "provider": by_name["prov"].urn,
     }
     assert first.urn in second.dependencies and second.inputs == {"ref": "first-id"}
-    assert recording.outputs == {"plain": {"n": 2, "config": "v"}, "secret": "[secret]"}
-    assert recording.program["marker"] == "ran"
+    # Run as the language host runs it: as __main__, with its own path as the only argument.
+    run_as = {"name": "__main__", "argv": [str(program)]}
+    assert recording.outputs == {"plain": {"n": 2, "config": "v"}, "secret": "[secret]", "runAs": run_as}
+    assert recording.result is None
     assert "PULUMI_CONFIG" not in os.environ
 
 

@@ -26,6 +26,10 @@ ACCELERATORS = (TPU_RESOURCE, GPU_RESOURCE)
 
 def render(result, violations: list[dict[str, Any]]) -> str:
     plan = result.plan
+    if plan is None and result.program is not None and result.recording is not None:
+        from . import recorded  # a program without a stack file: no plan, only what it registered
+
+        return recorded.render(result, violations)
     if plan is None:
         return f"## `{result.stack}`\n\nNothing synthesized: {result.error or 'no plan'}\n"
     # A fleet: `plan` is the manager's, which runs nothing; capacity, pools, the largest

@@ -29,7 +29,7 @@ def _flavor_usd(total: dict[str, Any], key: str) -> str:
 def compute(result) -> dict[str, Any]:
     """cost.json: one entry per pool, totals per stack and per flavor, the table and overrides."""
     resources = [rules.Resource(r.urn, r.type, r.name, r.inputs, False) for r in result.recording.resources]
-    config = result.recording.program.get("config")
+    config = result.config
     prices = dict(config.prices) if config is not None else {}
     budget = config.budget if config is not None else None
     costs = cost.stack_costs(resources, prices)

@@ -1,0 +1,185 @@
+"""report.md of a program without a stack file (`python -m synth --program`): there is no plan,
+so every section is read off what the program registered (node pools, ResourceFlavors,
+ClusterQueues, LocalQueues) with the policy pack's own readings of a recorded node pool
+(gke_ai_batch/model/facts.py), or says that it needs a stack file. Nothing is guessed: a column the
+recording does not tell is a dash."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gke_ai_batch.domain.catalogue import GPU_RESOURCE, TPU_RESOURCE
+from policy.rules import Resource
+from policy.rules.base import CLUSTER, NODE_POOL, as_dict, as_list, dig
+from gke_ai_batch.model.facts import PoolFacts, flavor_capacity, selects, stack_pools
+
+from .. import manifests
+from .. import report as base
+from . import admission, cost as cost_view
+from .md import DASH, code, codes, plural, table
+
+# Sections of a stack's report that read its plan and have no recorded counterpart yet.
+NEEDS_STACK_FILE = (
+    "quota to request", "namespaces (Pod Security, network isolation)", "priorities",
+    "sample workloads", "flow diagram", "changes that force replacement",
+)
+NO_MODEL = [
+    "Not computed here: the program declares Kubernetes objects on several clusters, or values known only after "
+    "deploy. The policy pack's `kueue-admissible` judges each cluster (`gke_ai_batch/model/recorded.py`)."
+]
+
+
+def render(result, violations: list[dict[str, Any]]) -> str:
+    recording = result.recording
+    resources = [Resource(r.urn, r.type, r.name, r.inputs, bool(r.options.get("protect"))) for r in recording.resources]
+    pools = stack_pools(resources)
+    docs = manifests(recording)
+    verdicts = result.admission
+    sections = [
+        ("Policy", base._policy(violations)),
+        ("Node pools", _pools(resources, pools)),
+        ("Capacity per flavor", _flavors(docs, pools)),
+        ("Cost", cost_view.section(result.cost if result.cost is not None else cost_view.compute(result))),
+        ("Cluster queues", _queues(docs)),
+        ("Teams", _teams(docs)),
+        ("Admission: can each sample run, and where", admission.workloads(verdicts) if verdicts is not None else NO_MODEL),
+        ("Largest workload per cluster queue", admission.queues(verdicts) if verdicts is not None else NO_MODEL),
+        ("Not shown without a stack file", [
+            f"A program has no stack file, hence no plan: {', '.join(NEEDS_STACK_FILE)} are in a stack's report only."
+        ]),
+    ]
+    lines = _title(result, resources, pools)
+    for heading, body in sections:
+        lines += ["", f"### {heading}", "", *body]
+    return "\n".join(lines) + "\n"
+
+
+def _title(result, resources: list[Resource], pools: list[PoolFacts]) -> list[str]:
+    clusters = sorted({(r.props.get("cluster"), r.props.get("location")) for r in resources if r.type == NODE_POOL}, key=str)
+    created = any(r.type == CLUSTER for r in resources)
+    where = "; ".join(f"cluster {code(c)} in {code(loc)}" for c, loc in clusters if isinstance(c, str)) or "no node pools"
+    chips = sum(p.accelerators or 0 for p in pools if p.resource == TPU_RESOURCE)
+    gpus = sum(p.accelerators or 0 for p in pools if p.resource == GPU_RESOURCE)
+    return [
+        f"## `{result.stack}`: program `{result.program}`",
+        "",
+        f"{where} · {'created by the program' if created else 'an existing cluster (the program creates none)'}",
+        "",
+        f"**Total:** {plural(len(pools), 'node pool')}, {plural(len(resources), 'resource')}, "
+        f"{plural(chips, 'TPU chip')}, {plural(gpus, 'GPU')} at most",
+    ]
+
+
+def _pools(resources: list[Resource], pools: list[PoolFacts]) -> list[str]:
+    if not pools:
+        return ["No node pools."]
+    rows = []
+    for r, p in zip([r for r in resources if r.type == NODE_POOL], pools):
+        node = as_dict(r.props.get("nodeConfig"))
+        rows.append([
+            code(p.name),
+            p.capacity,
+            node.get("machineType") or DASH,
+            _shape(r.props, node),
+            ", ".join(str(z) for z in as_list(r.props.get("nodeLocations"))) or "the cluster's",
+            _nodes(r.props),
+            p.accelerators if p.resource and p.accelerators is not None else DASH,
+            "yes" if r.protect else "no",
+        ])
+    return table(
+        ["pool", "capacity", "machine type", "TPU topology / GPU", "zones", "nodes", "chips / GPUs", "protected"],
+        rows,
+        ["l", "l", "l", "l", "l", "r", "r", "l"],
+    )
+
+
+def _shape(props, node) -> str:
+    topology = dig(props, "placementPolicy", "tpuTopology")
+    if topology:
+        return f"TPU {topology}"
+    gpus = [g for g in as_list(node.get("guestAccelerators")) if isinstance(g, dict)]
+    if gpus:
+        return f"{gpus[0].get('count')} × {gpus[0].get('type')} per node"
+    return "CPU" if node.get("machineType") else DASH
+
+
+def _nodes(props) -> str:
+    auto = props.get("autoscaling")
+    if isinstance(auto, dict):
+        low = auto.get("totalMinNodeCount", auto.get("minNodeCount", 0))
+        high = auto.get("totalMaxNodeCount", auto.get("maxNodeCount"))
+        return f"{low}..{high} (autoscaled)" if high is not None else DASH
+    count = props.get("nodeCount", props.get("initialNodeCount"))
+    return str(count) if count is not None else DASH
+
+
+def _of_kind(docs: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [d for d in docs if isinstance(d, dict) and d.get("kind") == kind]
+
+
+def _flavors(docs: list[dict[str, Any]], pools: list[PoolFacts]) -> list[str]:
+    flavors = _of_kind(docs, "ResourceFlavor")
+    if not flavors:
+        return ["No ResourceFlavors: Kueue has nothing to admit onto."]
+    queues = _of_kind(docs, "ClusterQueue")
+    rows = []
+    for f in flavors:
+        name = dig(f, "metadata", "name")
+        labels = as_dict(dig(f, "spec", "nodeLabels"))
+        selected = [p for p in pools if selects(labels, p)]
+        capacity = flavor_capacity(labels, pools)
+        resources = sorted({p.resource for p in selected if p.resource})
+        total = sum(p.accelerators or 0 for p in selected if p.resource)
+        quota = [f"{q['name']} {q['nominalQuota']}" for cq in queues for q in _quotas(cq, name) if q["name"] in resources]
+        rows.append([
+            code(name),
+            codes(p.name for p in selected) if selected else "none of this program's pools",
+            ", ".join(sorted(capacity)) if capacity else DASH,
+            f"{total} {'TPU chips' if resources == [TPU_RESOURCE] else 'GPUs' if resources == [GPU_RESOURCE] else ''}".strip()
+            if selected and resources else DASH,
+            "<br>".join(quota) or "no queue uses it",
+        ])
+    return table(["flavor", "pools (by node labels)", "capacity", "chips / GPUs", "quota (each queue)"], rows,
+                 ["l", "l", "l", "r", "r"])
+
+
+def _quotas(cluster_queue: dict[str, Any], flavor: str) -> list[dict[str, Any]]:
+    return [
+        r
+        for group in as_list(dig(cluster_queue, "spec", "resourceGroups"))
+        for f in as_list(as_dict(group).get("flavors"))
+        if as_dict(f).get("name") == flavor
+        for r in as_list(as_dict(f).get("resources"))
+        if isinstance(r, dict) and "name" in r and "nominalQuota" in r
+    ]
+
+
+def _queues(docs: list[dict[str, Any]]) -> list[str]:
+    queues = _of_kind(docs, "ClusterQueue")
+    if not queues:
+        return ["No ClusterQueues: Kueue admits nothing this program declares."]
+    rows = []
+    for cq in queues:
+        spec = as_dict(cq.get("spec"))
+        flavors = [as_dict(f) for g in as_list(spec.get("resourceGroups")) for f in as_list(as_dict(g).get("flavors"))]
+        rows.append([
+            code(dig(cq, "metadata", "name")),
+            code(spec["cohortName"]) if spec.get("cohortName") else DASH,
+            "<br>".join(
+                f"{code(f.get('name'))}: " + (", ".join(f"{q['name']} {q['nominalQuota']}" for q in _quotas(cq, f.get("name")))
+                                              or "no quota")
+                for f in flavors
+            ) or DASH,
+            base._checks(spec) or DASH,
+            base._namespaces(spec.get("namespaceSelector")),
+        ])
+    return table(["queue", "cohort", "flavors: nominal quota", "admission checks", "namespaces"], rows)
+
+
+def _teams(docs: list[dict[str, Any]]) -> list[str]:
+    local = _of_kind(docs, "LocalQueue")
+    if not local:
+        return ["No LocalQueues: no namespace can submit to Kueue."]
+    rows = [[code(dig(q, "metadata", "namespace") or "default"), code(dig(q, "metadata", "name")),
+             code(dig(q, "spec", "clusterQueue"))] for q in local]
+    return table(["namespace", "local queue", "cluster queue"], rows)
