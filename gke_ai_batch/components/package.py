@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pulumi
 
+from gke_ai_batch.components.cluster import ExistingCluster, GkeCluster
 from gke_ai_batch.components.nodepools import CpuPool, GpuPool, TpuSlices
 from gke_ai_batch.config.errors import NAMESPACE
 from gke_ai_batch.domain import cli
@@ -22,6 +23,8 @@ from gke_ai_batch.domain import cli
 # with a TypedDict (or class) of annotated inputs and its class-level annotations are all
 # Outputs (Pulumi's analyzer turns every public one into a schema output).
 COMPONENTS: list[type[pulumi.ComponentResource]] = [
+    GkeCluster,
+    ExistingCluster,
     TpuSlices,
     GpuPool,
     CpuPool,

@@ -20,6 +20,7 @@ from gke_ai_batch.components.cluster import ExistingCluster, GkeCluster
 from gke_ai_batch.domain.naming import scoped
 from gke_ai_batch.components.nodepools import stack_pool_args
 from gke_ai_batch.plan import Plan
+from gke_ai_batch.plan.cluster import cluster_component_args
 from gke_ai_batch.components.queues import KueueQueues, Priorities, Team
 from gke_ai_batch.components.services import enable_apis
 from gke_ai_batch.components.workloads import SampleWorkload
@@ -61,16 +62,19 @@ def deploy_cluster(
     `admission_needs` (the manager's kubeconfig Secrets and MultiKueue objects, which wait for
     the workers); `apis`, the Service resources of the cluster's project (gke_ai_batch/components/services.py)."""
     cfg = plan.config
+    # Production protects the cluster, every pool and what they need (the node service account,
+    # the tpu7x workload policy): through the components' opts, which their children inherit.
+    # Every Google Cloud resource waits for the project's APIs.
+    opts = pulumi.ResourceOptions(protect=cfg.production, depends_on=list(apis))
     kind = ExistingCluster if cfg.cluster.existing else GkeCluster
-    cluster = kind(scoped(scope, cfg.cluster.name), plan, scope=scope, apis=apis)
+    cluster = kind(
+        scoped(scope, cfg.cluster.name), cluster_component_args(cfg, plan.project, plan.registry_images), opts
+    )
     ref = cluster.ref()
-    # Production protects every pool and what it needs (the tpu7x workload policy): through the
-    # components' opts, which their children inherit.
-    pool_opts = pulumi.ResourceOptions(protect=cfg.production, depends_on=list(apis))
     groups = []
     for entry in cfg.node_pools:
         component, args = stack_pool_args(entry, ref)
-        groups.append(component(scoped(scope, entry.name), args, pool_opts))
+        groups.append(component(scoped(scope, entry.name), args, opts))
     provider = cluster.provider
     jobset = JobSetInstall(scoped(scope, "jobset"), plan, provider, scope=scope)
     kueue = KueueInstall(

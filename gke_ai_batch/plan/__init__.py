@@ -10,7 +10,7 @@ from typing import Any
 
 from gke_ai_batch.config.stack import StackConfig
 from gke_ai_batch.plan.apis import required_apis
-from gke_ai_batch.plan.cluster import RegistryGrant, cluster_args, registry_grants
+from gke_ai_batch.plan.cluster import RegistryGrant, cluster_args, grants_for, registry_images
 from gke_ai_batch.plan.flavors import FlavorPlan, plan_flavors
 from gke_ai_batch.plan.kueue import (
     QueuePlan,
@@ -65,6 +65,7 @@ class Plan:
     workloads: list[WorkloadPlan]
     kueue_values: dict[str, Any]
     webhook_probe: list[dict[str, Any]]
+    registry_images: list[str]  # the images the cluster's pods pull (plan.cluster.registry_images)
     registry_grants: list[RegistryGrant]  # Artifact Registry repositories the nodes pull from
     apis: tuple[str, ...]  # Google Cloud APIs the cluster's project must have enabled (plan.apis)
 
@@ -101,6 +102,7 @@ def build_plan(cfg: StackConfig, project: str = "my-project") -> Plan:
     flavors = plan_flavors(cfg, pools)
     queues = plan_cluster_queues(cfg, flavors)
     teams = team_plans(cfg)
+    images = registry_images(cfg)
     priorities = [PriorityPlan(p.name, p.value, *priority_manifests(p.name, p.value, p.description)) for p in cfg.priorities]
     return Plan(
         config=cfg,
@@ -119,6 +121,7 @@ def build_plan(cfg: StackConfig, project: str = "my-project") -> Plan:
         workloads=plan_workloads(cfg),
         kueue_values=kueue_values(cfg),
         webhook_probe=webhook_probe_manifests(cfg) if cfg.kueue.webhook_gate else [],
-        registry_grants=registry_grants(cfg),
+        registry_images=images,
+        registry_grants=grants_for(images),
         apis=required_apis(cfg, project),
     )

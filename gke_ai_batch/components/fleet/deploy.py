@@ -56,6 +56,6 @@ def _kubeconfig(worker: str, d: ClusterDeployment) -> pulumi.Output[str]:
     worker's endpoint, its cluster CA (GKE's masterAuth.clusterCaCertificate: base64 PEM, as
     certificate-authority-data wants) and the token Kubernetes filled into the token Secret."""
     token = d.after_kueue[resource_name(token_secret())]
-    parts = pulumi.Output.all(d.cluster.endpoint, d.cluster.cluster.master_auth.cluster_ca_certificate, token.data)
+    parts = pulumi.Output.all(d.cluster.endpoint, d.cluster.cluster_ca_certificate, token.data)
     text = parts.apply(lambda a: worker_kubeconfig(worker, a[0], a[1], base64.b64decode(a[2]["token"]).decode()))
     return pulumi.Output.secret(text.apply(encode_kubeconfig))
