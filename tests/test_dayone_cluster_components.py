@@ -256,3 +256,14 @@ def test_every_cluster_key_of_a_stack_is_an_arg():
     assert create == set(ClusterConfig.model_fields) - {"existing", *EXISTING_ONLY}
     exists = set(ExistingClusterArgs.__annotations__) - extra
     assert exists == set(ClusterConfig.model_fields) - {"existing", *CREATION_ONLY}
+
+
+def test_the_library_pages_cluster_example_runs(tmp_path):
+    from conftest import ROOT
+
+    page = (ROOT / "docs" / "library.md").read_text()
+    example = page.split("## The cluster", 1)[1].split("```python", 1)[1].split("```", 1)[0]
+    recording = _run(tmp_path, example)
+    pools = [r for r in recording.resources if r.type == "gcp:container/nodePool:NodePool"]
+    assert sorted(p.name for p in pools) == ["ml-system", "v6e-0", "v6e-1"]
+    assert all(r.options.get("protect") for r in recording.resources if r.name.startswith("ml-"))
