@@ -4,10 +4,9 @@ a ref() the pool components take, and the stack program's cluster unchanged."""
 
 from __future__ import annotations
 
-import textwrap
-from pathlib import Path
-
 import pytest
+
+from support.programs import run_program as _run
 
 from conftest import synth_stack
 
@@ -49,16 +48,6 @@ for cluster in (a, b, c, d):
 pulumi.export("kubeconfig", b.kubeconfig)
 pulumi.export("api", c.api_server)
 """
-
-
-def _run(tmp_path: Path, source: str):
-    import synth
-    from synth import engine
-
-    program = tmp_path / "__main__.py"
-    program.write_text(textwrap.dedent(source))
-    # What the cloud reports back (the cluster's endpoints, an account's email), as synth has it.
-    return engine.run(program, project="lib", stack="test", config={}, outputs_for=synth.outputs_for("acme-ml"))
 
 
 @pytest.fixture(scope="module")
@@ -267,3 +256,22 @@ def test_the_library_pages_cluster_example_runs(tmp_path):
     pools = [r for r in recording.resources if r.type == "gcp:container/nodePool:NodePool"]
     assert sorted(p.name for p in pools) == ["ml-system", "v6e-0", "v6e-1"]
     assert all(r.options.get("protect") for r in recording.resources if r.name.startswith("ml-"))
+
+
+def test_two_clusters_each_named_as_its_gke_cluster_do_not_clash(tmp_path):
+    """A child's URN holds its parent's type, not its name: children named "cluster" or "nodes"
+    alone would be one URN for both."""
+    recording = _run(tmp_path, """
+        from gke_ai_batch.components.cluster import ExistingCluster, GkeCluster
+
+        for name, location in (("w1", "us-east5"), ("w2", "us-west1")):
+            GkeCluster(name, {"name": name, "location": location, "project": "acme-ml"})
+        for name in ("e1", "e2"):
+            ExistingCluster(name, {"name": name, "location": "us-east5", "project": "acme-ml", "version": "1.35.7-gke.1222000",
+                                   "endpoint": "gke-0123abcd.us-east5.gke.goog",
+                                   "node_service_account": "x-nodes@acme-ml.iam.gserviceaccount.com"})
+    """)
+    clusters = sorted(r.name for r in recording.resources if r.type == "gcp:container/cluster:Cluster")
+    assert clusters == ["w1-cluster", "w2-cluster"]
+    providers = sorted(r.name for r in recording.resources if r.type == "pulumi:providers:kubernetes")
+    assert providers == ["e1-k8s", "e2-k8s", "w1-k8s", "w2-k8s"]

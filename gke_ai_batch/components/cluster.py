@@ -182,6 +182,13 @@ class _Cluster(pulumi.ComponentResource):
 
     _old_type = ""
     _args: type = _ClusterArgs
+    # Children are named "<name>-<child>", so that two clusters side by side never register one
+    # URN twice, whatever their names (a child's URN has its parent's type, not its name). The
+    # stack program's subclasses (StackGkeCluster, StackExistingCluster) name them in the
+    # cluster's scope instead ("cluster", "us-east4/cluster"), as its deployed stacks have them,
+    # and register the token of the class they specialise (_token_of).
+    _scoped_children = False
+    _token_of: type | None = None
     _outputs_only = ("project", "node_service_account")  # may be Outputs: they only pass through
 
     def _begin(self, name: str, args: Any, opts: pulumi.ResourceOptions | None) -> StackConfig:
@@ -190,7 +197,7 @@ class _Cluster(pulumi.ComponentResource):
         args = _whole_numbers(args)
         stack = _checked_cluster(type(self).__name__, name, args, self._args, self._outputs_only, opts)
         aliased = pulumi.ResourceOptions(aliases=[pulumi.Alias(type_=self._old_type)])
-        super().__init__(type_token(type(self)), name, None, pulumi.ResourceOptions.merge(opts, aliased))
+        super().__init__(type_token(self._token_of or type(self)), name, None, pulumi.ResourceOptions.merge(opts, aliased))
         self._facts = (stack, args)
         return stack
 
@@ -219,8 +226,11 @@ class _Cluster(pulumi.ComponentResource):
         grant = registry_repository(image)
         return [self.registry_readers[grant.resource_name]] if grant is not None else []
 
+    def _child(self, name: str, base: str, child: str) -> str:
+        return child_name(name, base, child) if self._scoped_children else f"{name}-{child}"
+
     def _kubernetes_provider(self, name: str, base: str, opts: pulumi.ResourceOptions) -> k8s.Provider:
-        return k8s.Provider(child_name(name, base, KUBERNETES_PROVIDER), kubeconfig=self.kubeconfig, opts=opts)
+        return k8s.Provider(self._child(name, base, KUBERNETES_PROVIDER), kubeconfig=self.kubeconfig, opts=opts)
 
     def _register(self) -> None:
         self.register_outputs(
@@ -235,12 +245,12 @@ class _Cluster(pulumi.ComponentResource):
 
 
 def _registry_reader(
-    owner: pulumi.Resource, name: str, base: str, grant: RegistryGrant, member: pulumi.Input[str], opts
+    owner: _Cluster, name: str, base: str, grant: RegistryGrant, member: pulumi.Input[str], opts
 ) -> gcp.artifactregistry.RepositoryIamMember:
     """Read access to exactly one Artifact Registry repository the pods' images come from, not
     project-wide (see plan.cluster.registry_grants)."""
     return gcp.artifactregistry.RepositoryIamMember(
-        child_name(name, base, grant.resource_name),
+        owner._child(name, base, grant.resource_name),
         project=grant.project,
         location=grant.location,
         repository=grant.repository,
@@ -276,7 +286,7 @@ class GkeCluster(_Cluster):
             node_email: pulumi.Output[str] = pulumi.Output.from_input(args["node_service_account"])
         else:
             self.service_account = gcp.serviceaccount.Account(
-                child_name(name, base, "nodes"),
+                self._child(name, base, "nodes"),
                 account_id=node_service_account_id(c.name, c.location),
                 display_name=f"GKE nodes of {c.name}",
                 project=project,
@@ -285,7 +295,7 @@ class GkeCluster(_Cluster):
             node_email = self.service_account.email
         member = node_email.apply(lambda e: f"serviceAccount:{e}")
         self.node_role = gcp.projects.IAMMember(
-            child_name(name, base, "nodes-role"),
+            self._child(name, base, "nodes-role"),
             project=project,
             role=NODE_SA_ROLE,
             member=member,
@@ -311,7 +321,7 @@ class GkeCluster(_Cluster):
             # The default pool lives for minutes; give it the dedicated account all the same.
             cargs["node_config"] = {"service_account": node_email}
         self.cluster = gcp.container.Cluster(
-            child_name(name, base, "cluster"),
+            self._child(name, base, "cluster"),
             project=project,
             **cargs,
             # A fixed cluster name cannot be created beside the old one: replace by deleting
@@ -323,7 +333,7 @@ class GkeCluster(_Cluster):
         if system is not None:
             system["node_config"] = {**system["node_config"], "service_account": node_email}
             self.system_pool = gcp.container.NodePool(
-                child_name(name, base, "system"),
+                self._child(name, base, "system"),
                 cluster=self.cluster.name,
                 location=self.cluster.location,
                 project=project,
@@ -400,6 +410,20 @@ class ExistingCluster(_Cluster):
         ref["version"] = stack.cluster.version
         ref["endpoint"] = stack.cluster.endpoint
         return ref
+
+
+class StackGkeCluster(GkeCluster):
+    """GkeCluster as the stack program registers it (gke_ai_batch/components/platform.py)."""
+
+    _scoped_children = True
+    _token_of = GkeCluster
+
+
+class StackExistingCluster(ExistingCluster):
+    """ExistingCluster as the stack program registers it."""
+
+    _scoped_children = True
+    _token_of = ExistingCluster
 
 
 # Keys whose own keys are the user's (label keys, accelerator types), not arg names.

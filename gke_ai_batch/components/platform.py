@@ -16,7 +16,7 @@ import pulumi
 
 from gke_ai_batch.components import k8s as k8s_objects
 from gke_ai_batch.components.batch import JobSetInstall, KueueInstall
-from gke_ai_batch.components.cluster import ExistingCluster, GkeCluster
+from gke_ai_batch.components.cluster import ExistingCluster, GkeCluster, StackExistingCluster, StackGkeCluster
 from gke_ai_batch.domain.naming import scoped
 from gke_ai_batch.components.nodepools import stack_pool_args
 from gke_ai_batch.plan import Plan
@@ -66,7 +66,7 @@ def deploy_cluster(
     # the tpu7x workload policy): through the components' opts, which their children inherit.
     # Every Google Cloud resource waits for the project's APIs.
     opts = pulumi.ResourceOptions(protect=cfg.production, depends_on=list(apis))
-    kind = ExistingCluster if cfg.cluster.existing else GkeCluster
+    kind = StackExistingCluster if cfg.cluster.existing else StackGkeCluster
     cluster = kind(
         scoped(scope, cfg.cluster.name), cluster_component_args(cfg, plan.project, plan.registry_images), opts
     )
