@@ -57,13 +57,19 @@ def resource_name(manifest: dict[str, Any]) -> str:
 
 
 def apply(
-    manifest: dict[str, Any], opts: pulumi.ResourceOptions, patch: bool = False, *, scope: str = ""
+    manifest: dict[str, Any],
+    opts: pulumi.ResourceOptions,
+    patch: bool = False,
+    *,
+    scope: str = "",
+    logical_name: str | None = None,
 ) -> pulumi.CustomResource:
     """`patch`: the object exists already; apply the manifest's fields to it (its <Kind>Patch
     class) instead of creating it. The recorded inputs stay the manifest (kind Namespace, not
     NamespacePatch): a patch is the partial object it applies. `scope`: the cluster's naming
-    scope (gke_ai_batch.domain.naming.scoped); the object's own name does not change."""
-    name = scoped(scope, resource_name(manifest))
+    scope (gke_ai_batch.domain.naming.scoped); the object's own name does not change.
+    `logical_name`: the Pulumi name to register under instead (a component's child's)."""
+    name = logical_name or scoped(scope, resource_name(manifest))
     kind = manifest["kind"] + ("Patch" if patch else "")
     typed = _TYPED.get((manifest["apiVersion"], kind))
     if patch and typed is None:

@@ -15,6 +15,7 @@ from pathlib import Path
 import pulumi
 
 from gke_ai_batch.components.cluster import ExistingCluster, GkeCluster
+from gke_ai_batch.components.multikueue import MultiKueueManager, MultiKueueWorker
 from gke_ai_batch.components.nodepools import CpuPool, GpuPool, TpuSlices
 from gke_ai_batch.config.errors import NAMESPACE
 from gke_ai_batch.domain import cli
@@ -28,6 +29,8 @@ COMPONENTS: list[type[pulumi.ComponentResource]] = [
     TpuSlices,
     GpuPool,
     CpuPool,
+    MultiKueueWorker,
+    MultiKueueManager,
 ]
 
 # The package is named as the project; its components' tokens are NAMESPACE:index:<Class>
