@@ -160,10 +160,13 @@ def test_a_label_key_and_an_accelerator_type_keep_their_spelling_in_the_arg_path
         ("ExistingCluster", {"release_channel": "STABLE"}, "ExistingCluster c: args.release_channel: unknown arg"),
         ("ExistingCluster", {"endpoint": "gke-0123abcd.us-west1.gke.goog"},
          "ExistingCluster c: args.endpoint: 'gke-0123abcd.us-west1.gke.goog' is not a DNS endpoint of a cluster in us-east5"),
+        ("GkeCluster", {"registry_images": "us-east5-docker.pkg.dev/acme-ml/train/jax:1"},
+         "GkeCluster c: args.registry_images: must be a list of image names"),
+        ("ExistingCluster", {"catalogue": "zones"}, "ExistingCluster c: args.catalogue: must be a mapping, not str"),
         ("ExistingCluster", {"node_locations": ["us-east5-q"]}, "ExistingCluster c: args.node_locations[0]: 'us-east5-q' is not a zone of us-east5"),
     ],
     ids=["camelCase-nested", "misspelt-in-list", "project-id", "channel-minor", "existing-only",
-         "creation-only", "endpoint-region", "unknown-zone"],
+         "creation-only", "endpoint-region", "images-as-a-string", "catalogue-string", "unknown-zone"],
 )
 def test_one_bad_arg(component, change, line):
     base = CREATE if component == "GkeCluster" else EXISTING
@@ -275,3 +278,31 @@ def test_two_clusters_each_named_as_its_gke_cluster_do_not_clash(tmp_path):
     assert clusters == ["w1-cluster", "w2-cluster"]
     providers = sorted(r.name for r in recording.resources if r.type == "pulumi:providers:kubernetes")
     assert providers == ["e1-k8s", "e2-k8s", "w1-k8s", "w2-k8s"]
+
+
+def test_a_fleet_whose_sample_pulls_from_artifact_registry_renders(tmp_path):
+    """The manager's samples run on the workers (MultiKueue): their nodes get the grant, and the
+    manager's sample waits for none (it crashed with a KeyError looking for the manager's)."""
+    import yaml
+
+    from conftest import ROOT, synth_config
+
+    config = yaml.safe_load((ROOT / "stacks" / "Pulumi.fleet-dws.yaml").read_text())["config"]
+    private = "us-central1-docker.pkg.dev/acme-ml/train/sleep:v1"
+    for wl in config["gke-ai-batch:workloads"]:
+        wl["image"] = private
+    result = synth_config(tmp_path, config)
+    assert result.exit_code == 0, result.error
+    readers = [r.name for r in result.recording.resources if r.type.endswith("RepositoryIamMember")]
+    assert readers and all(n.endswith("/nodes-reader/us-central1/acme-ml/train") for n in readers)
+    assert not [n for n in readers if n.startswith("manager/")]
+
+
+def test_an_image_missing_from_registry_images_is_named_when_a_pod_would_wait_for_its_grant():
+    from gke_ai_batch.components.cluster import GkeCluster
+
+    cluster = GkeCluster.__new__(GkeCluster)
+    cluster.registry_readers = {}
+    assert cluster.readers_for("gcr.io/k8s-staging-perf-tests/sleep:v0.0.3") == []
+    with pytest.raises(ValueError, match=r"us-east5-docker\.pkg\.dev/acme-ml/train/jax:1: its nodes may not pull it .* registry_images"):
+        cluster.readers_for("us-east5-docker.pkg.dev/acme-ml/train/jax:1")

@@ -224,7 +224,14 @@ class _Cluster(pulumi.ComponentResource):
     def readers_for(self, image: str) -> list[pulumi.Resource]:
         """The grant pods of this image need before they can pull it ([] for most images)."""
         grant = registry_repository(image)
-        return [self.registry_readers[grant.resource_name]] if grant is not None else []
+        if grant is None:
+            return []
+        if grant.resource_name not in self.registry_readers:
+            raise ValueError(
+                f"{image}: its nodes may not pull it (roles/artifactregistry.reader on {grant.project}/"
+                f"{grant.repository}); add the image to the cluster's registry_images"
+            )
+        return [self.registry_readers[grant.resource_name]]
 
     def _child(self, name: str, base: str, child: str) -> str:
         return child_name(name, base, child) if self._scoped_children else f"{name}-{child}"
@@ -232,7 +239,7 @@ class _Cluster(pulumi.ComponentResource):
     def _kubernetes_provider(self, name: str, base: str, opts: pulumi.ResourceOptions) -> k8s.Provider:
         return k8s.Provider(self._child(name, base, KUBERNETES_PROVIDER), kubeconfig=self.kubeconfig, opts=opts)
 
-    def _register(self) -> None:
+    def _register(self, **more: pulumi.Output[str]) -> None:
         self.register_outputs(
             {
                 "name": self.name,
@@ -240,6 +247,7 @@ class _Cluster(pulumi.ComponentResource):
                 "apiServer": self.api_server,
                 "kubeconfig": self.kubeconfig,
                 "nodeServiceAccount": self.node_service_account,
+                **more,
             }
         )
 
@@ -365,7 +373,7 @@ class GkeCluster(_Cluster):
         ready = [self.system_pool] if self.system_pool is not None else [self.cluster]
         # The Kubernetes provider, for the layers above (their opts.provider).
         self.provider: k8s.Provider = self._kubernetes_provider(name, base, pulumi.ResourceOptions(parent=self, depends_on=ready))
-        self._register()
+        self._register(clusterCaCertificate=self.cluster_ca_certificate)
 
     def ref(self) -> ClusterRef:
         """This cluster as data, for the pool components (gke_ai_batch/components/nodepools.py).
@@ -444,6 +452,12 @@ def _checked_cluster(
     for key, value in args.items():
         if key not in outputs_only and _has_output(value):
             problems.append((f"args.{key}", "must be a plain value known when the component is built, not an Output"))
+    images = args.get("registry_images", [])
+    if not isinstance(images, list) or not all(isinstance(i, str) for i in images):
+        # A string would be read letter by letter, and no grant made.
+        problems.append(("args.registry_images", "must be a list of image names"))
+    if not isinstance(args.get("catalogue", {}), dict):
+        problems.append(("args.catalogue", f"must be a mapping, not {type(args['catalogue']).__name__}"))
     project = args.get("project")
     if isinstance(project, str) and project_id_problem(project):
         problems.append(("args.project", project_id_problem(project)))

@@ -131,8 +131,11 @@ def deploy_cluster(
             needs.append(team.local_queues[wl.queue])
         if wl.priority is not None:
             needs.extend(priorities.classes[wl.priority])
-        # Its pods pull only once the nodes may read the image's repository.
-        needs.extend(cluster.readers_for(wl.image))
+        # Its pods pull only once the nodes may read the image's repository. A fleet manager's
+        # samples are not among its images: MultiKueue runs their pods on the workers, whose
+        # nodes have the grant.
+        if wl.image in plan.registry_images:
+            needs.extend(cluster.readers_for(wl.image))
         SampleWorkload(scoped(scope, wl.name), wl, provider, needs, scope=scope)
 
     outputs = {
