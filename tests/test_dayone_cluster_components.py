@@ -306,3 +306,45 @@ def test_an_image_missing_from_registry_images_is_named_when_a_pod_would_wait_fo
     assert cluster.readers_for("gcr.io/k8s-staging-perf-tests/sleep:v0.0.3") == []
     with pytest.raises(ValueError, match=r"us-east5-docker\.pkg\.dev/acme-ml/train/jax:1: its nodes may not pull it .* registry_images"):
         cluster.readers_for("us-east5-docker.pkg.dev/acme-ml/train/jax:1")
+
+
+def test_a_cluster_from_another_language_through_the_packages_input_mapping(tmp_path):
+    """What the package's construct hands GkeCluster for a YAML or TypeScript program's camelCase
+    inputs (numbers as doubles, label keys as written)."""
+    recording = _run(tmp_path, """
+        from pulumi.provider.experimental.component import ComponentProvider
+        from gke_ai_batch.components.package import COMPONENTS, NAME
+
+        provider = ComponentProvider(COMPONENTS, NAME)
+        wire = {"name": "ml-yaml", "location": "us-east5", "project": "acme-ml", "controlPlane": {"ipEndpoint": "disabled"},
+                "systemPool": {"maxNodes": 5.0}, "labels": {"cost_center": "ml"}, "registryImages": []}
+        args = provider.map_inputs(wire, provider._component_defs["GkeCluster"])
+        provider._components["GkeCluster"]("yaml", args)
+    """)
+    (cluster,) = [r.inputs for r in recording.resources if r.type == "gcp:container/cluster:Cluster"]
+    assert cluster["controlPlaneEndpointsConfig"]["ipEndpointsConfig"] == {"enabled": False}
+    assert cluster["resourceLabels"] == {"cost_center": "ml"}
+    (system,) = [r.inputs for r in recording.resources if r.name == "yaml-system"]
+    assert system["autoscaling"]["totalMaxNodeCount"] == 5
+
+
+@pytest.mark.parametrize("component, key", [("GkeCluster", "project"), ("ExistingCluster", "location")])
+def test_a_fact_given_as_none_is_refused_not_a_crash(component, key):
+    base = CREATE if component == "GkeCluster" else EXISTING
+    lines = _refused(component, {**base, key: None})
+    assert any(l.startswith(f"{component} c: args.{key}: ") for l in lines), lines
+
+
+def test_an_existing_cluster_without_a_location_is_refused_not_a_crash(tmp_path):
+    """Its endpoint's region was compared with no location at all (a TypeError, exit 70)."""
+    import yaml
+
+    from conftest import ROOT, synth_config
+    from support.diagnostics import assert_names
+
+    config = yaml.safe_load((ROOT / "stacks" / "Pulumi.existing-cluster.yaml").read_text())["config"]
+    config.pop("gcp:region", None)
+    config["gke-ai-batch:cluster"].pop("location", None)
+    result = synth_config(tmp_path, config)
+    assert result.exit_code == 2, result.error
+    assert_names(result.error, tmp_path / "Pulumi.test.yaml", "gke-ai-batch:cluster.location", "required")

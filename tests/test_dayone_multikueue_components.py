@@ -90,8 +90,10 @@ WORKER = {"namespaces": ["team-a"], "frameworks": ["batch/job"], "endpoint": "34
         ({"namespaces": ["Team_A"]}, "MultiKueueWorker mk: args.namespaces[0]: 'Team_A' is not a valid Kubernetes name"),
         ({"worker": "W1"}, "MultiKueueWorker mk: args.worker: 'W1' is not a valid Kubernetes name"),
         ({"caCertificate": "x"}, "MultiKueueWorker mk: args.caCertificate: unknown arg (did you mean 'ca_certificate'?)"),
+        ({"worker": 7}, "MultiKueueWorker mk: args.worker: must be a string, not int"),
+        ({"endpoint": None}, "MultiKueueWorker mk: args.endpoint: must be a string or an Output, not NoneType"),
     ],
-    ids=["framework", "no-namespace", "namespace-name", "worker-name", "camelCase"],
+    ids=["framework", "no-namespace", "namespace-name", "worker-name", "camelCase", "worker-int", "endpoint-none"],
 )
 def test_a_bad_worker_arg_is_named(change, line):
     lines = _refused("MultiKueueWorker", {**WORKER, **change})
@@ -107,4 +109,13 @@ def test_a_bad_manager_arg_is_named_with_every_problem_at_once():
     many = [{"name": f"w{i}", "kubeconfig": "k"} for i in range(21)]
     assert _refused("MultiKueueManager", {"workers": many}) == [
         "MultiKueueManager mk: args.workers: 21 workers: a MultiKueueConfig lists 1 to 20 clusters"
+    ]
+
+
+def test_a_manager_arg_of_the_wrong_kind_is_named_not_a_crash():
+    workers = [{"name": "w1", "kubeconfig": 3}, {"name": "w2"}]
+    assert _refused("MultiKueueManager", {"workers": workers, "admission_check": ["x"]}) == [
+        "MultiKueueManager mk: args.workers[1].kubeconfig: required",
+        "MultiKueueManager mk: args.admission_check: must be a string, not list",
+        "MultiKueueManager mk: args.workers[0].kubeconfig: must be a string or an Output, not int",
     ]

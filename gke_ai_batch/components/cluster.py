@@ -459,7 +459,9 @@ def _checked_cluster(
     if not isinstance(args.get("catalogue", {}), dict):
         problems.append(("args.catalogue", f"must be a mapping, not {type(args['catalogue']).__name__}"))
     project = args.get("project")
-    if isinstance(project, str) and project_id_problem(project):
+    if "project" in args and project is None:
+        problems.append(("args.project", "required"))
+    elif isinstance(project, str) and project_id_problem(project):
         problems.append(("args.project", project_id_problem(project)))
     elif project is not None and not isinstance(project, (str, pulumi.Output)):
         problems.append(("args.project", f"must be a string, not {type(project).__name__}"))

@@ -50,6 +50,18 @@ def _in_order(owner: pulumi.Resource, name: str, manifests: list[dict[str, Any]]
     return made
 
 
+def _not_strings(values: dict[str, Any], where: str, plain: tuple[str, ...], inputs: tuple[str, ...]) -> list[tuple[str, str]]:
+    """Values that must be strings (`plain`) or strings or Outputs (`inputs`) and are not."""
+    found = []
+    for key in (*plain, *inputs):
+        value = values.get(key, "")
+        if isinstance(value, str) or (key in inputs and isinstance(value, pulumi.Output)):
+            continue
+        kind = "a string" if key in plain else "a string or an Output"
+        found.append((f"{where}.{key}", f"must be {kind}, not {type(value).__name__}"))
+    return found
+
+
 def _check(component: str, name: str, args: Any, spec: type, opts, rules) -> None:
     """Every problem at once, at its arg path, before anything registers: `rules(args)` yields
     (path, message) for args of the declared keys."""
@@ -80,6 +92,10 @@ class MultiKueueWorkerArgs(TypedDict):
 
 def _worker_rules(name: str):
     def rules(args: dict[str, Any]):
+        wrong = _not_strings(args, "args", ("worker",), ("endpoint", "ca_certificate"))
+        if wrong:
+            yield from wrong
+            return
         try:
             _check_k8s_name(args.get("worker", name))
         except ValueError as exc:
@@ -144,11 +160,16 @@ def _manager_rules(name: str):
         if not isinstance(workers, list) or not all(isinstance(w, dict) and isinstance(w.get("name"), str) for w in workers):
             yield ("args.workers", "must be a list of {name, kubeconfig}, each name a plain string")
             return
+        wrong = _not_strings(args, "args", ("admission_check",), ())
         for i, w in enumerate(workers):
-            for path, msg in _unknown_keys(w, WorkerKubeconfigArgs, f"args.workers[{i}]"):
-                yield (path, msg)
+            yield from _unknown_keys(w, WorkerKubeconfigArgs, f"args.workers[{i}]")
             if "kubeconfig" not in w:
                 yield (f"args.workers[{i}].kubeconfig", "required")
+            else:
+                wrong += _not_strings(w, f"args.workers[{i}]", (), ("kubeconfig",))
+        if wrong:
+            yield from wrong
+            return
         check = args.get("admission_check", name)
         for problem in worker_name_problems(check, [w["name"] for w in workers]):
             where = "args.admission_check" if problem.startswith("fleet name") and "admission_check" in args else (
