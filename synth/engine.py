@@ -203,6 +203,8 @@ class RecordingMonitor(mocks.MockMonitor):
             options["protect"] = True
         if request.deleteBeforeReplace:
             options["deleteBeforeReplace"] = True
+        if request.retainOnDelete:
+            options["retainOnDelete"] = True
         if list(request.replaceOnChanges):
             options["replaceOnChanges"] = sorted(request.replaceOnChanges)
         if list(request.ignoreChanges):

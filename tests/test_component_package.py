@@ -39,9 +39,17 @@ def test_every_hosted_component_has_its_inputs_and_outputs_under_the_token_it_re
     assert set(tpu["requiredInputs"]) == {"cluster", "version", "topology"}
     assert set(resources["gke-ai-batch:index:GpuPool"]["requiredInputs"]) == {"cluster", "gpu", "maxNodes"}
     assert set(resources["gke-ai-batch:index:CpuPool"]["requiredInputs"]) == {"cluster", "machineType", "maxNodes"}
-    for kind in ("TpuSlices", "GpuPool", "CpuPool"):
+    for token in ("TpuSlices", "GpuPool", "CpuPool"):
         # Only the Outputs: the Python-side plan (flavor, pools, config) is no output of the schema.
-        assert set(resources[f"gke-ai-batch:index:{kind}"]["properties"]) == {"poolNames", "nodeLabels"}, kind
+        assert set(resources[f"gke-ai-batch:index:{token}"]["properties"]) == {"poolNames", "nodeLabels"}, token
+    # The clusters' Outputs, not their Python-side children (provider, cluster, registry_readers).
+    shared = {"name", "endpoint", "apiServer", "kubeconfig", "nodeServiceAccount"}
+    assert set(resources["gke-ai-batch:index:GkeCluster"]["properties"]) == {*shared, "clusterCaCertificate"}
+    assert set(resources["gke-ai-batch:index:ExistingCluster"]["properties"]) == shared
+    assert set(resources["gke-ai-batch:index:GkeCluster"]["requiredInputs"]) == {"name", "location", "project"}
+    assert set(resources["gke-ai-batch:index:ExistingCluster"]["requiredInputs"]) == {
+        "name", "location", "project", "version", "endpoint", "nodeServiceAccount"
+    }
     cluster = _schema()["types"]["gke-ai-batch:index:ClusterRef"]
     assert set(cluster["required"]) == {"name", "location", "project"}
 
@@ -107,5 +115,7 @@ def test_resources_json_records_the_programs_aliases_not_a_provider_sdks_own():
     accounts = [r for r in resources if r.type == "gcp:serviceaccount/account:Account"]
     # pulumi_gcp's Account carries Alias(type_="gcp:serviceAccount/account:Account") itself.
     assert accounts and not any("aliases" in r.options for r in accounts)
-    groups = [r for r in resources if r.type in {"gke-ai-batch:index:GpuPool", "gke-ai-batch:index:CpuPool"}]
+    groups = [r for r in resources if r.type in {"gke-ai-batch:index:GpuPool", "gke-ai-batch:index:CpuPool", "gke-ai-batch:index:TpuSlices"}]
     assert groups and all(r.options["aliases"] == [{"type": "gke-ai-batch:nodepools:NodePoolGroup"}] for r in groups)
+    cluster = [r for r in resources if r.type == "gke-ai-batch:index:GkeCluster"]
+    assert [r.options["aliases"] for r in cluster] == [[{"type": "gke-ai-batch:cluster:GkeCluster"}]]

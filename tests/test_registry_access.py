@@ -63,7 +63,7 @@ def test_hotswap_nodes_may_pull_its_private_image():
     result = synth_stack("tpu-hotswap")
     (grant,) = [r for r in result.recording.resources if r.type == MEMBER]
     account = by_name(result, "gcp:serviceaccount/account:Account", "nodes")
-    cluster = by_name(result, "gke-ai-batch:cluster:GkeCluster", "tpu-hotswap")
+    cluster = by_name(result, "gke-ai-batch:index:GkeCluster", "tpu-hotswap")
     assert grant.inputs == {
         "project": "acme-ml-hotswap",
         "location": "us",

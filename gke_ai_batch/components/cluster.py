@@ -1,18 +1,41 @@
-"""GkeCluster: the cluster, its node service account, the system pool, and a Kubernetes
-provider for the layers above."""
+"""GkeCluster (the cluster, its node service account, the system pool and a Kubernetes
+provider for the layers above) and ExistingCluster (the same provider and ClusterRef for a
+cluster this program did not create), each X(name, args: XArgs, opts).
 
-from __future__ import annotations
+Args mirror the stack key gke-ai-batch:cluster in snake_case and are checked on construction by
+the stack config's own rules (gke_ai_batch/config/standalone.py), every problem at once, at its
+arg path. protect, the provider and the parent come from `opts` through Pulumi's inheritance;
+what opts.depends_on lists, the Google Cloud children wait for too (children do not inherit
+depends_on); opts.retain_on_delete reaches the Google Cloud children (Pulumi does not inherit
+it: gke_ai_batch/components/nodepools.py, child_options).
 
-from collections.abc import Sequence
+No `from __future__ import annotations`: Pulumi's component analyzer
+(pulumi.provider.experimental.analyzer) reads these annotations as objects."""
+
+import typing
+from typing import Any, NotRequired, TypedDict
 
 import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
+from pydantic.alias_generators import to_camel, to_snake
 
-from gke_ai_batch.components.nodepools import ClusterRef
-from gke_ai_batch.domain.naming import KUBERNETES_PROVIDER, scoped
-from gke_ai_batch.plan import Plan
-from gke_ai_batch.plan.cluster import NODE_SA_ROLE, REGISTRY_READER_ROLE, node_service_account_id, registry_repository
+from gke_ai_batch.components.nodepools import ClusterRef, _whole_numbers, child_options, declared_account, opts_problems, type_token
+from gke_ai_batch.config.errors import ArgsError, did_you_mean, join_path
+from gke_ai_batch.config.gcpnames import project_id_problem
+from gke_ai_batch.config.stack import StackConfig
+from gke_ai_batch.config.standalone import OUTPUT_ACCOUNT, cluster_alone
+from gke_ai_batch.domain.naming import KUBERNETES_PROVIDER, child_name
+from gke_ai_batch.plan.cluster import (
+    NODE_SA_ROLE,
+    REGISTRY_READER_ROLE,
+    RegistryGrant,
+    cluster_args,
+    grants_for,
+    node_service_account_id,
+    registry_repository,
+)
+from gke_ai_batch.plan.pools import system_pool_args
 
 
 def kubeconfig(name: str, endpoint: str, ca_certificate: str | None) -> str:
@@ -48,231 +71,511 @@ users:
 """
 
 
-class GkeCluster(pulumi.ComponentResource):
+
+
+class ControlPlaneArgs(TypedDict):
+    dns_endpoint: NotRequired[bool]
+    """Serve the control plane at its IAM-authorized DNS name (default true)."""
+    ip_endpoint: NotRequired[str]
+    """disabled, private or authorizedNetworks (default)."""
+
+
+class AuthorizedNetworkArgs(TypedDict):
+    cidr: str
+    name: NotRequired[str]
+
+
+class DatabaseEncryptionArgs(TypedDict):
+    key_name: str
+    """A Cloud KMS key of the cluster's region: projects/P/locations/L/keyRings/R/cryptoKeys/K."""
+
+
+class SystemPoolArgs(TypedDict):
+    machine_type: NotRequired[str]
+    min_nodes: NotRequired[int]
+    max_nodes: NotRequired[int]
+
+
+class LimitArgs(TypedDict):
+    min: NotRequired[int]
+    max: int
+
+
+class AutoProvisioningArgs(TypedDict):
+    cpu: LimitArgs
+    memory_gb: LimitArgs
+    accelerators: NotRequired[dict[str, LimitArgs]]
+    """Per accelerator type (a GPU type or a TPU accelerator such as tpu-v6e-slice)."""
+    locations: NotRequired[list[str]]
+
+
+class MaintenanceWindowArgs(TypedDict):
+    start: str
+    """RFC 3339 in UTC (ending in Z): the first window's start."""
+    end: str
+    """RFC 3339 in UTC: the first window's end (its length is every window's)."""
+    recurrence: str
+    """An RFC 5545 RRULE: FREQ=DAILY, or FREQ=WEEKLY with BYDAY."""
+
+
+class MaintenanceExclusionArgs(TypedDict):
+    name: str
+    scope: str
+    """NO_UPGRADES, NO_MINOR_UPGRADES or NO_MINOR_OR_NODE_UPGRADES."""
+    start: str
+    end: NotRequired[str]
+    until_end_of_support: NotRequired[bool]
+
+
+class MaintenanceArgs(TypedDict):
+    """The stack key cluster.maintenance in snake_case (docs/maintenance.md)."""
+
+    window: NotRequired[MaintenanceWindowArgs]
+    daily_start: NotRequired[str]
+    """HH:MM in UTC: a daily four-hour window instead of a recurring one."""
+    exclusions: NotRequired[list[MaintenanceExclusionArgs]]
+
+
+class _ClusterArgs(TypedDict):
+    name: str
+    """The cluster's GKE name."""
+    location: str
+    """Its region (a regional cluster) or zone."""
+    mode: NotRequired[str]
+    """standard (default) or autopilot."""
+    node_locations: NotRequired[list[str]]
+    """The cluster's node zones, within its region."""
+    registry_images: NotRequired[list[str]]
+    """Images the cluster's pods pull: the node service account may read each one's Artifact
+    Registry repository (roles/artifactregistry.reader on that repository alone)."""
+    catalogue: NotRequired[dict[str, Any]]
+    """Zones, accelerators and versions newer than the built-in catalogue, as the stack key
+    gke-ai-batch:catalogue spells them (camelCase)."""
+
+
+class GkeClusterArgs(_ClusterArgs):
+    """The stack key gke-ai-batch:cluster in snake_case (docs/configuration.md says what each
+    does and its default), and the project. Plain values: they are checked against GKE's rules
+    when the component is built; node_service_account alone may be an Output."""
+
+    project: str
+    """The Google Cloud project to create the cluster in (its Workload Identity pool is <project>.svc.id.goog)."""
+    release_channel: NotRequired[str]
+    min_master_version: NotRequired[str]
+    deletion_protection: NotRequired[bool]
+    private_nodes: NotRequired[bool]
+    control_plane: NotRequired[ControlPlaneArgs]
+    master_authorized_networks: NotRequired[list[AuthorizedNetworkArgs]]
+    dataplane_v2: NotRequired[bool]
+    database_encryption: NotRequired[DatabaseEncryptionArgs]
+    binary_authorization: NotRequired[bool]
+    network: NotRequired[str]
+    subnetwork: NotRequired[str]
+    system_pool: NotRequired[SystemPoolArgs]
+    node_service_account: NotRequired[pulumi.Input[str]]
+    """Email of the account nodes run as; unset: the component creates <name>-nodes."""
+    labels: NotRequired[dict[str, str]]
+    auto_provisioning: NotRequired[AutoProvisioningArgs]
+    security_group: NotRequired[str]
+    maintenance: NotRequired[MaintenanceArgs]
+    """When GKE may upgrade the cluster and its nodes, and what it may not (docs/maintenance.md)."""
+
+
+class ExistingClusterArgs(_ClusterArgs):
+    """A cluster this program did not create, as declared (a stack's cluster.existing)."""
+
+    project: pulumi.Input[str]
+    """The Google Cloud project the cluster is in."""
+    version: str
+    """Its control plane's exact GKE version (e.g. '1.35.7-gke.1222000'): the version floors are checked against it."""
+    endpoint: str
+    """Its control plane's DNS endpoint (gke-<id>.<region>.gke.goog), which the Kubernetes provider talks to."""
+    node_service_account: pulumi.Input[str]
+    """Email of the account its nodes run as."""
+
+
+class _Cluster(pulumi.ComponentResource):
+    """What both cluster components share: checked args, outputs, the registry grants of the
+    nodes' account, a Kubernetes provider and the ClusterRef for the pool components."""
+
+    name: pulumi.Output[str]
+    """The cluster's GKE name."""
+    endpoint: pulumi.Output[str]
+    """The control plane's IP endpoint (GkeCluster) or DNS endpoint (ExistingCluster)."""
+    api_server: pulumi.Output[str]
+    """The address this component's Kubernetes provider (and its kubeconfig) talks to."""
+    kubeconfig: pulumi.Output[str]
+    """A kubeconfig through gke-gcloud-auth-plugin (a secret)."""
+    node_service_account: pulumi.Output[str]
+    """Email of the account the nodes run as."""
+
+    _old_type = ""
+    _args: type = _ClusterArgs
+    # Children are named "<name>-<child>", so that two clusters side by side never register one
+    # URN twice, whatever their names (a child's URN has its parent's type, not its name). The
+    # stack program's subclasses (StackGkeCluster, StackExistingCluster) name them in the
+    # cluster's scope instead ("cluster", "us-east4/cluster"), as its deployed stacks have them,
+    # and register the token of the class they specialise (_token_of).
+    _scoped_children = False
+    _token_of: type | None = None
+    _outputs_only = ("project", "node_service_account")  # may be Outputs: they only pass through
+
+    def _begin(self, name: str, args: Any, opts: pulumi.ResourceOptions | None) -> StackConfig:
+        """Check the args (ArgsError with every problem, before anything registers), then register
+        the component under its package token, aliased to the one the stack program used."""
+        args = _whole_numbers(args)
+        stack = _checked_cluster(type(self).__name__, name, args, self._args, self._outputs_only, opts)
+        aliased = pulumi.ResourceOptions(aliases=[pulumi.Alias(type_=self._old_type)])
+        super().__init__(type_token(self._token_of or type(self)), name, None, pulumi.ResourceOptions.merge(opts, aliased))
+        self._facts = (stack, args)
+        return stack
+
+    def _finish(self, name: str, stack: StackConfig, args: Any, opts, member: pulumi.Input[str]) -> None:
+        # The grants, per repository of the images the pods pull, named after the repository.
+        self.registry_readers: dict[str, gcp.artifactregistry.RepositoryIamMember] = {
+            grant.resource_name: _registry_reader(self, name, stack.cluster.name, grant, member, opts)
+            for grant in grants_for(args.get("registry_images", []))
+        }
+
+    def _ref(self, node_service_account: pulumi.Input[str]) -> ClusterRef:
+        stack, args = self._facts
+        ref: ClusterRef = {
+            "name": stack.cluster.name,
+            "location": stack.cluster.location,
+            "project": args["project"],
+            "node_service_account": node_service_account,
+            "node_locations": list(stack.cluster.node_locations),
+        }
+        if "catalogue" in args:
+            ref["catalogue"] = args["catalogue"]
+        return ref
+
+    def readers_for(self, image: str) -> list[pulumi.Resource]:
+        """The grant pods of this image need before they can pull it ([] for most images)."""
+        grant = registry_repository(image)
+        if grant is None:
+            return []
+        if grant.resource_name not in self.registry_readers:
+            raise ValueError(
+                f"{image}: its nodes may not pull it (roles/artifactregistry.reader on {grant.project}/"
+                f"{grant.repository}); add the image to the cluster's registry_images"
+            )
+        return [self.registry_readers[grant.resource_name]]
+
+    def _child(self, name: str, base: str, child: str) -> str:
+        return child_name(name, base, child) if self._scoped_children else f"{name}-{child}"
+
+    def _kubernetes_provider(self, name: str, base: str, opts: pulumi.ResourceOptions) -> k8s.Provider:
+        return k8s.Provider(self._child(name, base, KUBERNETES_PROVIDER), kubeconfig=self.kubeconfig, opts=opts)
+
+    def _register(self, **more: pulumi.Output[str]) -> None:
+        self.register_outputs(
+            {
+                "name": self.name,
+                "endpoint": self.endpoint,
+                "apiServer": self.api_server,
+                "kubeconfig": self.kubeconfig,
+                "nodeServiceAccount": self.node_service_account,
+                **more,
+            }
+        )
+
+
+def _registry_reader(
+    owner: _Cluster, name: str, base: str, grant: RegistryGrant, member: pulumi.Input[str], opts
+) -> gcp.artifactregistry.RepositoryIamMember:
+    """Read access to exactly one Artifact Registry repository the pods' images come from, not
+    project-wide (see plan.cluster.registry_grants)."""
+    return gcp.artifactregistry.RepositoryIamMember(
+        owner._child(name, base, grant.resource_name),
+        project=grant.project,
+        location=grant.location,
+        repository=grant.repository,
+        role=REGISTRY_READER_ROLE,
+        member=member,
+        opts=child_options(owner, opts),
+    )
+
+
+class GkeCluster(_Cluster):
     """Standard (default pool removed, a system pool, a dedicated least-privilege node
     service account, Workload Identity, shielded nodes with secure boot) or Autopilot."""
 
-    def __init__(
-        self,
-        resource_name: str,
-        plan: Plan,
-        opts: pulumi.ResourceOptions | None = None,
-        *,
-        scope: str = "",
-        apis: Sequence[pulumi.Resource] = (),
-    ):
-        """`scope`: the naming scope of this cluster's resources (gke_ai_batch.domain.naming.scoped);
-        `apis`: the project's enabled APIs (gke_ai_batch/components/services.py), which every Google Cloud
-        resource here waits for: on a new project GKE, IAM and Resource Manager refuse calls
-        until their API is on."""
-        super().__init__("gke-ai-batch:cluster:GkeCluster", resource_name, None, opts)
-        cfg = plan.config
-        protect = cfg.production
-        apis = list(apis)
-        child = pulumi.ResourceOptions(parent=self, depends_on=apis)
+    cluster_ca_certificate: pulumi.Output[str]
+    """The cluster's CA certificate (base64 PEM), for a kubeconfig on the IP endpoint."""
 
+    _old_type = "gke-ai-batch:cluster:GkeCluster"
+    _args = GkeClusterArgs
+    _outputs_only = ("node_service_account",)
+
+    def __init__(self, name: str, args: GkeClusterArgs, opts: pulumi.ResourceOptions | None = None):
+        stack = self._begin(name, args, opts)
+        c = stack.cluster
+        project = args["project"]
+        base = c.name
+        # The GCP children: the component as parent (protect, providers), its depends_on (on a
+        # new project GKE, IAM and Resource Manager refuse calls until their API is on) and
+        # retain_on_delete; GKE names are fixed, so a replacement deletes the old one first.
         self.service_account: gcp.serviceaccount.Account | None = None
-        if cfg.cluster.node_service_account is not None:
-            # Created by the bootstrap project (bootstrap/resources.py), which also lets the
-            # deployer act as this one account; nothing here may create or delete it.
-            node_email: pulumi.Output[str] = pulumi.Output.from_input(cfg.cluster.node_service_account)
+        if "node_service_account" in args:
+            # Created elsewhere (the bootstrap project, bootstrap/resources.py, which also lets
+            # the deployer act as this one account); nothing here may create or delete it.
+            node_email: pulumi.Output[str] = pulumi.Output.from_input(args["node_service_account"])
         else:
             self.service_account = gcp.serviceaccount.Account(
-                scoped(scope, "nodes"),
-                account_id=node_service_account_id(cfg.cluster.name, cfg.cluster.location),
-                display_name=f"GKE nodes of {cfg.cluster.name}",
-                project=plan.project,
-                opts=pulumi.ResourceOptions(parent=self, protect=protect, delete_before_replace=True, depends_on=apis),
+                self._child(name, base, "nodes"),
+                account_id=node_service_account_id(c.name, c.location),
+                display_name=f"GKE nodes of {c.name}",
+                project=project,
+                opts=child_options(self, opts, delete_before_replace=True),
             )
             node_email = self.service_account.email
         member = node_email.apply(lambda e: f"serviceAccount:{e}")
         self.node_role = gcp.projects.IAMMember(
-            scoped(scope, "nodes-role"),
-            project=plan.project,
+            self._child(name, base, "nodes-role"),
+            project=project,
             role=NODE_SA_ROLE,
             member=member,
-            opts=child,
+            opts=child_options(self, opts),
         )
         # Autopilot nodes run as the same account (auto-provisioning defaults below), so both
         # modes need the registry grants.
-        self.registry_readers = _registry_readers(plan, scope, member, child)
-        args = dict(plan.cluster_args)
-        if not cfg.cluster.standard:
+        self._finish(name, stack, args, opts, member)
+        cargs = cluster_args(stack, project)
+        if not c.standard:
             # Autopilot takes the node service account through auto-provisioning defaults.
-            args["cluster_autoscaling"] = {
+            cargs["cluster_autoscaling"] = {
                 "auto_provisioning_defaults": {
                     "service_account": node_email,
                     "oauth_scopes": ["https://www.googleapis.com/auth/cloud-platform"],
                 }
             }
-        elif "cluster_autoscaling" in args:
-            ap = dict(args["cluster_autoscaling"])
-            ap["auto_provisioning_defaults"] = {
-                **ap["auto_provisioning_defaults"],
-                "service_account": node_email,
-            }
-            args["cluster_autoscaling"] = ap
-        if cfg.cluster.standard:
+        elif "cluster_autoscaling" in cargs:
+            ap = dict(cargs["cluster_autoscaling"])
+            ap["auto_provisioning_defaults"] = {**ap["auto_provisioning_defaults"], "service_account": node_email}
+            cargs["cluster_autoscaling"] = ap
+        if c.standard:
             # The default pool lives for minutes; give it the dedicated account all the same.
-            args["node_config"] = {"service_account": node_email}
+            cargs["node_config"] = {"service_account": node_email}
         self.cluster = gcp.container.Cluster(
-            scoped(scope, "cluster"),
-            project=plan.project,
-            **args,
+            self._child(name, base, "cluster"),
+            project=project,
+            **cargs,
             # A fixed cluster name cannot be created beside the old one: replace by deleting
-            # first (and protect production clusters from that altogether).
-            opts=pulumi.ResourceOptions(
-                parent=self, protect=protect, depends_on=[self.node_role, *apis], delete_before_replace=True
-            ),
+            # first (and protect production clusters from that altogether, through opts).
+            opts=child_options(self, opts, depends_on=[self.node_role], delete_before_replace=True),
         )
-        self.system_pool = None
-        if plan.system_pool is not None:
-            sys_args = dict(plan.system_pool)
-            sys_args["node_config"] = {**sys_args["node_config"], "service_account": node_email}
+        self.system_pool: gcp.container.NodePool | None = None
+        system = system_pool_args(stack)
+        if system is not None:
+            system["node_config"] = {**system["node_config"], "service_account": node_email}
             self.system_pool = gcp.container.NodePool(
-                scoped(scope, "system"),
+                self._child(name, base, "system"),
                 cluster=self.cluster.name,
                 location=self.cluster.location,
-                project=plan.project,
-                **sys_args,
+                project=project,
+                **system,
                 opts=pulumi.ResourceOptions(
                     parent=self,
-                    protect=protect,
+                    retain_on_delete=opts.retain_on_delete if opts is not None else None,
                     ignore_changes=["initialNodeCount", "nodeCount"],
                     delete_before_replace=True,
                 ),
             )
 
-        self.name: pulumi.Output[str] = self.cluster.name
-        self.endpoint: pulumi.Output[str] = self.cluster.endpoint
-        self.node_service_account: pulumi.Output[str] = node_email
-        if cfg.cluster.control_plane.dns_endpoint:
+        self.name = self.cluster.name
+        self.endpoint = self.cluster.endpoint
+        self.node_service_account = node_email
+        self.cluster_ca_certificate = self.cluster.master_auth.cluster_ca_certificate
+        if c.control_plane.dns_endpoint:
             # The program reaches the control plane as people do: through the DNS endpoint,
             # which IAM authorizes (container.clusters.connect) from any network, GitHub's
             # runners included; the IP endpoint may be private, or closed to them.
             host = self.cluster.control_plane_endpoints_config.apply(lambda c: c.dns_endpoint_config.endpoint)
             ca: pulumi.Output[str | None] = pulumi.Output.from_input(None)
         else:
-            host, ca = self.cluster.endpoint, self.cluster.master_auth.cluster_ca_certificate
-        self.api_server: pulumi.Output[str] = pulumi.Output.concat("https://", host)
-        """The address this program's Kubernetes provider (and its kubeconfig) talks to."""
+            host, ca = self.cluster.endpoint, self.cluster_ca_certificate
+        self.api_server = pulumi.Output.concat("https://", host)
         access = pulumi.Output.all(self.cluster.name, host, ca).apply(lambda a: kubeconfig(a[0], a[1], a[2]))
-        self.kubeconfig: pulumi.Output[str] = pulumi.Output.secret(access)
+        self.kubeconfig = pulumi.Output.secret(access)
         # Kubernetes resources wait for a node to run on (Standard) as well as for the API.
         ready = [self.system_pool] if self.system_pool is not None else [self.cluster]
-        self.provider = k8s.Provider(
-            scoped(scope, KUBERNETES_PROVIDER),
-            kubeconfig=self.kubeconfig,
-            opts=pulumi.ResourceOptions(parent=self, depends_on=ready),
-        )
-        self._ref_facts = (cfg, plan.project)
-        self.register_outputs(_outputs(self))
+        # The Kubernetes provider, for the layers above (their opts.provider).
+        self.provider: k8s.Provider = self._kubernetes_provider(name, base, pulumi.ResourceOptions(parent=self, depends_on=ready))
+        self._register(clusterCaCertificate=self.cluster_ca_certificate)
 
     def ref(self) -> ClusterRef:
         """This cluster as data, for the pool components (gke_ai_batch/components/nodepools.py).
         Its node_service_account resolves only once the cluster exists, so the pools made from
         this ref wait for their cluster, as they would on its name."""
-        cfg, project = self._ref_facts
-        ref = _ref(cfg, project, pulumi.Output.all(self.cluster.name, self.node_service_account).apply(lambda a: a[1]))
-        ref["release_channel"] = cfg.cluster.release_channel
-        if cfg.cluster.min_master_version is not None:
-            ref["min_master_version"] = cfg.cluster.min_master_version
+        stack, _ = self._facts
+        ref = self._ref(pulumi.Output.all(self.cluster.name, self.node_service_account).apply(lambda a: a[1]))
+        ref["release_channel"] = stack.cluster.release_channel
+        if stack.cluster.min_master_version is not None:
+            ref["min_master_version"] = stack.cluster.min_master_version
         return ref
 
-    def readers_for(self, image: str) -> list[pulumi.Resource]:
-        """The grant pods of this image need before they can pull it ([] for most images)."""
-        return _readers_for(self.registry_readers, image)
 
+class ExistingCluster(_Cluster):
+    """A GKE cluster this program did not create: its declared facts as a ClusterRef for the
+    pools, the registry grants its nodes' account needs, and a Kubernetes provider on its DNS
+    endpoint. Nothing here reads the cluster from GCP: under `pulumi up` as under synth, the
+    declared facts are the inputs (a data source would read at preview what the program already
+    states, and the checks need them before any call)."""
 
-def _outputs(cluster) -> dict[str, pulumi.Output[str]]:
-    return {
-        "name": cluster.name,
-        "endpoint": cluster.endpoint,
-        "apiServer": cluster.api_server,
-        "kubeconfig": cluster.kubeconfig,
-        "nodeServiceAccount": cluster.node_service_account,
-    }
+    _old_type = "gke-ai-batch:cluster:ExistingCluster"
+    _args = ExistingClusterArgs
 
-
-def _ref(cfg, project: str, node_service_account: pulumi.Input[str]) -> ClusterRef:
-    ref: ClusterRef = {
-        "name": cfg.cluster.name,
-        "location": cfg.cluster.location,
-        "project": project,
-        "node_service_account": node_service_account,
-        "node_locations": list(cfg.cluster.node_locations),
-    }
-    if cfg.catalogue.model_fields_set:
-        ref["catalogue"] = cfg.catalogue.model_dump(by_alias=True, exclude_unset=True)
-    return ref
-
-
-def _readers_for(readers: dict[str, pulumi.Resource], image: str) -> list[pulumi.Resource]:
-    grant = registry_repository(image)
-    return [readers[grant.resource_name]] if grant is not None else []
-
-
-def _registry_readers(
-    plan: Plan, scope: str, member: pulumi.Input[str], opts: pulumi.ResourceOptions
-) -> dict[str, gcp.artifactregistry.RepositoryIamMember]:
-    """Read access to exactly the Artifact Registry repositories the stack's images come from,
-    not project-wide (see plan.cluster.registry_grants)."""
-    return {
-        grant.resource_name: gcp.artifactregistry.RepositoryIamMember(
-            scoped(scope, grant.resource_name),
-            project=grant.project,
-            location=grant.location,
-            repository=grant.repository,
-            role=REGISTRY_READER_ROLE,
-            member=member,
-            opts=opts,
-        )
-        for grant in plan.registry_grants
-    }
-
-
-class ExistingCluster(pulumi.ComponentResource):
-    """A GKE cluster this program did not create (cluster.existing): its declared facts as a
-    ClusterRef for the pools, the registry grants its nodes' account needs, and a Kubernetes
-    provider on its DNS endpoint. Nothing here reads the cluster from GCP: under `pulumi up` as
-    under synth, the stack file's facts are the inputs (a data source would read at preview what
-    the stack already states, and the checks need them before any call)."""
-
-    def __init__(
-        self,
-        resource_name: str,
-        plan: Plan,
-        opts: pulumi.ResourceOptions | None = None,
-        *,
-        scope: str = "",
-        apis: Sequence[pulumi.Resource] = (),
-    ):
-        super().__init__("gke-ai-batch:cluster:ExistingCluster", resource_name, None, opts)
-        cfg = plan.config
-        c = cfg.cluster
-        node_email = c.node_service_account
-        self.registry_readers = _registry_readers(
-            plan, scope, f"serviceAccount:{node_email}", pulumi.ResourceOptions(parent=self, depends_on=list(apis))
-        )
-        self.name: pulumi.Output[str] = pulumi.Output.from_input(c.name)
-        self.endpoint: pulumi.Output[str] = pulumi.Output.from_input(c.endpoint)
-        self.node_service_account: pulumi.Output[str] = pulumi.Output.from_input(node_email)
-        self.api_server: pulumi.Output[str] = pulumi.Output.from_input(f"https://{c.endpoint}")
+    def __init__(self, name: str, args: ExistingClusterArgs, opts: pulumi.ResourceOptions | None = None):
+        stack = self._begin(name, args, opts)
+        c = stack.cluster
+        node_email = pulumi.Output.from_input(args["node_service_account"])
+        self._finish(name, stack, args, opts, node_email.apply(lambda e: f"serviceAccount:{e}"))
+        self.name = pulumi.Output.from_input(c.name)
+        self.endpoint = pulumi.Output.from_input(c.endpoint)
+        self.node_service_account = node_email
+        self.api_server = pulumi.Output.from_input(f"https://{c.endpoint}")
         # The DNS endpoint carries a publicly trusted certificate: no CA to pin (kubeconfig()).
-        self.kubeconfig: pulumi.Output[str] = pulumi.Output.secret(kubeconfig(c.name, c.endpoint, None))
-        self.provider = k8s.Provider(
-            scoped(scope, KUBERNETES_PROVIDER), kubeconfig=self.kubeconfig, opts=pulumi.ResourceOptions(parent=self)
-        )
-        self._ref_facts = (cfg, plan.project)
-        self.register_outputs(_outputs(self))
+        self.kubeconfig = pulumi.Output.secret(kubeconfig(c.name, c.endpoint, None))
+        self.provider: k8s.Provider = self._kubernetes_provider(name, c.name, pulumi.ResourceOptions(parent=self))
+        self._register()
 
     def ref(self) -> ClusterRef:
         """The declared facts; version marks the cluster as existing for the pools' checks."""
-        cfg, project = self._ref_facts
-        ref = _ref(cfg, project, cfg.cluster.node_service_account)
-        ref["version"] = cfg.cluster.version
-        ref["endpoint"] = cfg.cluster.endpoint
+        stack, args = self._facts
+        ref = self._ref(args["node_service_account"])
+        ref["version"] = stack.cluster.version
+        ref["endpoint"] = stack.cluster.endpoint
         return ref
 
-    def readers_for(self, image: str) -> list[pulumi.Resource]:
-        return _readers_for(self.registry_readers, image)
+
+class StackGkeCluster(GkeCluster):
+    """GkeCluster as the stack program registers it (gke_ai_batch/components/platform.py)."""
+
+    _scoped_children = True
+    _token_of = GkeCluster
+
+
+class StackExistingCluster(ExistingCluster):
+    """ExistingCluster as the stack program registers it."""
+
+    _scoped_children = True
+    _token_of = ExistingCluster
+
+
+# Keys whose own keys are the user's (label keys, accelerator types), not arg names.
+_USER_KEYS = ("labels", "accelerators")
+# Args that are not keys of the stack's cluster entry.
+_NOT_CLUSTER_KEYS = ("project", "registry_images", "catalogue")
+
+
+def _checked_cluster(
+    component: str, name: str, args: Any, spec: type, outputs_only: tuple[str, ...], opts
+) -> StackConfig:
+    """The args as the stack {cluster, catalogue}, validated; ArgsError with every problem."""
+    where = f"{component} {name}"
+    if not isinstance(args, dict):
+        raise ArgsError(where, [("args", f"must be a mapping ({spec.__name__}), not {type(args).__name__}")])
+    problems = opts_problems(opts) + _undeclared(args, spec, ("args",))
+    problems += [(f"args.{k}", "required") for k in sorted(spec.__required_keys__) if k not in args]
+    for key, value in args.items():
+        if key not in outputs_only and _has_output(value):
+            problems.append((f"args.{key}", "must be a plain value known when the component is built, not an Output"))
+    images = args.get("registry_images", [])
+    if not isinstance(images, list) or not all(isinstance(i, str) for i in images):
+        # A string would be read letter by letter, and no grant made.
+        problems.append(("args.registry_images", "must be a list of image names"))
+    if not isinstance(args.get("catalogue", {}), dict):
+        problems.append(("args.catalogue", f"must be a mapping, not {type(args['catalogue']).__name__}"))
+    project = args.get("project")
+    if "project" in args and project is None:
+        problems.append(("args.project", "required"))
+    elif isinstance(project, str) and project_id_problem(project):
+        problems.append(("args.project", project_id_problem(project)))
+    elif project is not None and not isinstance(project, (str, pulumi.Output)):
+        problems.append(("args.project", f"must be a string, not {type(project).__name__}"))
+    said = {path for path, _ in problems}
+    known = spec.__required_keys__ | spec.__optional_keys__
+    cluster = {
+        to_camel(k): declared_account(v) if k == "node_service_account" else _camel(v, k in _USER_KEYS)
+        for k, v in args.items()
+        if k in known and k not in _NOT_CLUSTER_KEYS and f"args.{k}" not in said
+    }
+    if spec is ExistingClusterArgs:
+        cluster["existing"] = True
+    catalogue = args.get("catalogue") if isinstance(args.get("catalogue"), dict) else None
+    stack, found = cluster_alone(cluster, catalogue, project if isinstance(project, str) else None)
+    for loc, msg in found:
+        path = join_path("args", _arg_path(loc))
+        if path not in said:
+            problems.append((path, msg))
+    if problems or stack is None:
+        raise ArgsError(where, problems)
+    return stack
+
+
+def _has_output(value: Any) -> bool:
+    if isinstance(value, pulumi.Output):
+        return True
+    if isinstance(value, dict):
+        return any(_has_output(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_has_output(v) for v in value)
+    return False
+
+
+def _camel(value: Any, user_keys: bool = False) -> Any:
+    """An arg's value as the stack file spells it: camelCase keys (but a label's or an
+    accelerator type's, which are the user's)."""
+    if isinstance(value, dict):
+        return {
+            (k if user_keys or not isinstance(k, str) else to_camel(k)): _camel(v, not user_keys and k in _USER_KEYS)
+            for k, v in value.items()
+        }
+    if isinstance(value, list):
+        return [_camel(v) for v in value]
+    return value
+
+
+def _arg_path(loc: tuple) -> tuple:
+    """A key path of the stack {cluster, catalogue} -> the arg it came from (snake_case)."""
+    head, rest = (loc[0], loc[1:]) if loc else (None, ())
+    if head == "catalogue":
+        return ("catalogue", *rest)
+    if head != "cluster":
+        return ()
+    out, user = [], False
+    for part in rest:
+        out.append(part if user or not isinstance(part, str) else to_snake(part))
+        user = not user and part in _USER_KEYS
+    return tuple(out)
+
+
+def _undeclared(value: Any, spec: Any, path: tuple) -> list[tuple[str, str]]:
+    """Keys a TypedDict (and the TypedDicts inside it) does not declare, at their arg paths: a
+    TypedDict is not checked at run time, and a camelCase key inside one would pass for the
+    stack key it spells."""
+    if not (typing.is_typeddict(spec) and isinstance(value, dict)):
+        if typing.get_origin(spec) is list and isinstance(value, list):
+            return [p for i, v in enumerate(value) for p in _undeclared(v, typing.get_args(spec)[0], (*path, i))]
+        if typing.get_origin(spec) is dict and isinstance(value, dict):
+            inner = typing.get_args(spec)[1]
+            return [p for k, v in value.items() for p in _undeclared(v, inner, (*path, k))]
+        return []
+    # The raw annotations: resolving them (typing.get_type_hints) trips on pulumi.Input's
+    # forward reference to Output, and only the nested TypedDicts matter here.
+    hints = {k: _required(v) for k, v in spec.__annotations__.items()}
+    known = sorted(hints)
+    found = []
+    for key, v in value.items():
+        if key in hints:
+            found += _undeclared(v, hints[key], (*path, key))
+        else:
+            where = join_path(path[0], (*path[1:], key))
+            found.append((where, f"unknown arg{did_you_mean(str(key), known)}; known: {', '.join(known)}"))
+    return found
+
+
+def _required(annotation: Any) -> Any:
+    """NotRequired[X] -> X."""
+    return typing.get_args(annotation)[0] if typing.get_origin(annotation) is NotRequired else annotation

@@ -21,7 +21,7 @@ from pydantic.alias_generators import to_camel, to_snake
 from gke_ai_batch.config.cluster import region_of
 from gke_ai_batch.config.errors import NAMESPACE, ArgsError, did_you_mean, join_path
 from gke_ai_batch.config.pools import NodePoolConfig
-from gke_ai_batch.config.standalone import pool_on_cluster
+from gke_ai_batch.config.standalone import OUTPUT_ACCOUNT, pool_on_cluster
 from gke_ai_batch.config.stack import StackConfig
 from gke_ai_batch.domain.naming import child_name
 from gke_ai_batch.plan.flavors import FlavorPlan, plan_flavors
@@ -188,7 +188,7 @@ class _NodePools(pulumi.ComponentResource):
     def __init__(self, name: str, args: Any, opts: pulumi.ResourceOptions | None = None):
         # Checked before anything registers: bad args leave no half-made component behind.
         args = _whole_numbers(args)
-        stack = _checked(type(self).__name__, name, self._kind, args, self._args)
+        stack = _checked(type(self).__name__, name, self._kind, args, self._args, opts)
         aliased = pulumi.ResourceOptions(aliases=[pulumi.Alias(type_=OLD_TYPE)])
         super().__init__(type_token(type(self)), name, None, pulumi.ResourceOptions.merge(opts, aliased))
         ref: ClusterRef = args["cluster"]
@@ -200,9 +200,6 @@ class _NodePools(pulumi.ComponentResource):
         # The ResourceFlavor derived for the group (TPU and GPU; None for CPU), as the stack
         # program derives one per accelerator shape and capacity.
         self.flavor: FlavorPlan | None = flavors[0] if flavors else None
-        # Pulumi's children do not wait for what their parent depends on; these must (the
-        # project's APIs, the cluster), so they get the component's depends_on themselves.
-        waits = (opts.depends_on if opts is not None else None) or []
         self.workload_policy: gcp.compute.ResourcePolicy | None = None
         first = self.pools[0]
         if first.workload_policy is not None:
@@ -211,16 +208,16 @@ class _NodePools(pulumi.ComponentResource):
                 project=ref["project"],
                 **workload_policy_args(first, region_of(ref["location"])),
                 # Fixed names: a replacement must delete the old one first.
-                opts=pulumi.ResourceOptions(parent=self, delete_before_replace=True, depends_on=waits),
+                opts=child_options(self, opts, delete_before_replace=True),
             )
         self.node_pools: list[gcp.container.NodePool] = [
-            self._node_pool(name, ref, pool, waits) for pool in self.pools
+            self._node_pool(name, ref, pool, opts) for pool in self.pools
         ]
         self.pool_names = pulumi.Output.all(*[p.name for p in self.node_pools])
         self.node_labels = pulumi.Output.from_input(dict(self.flavor.node_labels) if self.flavor else {})
         self.register_outputs({"poolNames": self.pool_names, "nodeLabels": self.node_labels})
 
-    def _node_pool(self, name: str, ref: ClusterRef, pool: PoolPlan, waits) -> gcp.container.NodePool:
+    def _node_pool(self, name: str, ref: ClusterRef, pool: PoolPlan, opts) -> gcp.container.NodePool:
         args = dict(pool.args)
         if "node_service_account" in ref:
             args["node_config"] = {**args["node_config"], "service_account": ref["node_service_account"]}
@@ -234,9 +231,9 @@ class _NodePools(pulumi.ComponentResource):
             location=ref["location"],
             project=ref["project"],
             **args,
-            opts=pulumi.ResourceOptions(
-                parent=self,
-                depends_on=waits,
+            opts=child_options(
+                self,
+                opts,
                 # GKE names are fixed (Jobs select pools by name), so the default
                 # create-before-delete would collide with the old pool; delete first.
                 delete_before_replace=True,
@@ -279,6 +276,33 @@ class CpuPool(_NodePools):
 
     def __init__(self, name: str, args: CpuPoolArgs, opts: pulumi.ResourceOptions | None = None):
         super().__init__(name, args, opts)
+
+
+def child_options(parent: pulumi.Resource, opts: pulumi.ResourceOptions | None, **own: Any) -> pulumi.ResourceOptions:
+    """A Google Cloud child's options. Pulumi passes only protect and providers from a parent to
+    its children (pulumi/resource.py, Resource.__init__: "Infer protection from parent", "Infer
+    providers ... from parent"); of the rest of the component's opts, the children need two:
+    depends_on (they must wait for the project's APIs and the cluster as the component does) and
+    retain_on_delete (meant for the cloud resources: a component has nothing to delete). `own`:
+    the child's own options; a depends_on there adds to the component's."""
+    waits = (opts.depends_on if opts is not None else None) or []
+    waits = [*(waits if isinstance(waits, list) else [waits]), *own.pop("depends_on", [])]
+    retain = opts.retain_on_delete if opts is not None else None
+    return pulumi.ResourceOptions(parent=parent, depends_on=waits, retain_on_delete=retain, **own)
+
+
+def opts_problems(opts: pulumi.ResourceOptions | None) -> list[tuple[str, str]]:
+    """Options a component cannot honour. ignore_changes names properties of the resource it is
+    given to, and a component's args are never diffed (the engine diffs only custom resources),
+    while Pulumi passes none of it to the children: it would ignore nothing, silently."""
+    if opts is not None and opts.ignore_changes:
+        return [(
+            "opts.ignore_changes",
+            "a component's children do not inherit it and its own args are never diffed, so it would ignore "
+            "nothing; to ignore a property of its resources, use opts.transforms (Pulumi applies them to "
+            "every child)",
+        )]
+    return []
 
 
 def _whole_numbers(value: Any) -> Any:
@@ -330,13 +354,13 @@ def _shape_problems(args: dict[str, Any], ref: dict[str, Any]) -> list[tuple[str
     return found
 
 
-def _checked(component: str, name: str, kind: str, args: Any, spec: type) -> StackConfig:
+def _checked(component: str, name: str, kind: str, args: Any, spec: type, opts: pulumi.ResourceOptions | None) -> StackConfig:
     """The args as a one-pool stack on their cluster, validated; ArgsError with every problem."""
     where = f"{component} {name}"
     if not isinstance(args, dict) or not isinstance(args.get("cluster"), dict):
         raise ArgsError(where, [("args.cluster" if isinstance(args, dict) else "args", "required: a ClusterRef mapping")])
     ref = args["cluster"]
-    unknown = _unknown_keys(args, spec, "args") + _unknown_keys(ref, ClusterRef, "args.cluster")
+    unknown = opts_problems(opts) + _unknown_keys(args, spec, "args") + _unknown_keys(ref, ClusterRef, "args.cluster")
     if isinstance(args.get("gpu"), dict):
         unknown += _unknown_keys(args["gpu"], GpuArgs, "args.gpu")
     missing = [(f"args.cluster.{k}", "required") for k in ("name", "location", "project") if k not in ref]
@@ -354,12 +378,18 @@ def _checked(component: str, name: str, kind: str, args: Any, spec: type) -> Sta
     if "version" in ref:
         # A cluster that exists: its declared facts, as a stack file's cluster.existing states them.
         cluster["existing"] = True
-        if isinstance(ref.get("node_service_account"), str):
-            cluster["nodeServiceAccount"] = ref["node_service_account"]
+        if isinstance(ref.get("node_service_account"), (str, pulumi.Output)):
+            cluster["nodeServiceAccount"] = declared_account(ref["node_service_account"])
     stack, problems = pool_on_cluster(cluster, _entry(name, kind, args), ref.get("catalogue"))
     if unknown or missing or problems:
         raise ArgsError(where, unknown + missing + [(join_path("args", _arg_path(kind, loc)), msg) for loc, msg in problems])
     return stack
+
+
+def declared_account(value: Any) -> Any:
+    """A node service account as the rules read it: an Output (an account the same program
+    creates) is one that is given, whose email only the deploy knows."""
+    return OUTPUT_ACCOUNT if isinstance(value, pulumi.Output) else value
 
 
 def _entry(name: str, kind: str, args: dict[str, Any]) -> dict[str, Any]:

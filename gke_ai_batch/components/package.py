@@ -15,6 +15,8 @@ from pathlib import Path
 import pulumi
 
 from gke_ai_batch.components.batch import JobSetInstall, KueueInstall
+from gke_ai_batch.components.cluster import ExistingCluster, GkeCluster
+from gke_ai_batch.components.multikueue import MultiKueueManager, MultiKueueWorker
 from gke_ai_batch.components.nodepools import CpuPool, GpuPool, TpuSlices
 from gke_ai_batch.components.priorities import Priorities
 from gke_ai_batch.config.errors import NAMESPACE
@@ -24,12 +26,16 @@ from gke_ai_batch.domain import cli
 # with a TypedDict (or class) of annotated inputs and its class-level annotations are all
 # Outputs (Pulumi's analyzer turns every public one into a schema output).
 COMPONENTS: list[type[pulumi.ComponentResource]] = [
+    GkeCluster,
+    ExistingCluster,
     TpuSlices,
     GpuPool,
     CpuPool,
     JobSetInstall,
     KueueInstall,
     Priorities,
+    MultiKueueWorker,
+    MultiKueueManager,
 ]
 
 # The package is named as the project; its components' tokens are NAMESPACE:index:<Class>

@@ -16,10 +16,11 @@ import pulumi
 
 from gke_ai_batch.components import k8s as k8s_objects
 from gke_ai_batch.components.batch import JobSetInstall, KueueInstall, stack_jobset_args, stack_kueue_args
-from gke_ai_batch.components.cluster import ExistingCluster, GkeCluster
+from gke_ai_batch.components.cluster import ExistingCluster, GkeCluster, StackExistingCluster, StackGkeCluster
 from gke_ai_batch.domain.naming import scoped
 from gke_ai_batch.components.nodepools import stack_pool_args
 from gke_ai_batch.plan import Plan
+from gke_ai_batch.plan.cluster import cluster_component_args
 from gke_ai_batch.components.priorities import Priorities, stack_priorities_args
 from gke_ai_batch.components.queues import KueueQueues, Team
 from gke_ai_batch.components.services import enable_apis
@@ -62,16 +63,19 @@ def deploy_cluster(
     `admission_needs` (the manager's kubeconfig Secrets and MultiKueue objects, which wait for
     the workers); `apis`, the Service resources of the cluster's project (gke_ai_batch/components/services.py)."""
     cfg = plan.config
-    kind = ExistingCluster if cfg.cluster.existing else GkeCluster
-    cluster = kind(scoped(scope, cfg.cluster.name), plan, scope=scope, apis=apis)
+    # Production protects the cluster, every pool and what they need (the node service account,
+    # the tpu7x workload policy): through the components' opts, which their children inherit.
+    # Every Google Cloud resource waits for the project's APIs.
+    opts = pulumi.ResourceOptions(protect=cfg.production, depends_on=list(apis))
+    kind = StackExistingCluster if cfg.cluster.existing else StackGkeCluster
+    cluster = kind(
+        scoped(scope, cfg.cluster.name), cluster_component_args(cfg, plan.project, plan.registry_images), opts
+    )
     ref = cluster.ref()
-    # Production protects every pool and what it needs (the tpu7x workload policy): through the
-    # components' opts, which their children inherit.
-    pool_opts = pulumi.ResourceOptions(protect=cfg.production, depends_on=list(apis))
     groups = []
     for entry in cfg.node_pools:
         component, args = stack_pool_args(entry, ref)
-        groups.append(component(scoped(scope, entry.name), args, pool_opts))
+        groups.append(component(scoped(scope, entry.name), args, opts))
     provider = cluster.provider
     k8s_opts = pulumi.ResourceOptions(provider=provider)
     # Kueue and JobSet some other party installed (an existing cluster's): nothing to install,
@@ -138,8 +142,11 @@ def deploy_cluster(
             needs.append(team.local_queues[wl.queue])
         if wl.priority is not None:
             needs.extend(priorities.classes[wl.priority])
-        # Its pods pull only once the nodes may read the image's repository.
-        needs.extend(cluster.readers_for(wl.image))
+        # Its pods pull only once the nodes may read the image's repository. A fleet manager's
+        # samples are not among its images: MultiKueue runs their pods on the workers, whose
+        # nodes have the grant.
+        if wl.image in plan.registry_images:
+            needs.extend(cluster.readers_for(wl.image))
         SampleWorkload(scoped(scope, wl.name), wl, provider, needs, scope=scope)
 
     outputs = {

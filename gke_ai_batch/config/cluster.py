@@ -331,7 +331,7 @@ class ClusterConfig(Model):
                 f"{self.endpoint!r} is not a GKE DNS endpoint (gke-<id>.<region>.gke.goog); turn the cluster's "
                 "DNS endpoint on (gcloud container clusters update NAME --enable-dns-access) and name it here",
             )
-        elif self.endpoint is not None:
+        elif self.endpoint is not None and self.location is not None:  # no location: refused as such
             # The endpoint names the cluster's location: one of another region is another cluster's.
             where = self.endpoint.split(".")[1]
             if not (_REGION_RX.fullmatch(where) or _ZONE_RX.fullmatch(where)) or region_of(where) != region_of(self.location):

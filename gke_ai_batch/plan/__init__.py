@@ -10,7 +10,7 @@ from typing import Any
 
 from gke_ai_batch.config.stack import StackConfig
 from gke_ai_batch.plan.apis import required_apis
-from gke_ai_batch.plan.cluster import RegistryGrant, cluster_args, registry_grants
+from gke_ai_batch.plan.cluster import RegistryGrant, cluster_args, grants_for, registry_images
 from gke_ai_batch.plan.flavors import FlavorPlan, plan_flavors
 from gke_ai_batch.plan.kueue import (
     QueuePlan,
@@ -63,6 +63,7 @@ class Plan:
     team_rbac: dict[str, list[dict[str, Any]]]  # namespace -> [Role, RoleBinding] of its teams' groups
     priorities: list[PriorityPlan]
     workloads: list[WorkloadPlan]
+    registry_images: list[str]  # the images the cluster's pods pull (plan.cluster.registry_images)
     registry_grants: list[RegistryGrant]  # Artifact Registry repositories the nodes pull from
     apis: tuple[str, ...]  # Google Cloud APIs the cluster's project must have enabled (plan.apis)
     multi_kueue: MultiKueueSettings | None = None  # a fleet manager's (gke_ai_batch/plan/fleet.py)
@@ -109,6 +110,7 @@ def build_plan(cfg: StackConfig, project: str = "my-project") -> Plan:
     flavors = plan_flavors(cfg, pools)
     queues = plan_cluster_queues(cfg, flavors)
     teams = team_plans(cfg)
+    images = registry_images(cfg)
     priorities = [PriorityPlan(p.name, p.value, *priority_manifests(p.name, p.value, p.description)) for p in cfg.priorities]
     return Plan(
         config=cfg,
@@ -125,6 +127,7 @@ def build_plan(cfg: StackConfig, project: str = "my-project") -> Plan:
         team_rbac=team_rbac_manifests(cfg),
         priorities=priorities,
         workloads=plan_workloads(cfg),
-        registry_grants=registry_grants(cfg),
+        registry_images=images,
+        registry_grants=grants_for(images),
         apis=required_apis(cfg, project),
     )

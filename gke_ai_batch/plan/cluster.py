@@ -66,14 +66,38 @@ def registry_repository(image: str) -> RegistryGrant | None:
     return RegistryGrant(project=project, location=m["location"], repository=repository)
 
 
-def registry_grants(cfg: StackConfig) -> list[RegistryGrant]:
-    """One grant per repository the stack's pods pull from: every workload's image and the
-    Kueue webhook probe's. Every node runs as the program's node service account (Standard
-    pools, auto-provisioned pools and Autopilot alike), so that account is the one to grant."""
+def registry_images(cfg: StackConfig) -> list[str]:
+    """The images the stack's pods pull: every workload's and the Kueue webhook probe's."""
     images = [wl.image for wl in cfg.workloads]
     if cfg.kueue.webhook_gate:
         images.append(cfg.kueue.probe_image)
+    return images
+
+
+def grants_for(images: list[str]) -> list[RegistryGrant]:
+    """One grant per repository these images are pulled from. Every node runs as the
+    cluster's node service account (Standard pools, auto-provisioned pools and Autopilot
+    alike), so that account is the one to grant."""
     return sorted({g for g in map(registry_repository, images) if g is not None})
+
+
+def registry_grants(cfg: StackConfig) -> list[RegistryGrant]:
+    return grants_for(registry_images(cfg))
+
+
+def cluster_component_args(cfg: StackConfig, project: str, images: list[str]) -> dict[str, Any]:
+    """The args of the cluster component (gke_ai_batch/components/cluster.py: GkeClusterArgs, or
+    ExistingClusterArgs for cluster.existing) for this stack's cluster: its keys as set in the
+    stack file, in snake_case, with the location it resolved to, the project, the images its
+    pods pull (`images`: the plan's registry_images) and the catalogue override."""
+    c = cfg.cluster
+    args: dict[str, Any] = c.model_dump(exclude_unset=True, exclude={"existing"})
+    args.update(name=c.name, location=c.location, project=project)
+    if images:
+        args["registry_images"] = list(images)
+    if cfg.catalogue.model_fields_set:
+        args["catalogue"] = cfg.catalogue.model_dump(by_alias=True, exclude_unset=True)
+    return args
 
 
 SA_ID_HASH_LEN = 6

@@ -9,7 +9,6 @@ the ClusterQueues that use it."""
 
 from __future__ import annotations
 
-import base64
 from typing import Any
 
 import pulumi
@@ -19,7 +18,7 @@ from gke_ai_batch.components.k8s import resource_name
 from gke_ai_batch.plan.fleet import FleetPlan
 from gke_ai_batch.components.platform import ClusterDeployment, deploy_cluster
 from gke_ai_batch.components.services import enable_apis
-from gke_ai_batch.plan.kubeconfig import worker_kubeconfig
+from gke_ai_batch.components.multikueue import kubeconfig_for
 from gke_ai_batch.plan.multikueue import encode_kubeconfig, kubeconfig_secret
 from gke_ai_batch.domain.multikueue_worker import token_secret
 
@@ -52,10 +51,7 @@ def deploy_fleet(fleet: FleetPlan) -> dict[str, Any]:
 
 
 def _kubeconfig(worker: str, d: ClusterDeployment) -> pulumi.Output[str]:
-    """The Secret's data value: base64 of the kubeconfig Kueue reads (key `kubeconfig`), from the
-    worker's endpoint, its cluster CA (GKE's masterAuth.clusterCaCertificate: base64 PEM, as
-    certificate-authority-data wants) and the token Kubernetes filled into the token Secret."""
+    """The Secret's data value: base64 of the kubeconfig Kueue reads (key `kubeconfig`)."""
     token = d.after_kueue[resource_name(token_secret())]
-    parts = pulumi.Output.all(d.cluster.endpoint, d.cluster.cluster.master_auth.cluster_ca_certificate, token.data)
-    text = parts.apply(lambda a: worker_kubeconfig(worker, a[0], a[1], base64.b64decode(a[2]["token"]).decode()))
+    text = kubeconfig_for(worker, d.cluster.endpoint, d.cluster.cluster_ca_certificate, token)
     return pulumi.Output.secret(text.apply(encode_kubeconfig))
