@@ -107,5 +107,6 @@ def test_resources_json_records_the_programs_aliases_not_a_provider_sdks_own():
     accounts = [r for r in resources if r.type == "gcp:serviceaccount/account:Account"]
     # pulumi_gcp's Account carries Alias(type_="gcp:serviceAccount/account:Account") itself.
     assert accounts and not any("aliases" in r.options for r in accounts)
-    groups = [r for r in resources if r.type.startswith("gke-ai-batch:index:")]
+    pools = ("TpuSlices", "GpuPool", "CpuPool")
+    groups = [r for r in resources if r.type.rsplit(":", 1)[-1] in pools and r.type.startswith("gke-ai-batch:index:")]
     assert groups and all(r.options["aliases"] == [{"type": "gke-ai-batch:nodepools:NodePoolGroup"}] for r in groups)

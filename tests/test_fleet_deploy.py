@@ -79,7 +79,7 @@ def test_the_multikueue_chain_waits_for_the_workers():
     check = by_name(f"{MANAGER_SCOPE}/dws-gpu", ":AdmissionCheck")
     # Each after what it names, and the queues after the check.
     assert secret.urn in cluster.dependencies and cluster.urn in config.dependencies and config.urn in check.dependencies
-    queue = by_name(f"{MANAGER_SCOPE}/gpu", ":ClusterQueue")
+    queue = by_name(f"{MANAGER_SCOPE}/gpu", "v1beta2:ClusterQueue")
     assert check.urn in queue.dependencies
     assert queue.inputs["spec"]["admissionChecksStrategy"] == {"admissionChecks": [{"name": "dws-gpu"}]}
 

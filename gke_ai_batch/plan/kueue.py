@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from gke_ai_batch.config.batch import ClusterQueueConfig, QueueFlavor, QuotaLimits
+from gke_ai_batch.config.batch import ClusterQueueConfig, QueueFlavor, QuotaLimits, TeamConfig
 from gke_ai_batch.config.stack import BUILTIN_NAMESPACES, StackConfig
 from gke_ai_batch.domain import catalogue
 from gke_ai_batch.domain import kueue_releases
@@ -42,6 +42,7 @@ class QueuePlan:
     cohort: str | None
     admission_checks: tuple[str, ...]
     quotas: dict[str, dict[str, Any]]  # flavor -> resource -> nominal quota
+    config: ClusterQueueConfig | None = None  # the entry it was planned from (its component's args)
 
 
 def plan_cluster_queues(cfg: StackConfig, flavors: list[FlavorPlan]) -> list[QueuePlan]:
@@ -96,6 +97,7 @@ def cluster_queue_plan(
         cohort=cq.cohort,
         admission_checks=(*admission_checks, *((provisioning_check,) if queued else ())),
         quotas={name: {r: q["nominalQuota"] for r, q in res.items()} for name, res in resources.items()},
+        config=cq,
     )
 
 
@@ -248,24 +250,27 @@ def pod_security_labels(level: str, version: str) -> dict[str, str]:
     return labels
 
 
-def _team_namespaces(cfg: StackConfig) -> dict[str, dict[str, Any]]:
-    """Every team namespace as a Namespace manifest with its labels, in the stack's order (the
+def team_namespaces(teams: list[TeamConfig], version: str) -> dict[str, dict[str, Any]]:
+    """Every team namespace as a Namespace manifest with its labels, in the teams' order (the
     teams of one namespace agree on its level: gke_ai_batch/config/stack.py)."""
     out: dict[str, dict[str, Any]] = {}
-    version = pod_security_version(cfg)
-    for team in cfg.teams:
+    for team in teams:
         ns = out.setdefault(
             team.namespace, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": team.namespace}}
         )
         labels = ns["metadata"].setdefault("labels", {})
         labels.update(team.labels)
         labels.update(pod_security_labels(team.pod_security, version))
+    for name, ns in out.items():
+        if name in BUILTIN_NAMESPACES:
+            ns["metadata"]["annotations"] = dict(PATCH_FORCE)
     return out
 
 
 def namespace_manifests(cfg: StackConfig) -> list[dict[str, Any]]:
     """The team namespaces the program creates: all but those every cluster has."""
-    return [ns for name, ns in _team_namespaces(cfg).items() if name not in BUILTIN_NAMESPACES]
+    namespaces = team_namespaces(cfg.teams, pod_security_version(cfg))
+    return [ns for name, ns in namespaces.items() if name not in BUILTIN_NAMESPACES]
 
 
 # pulumi-kubernetes Patch resources apply with server-side apply under a field manager of
@@ -281,15 +286,11 @@ PATCH_FORCE = {"pulumi.com/patchForce": "true"}
 def namespace_patches(cfg: StackConfig) -> list[dict[str, Any]]:
     """The Pod Security labels of team namespaces that exist in every cluster (default): a
     partial Namespace, applied as a NamespacePatch rather than created."""
-    out = []
-    for name, ns in _team_namespaces(cfg).items():
-        if name in BUILTIN_NAMESPACES:
-            ns["metadata"]["annotations"] = dict(PATCH_FORCE)
-            out.append(ns)
-    return out
+    namespaces = team_namespaces(cfg.teams, pod_security_version(cfg))
+    return [ns for name, ns in namespaces.items() if name in BUILTIN_NAMESPACES]
 
 
-def network_policy_manifests(cfg: StackConfig) -> list[dict[str, Any]]:
+def network_policy_manifests(teams: list[TeamConfig]) -> list[dict[str, Any]]:
     """Per team namespace with networkPolicy on: isolate every pod for ingress, then allow
     ingress from pods of the same namespace (JobSet pods reach each other through their
     headless Service; a Job's indexed pods through <name>-hosts). What stays allowed without a
@@ -299,7 +300,7 @@ def network_policy_manifests(cfg: StackConfig) -> list[dict[str, Any]]:
     Egress is not restricted. Enforcement needs a network policy provider: GKE Dataplane V2
     (https://cloud.google.com/kubernetes-engine/docs/concepts/dataplane-v2) or Calico."""
     out: dict[str, dict[str, Any]] = {}
-    for team in cfg.teams:
+    for team in teams:
         if team.network_policy and team.namespace not in out:
             out[team.namespace] = {
                 "apiVersion": "networking.k8s.io/v1",
@@ -342,13 +343,18 @@ def priority_manifests(name: str, value: int, description: str) -> tuple[dict[st
 
 def provisioning_manifests(cfg: StackConfig, flavors: list[FlavorPlan], queues: list[QueuePlan]) -> list[dict[str, Any]]:
     """One ProvisioningRequestConfig and one AdmissionCheck, when some queue uses a queued flavor."""
-    used = {f for q in queues if q.admission_checks for f in q.flavors}
-    queued = [f for f in flavors if f.queued and f.name in used]
+    queued = provisioned_flavors(flavors, queues)
     if not queued:
         return []
     return provisioning_check_manifests(
         cfg.kueue.provisioning_admission_check, cfg.kueue.provisioning_request_config, queued
     )
+
+
+def provisioned_flavors(flavors: list[FlavorPlan], queues: list[QueuePlan]) -> list[FlavorPlan]:
+    """The queued flavors some queue admits through the ProvisioningRequest check."""
+    used = {f for q in queues if q.admission_checks for f in q.flavors}
+    return [f for f in flavors if f.queued and f.name in used]
 
 
 def provisioning_check_manifests(check: str, config_name: str, queued: list[FlavorPlan]) -> list[dict[str, Any]]:
