@@ -39,9 +39,15 @@ def test_every_hosted_component_has_its_inputs_and_outputs_under_the_token_it_re
     assert set(tpu["requiredInputs"]) == {"cluster", "version", "topology"}
     assert set(resources["gke-ai-batch:index:GpuPool"]["requiredInputs"]) == {"cluster", "gpu", "maxNodes"}
     assert set(resources["gke-ai-batch:index:CpuPool"]["requiredInputs"]) == {"cluster", "machineType", "maxNodes"}
+    outputs = {
+        "ResourceFlavor": {"flavorName"},
+        "ProvisioningCheck": {"admissionCheck"},
+        "ClusterQueue": {"queueName"},
+        "Team": {"namespace", "localQueues"},
+    }
     for token, resource in resources.items():
         # Only the Outputs: the Python-side plan (flavor, pools, config) is no output of the schema.
-        assert set(resource["properties"]) == {"poolNames", "nodeLabels"}, token
+        assert set(resource["properties"]) == outputs.get(token.rsplit(":", 1)[-1], {"poolNames", "nodeLabels"}), token
     cluster = _schema()["types"]["gke-ai-batch:index:ClusterRef"]
     assert set(cluster["required"]) == {"name", "location", "project"}
 

@@ -28,7 +28,7 @@ h100 = {"type": "nvidia-h100-80gb", "count": 8}
 a = {"zones": ["us-east5-a"]}
 gpu = GpuPool("h100", {"cluster": ref, "gpu": h100, "max_nodes": 4, "capacity": "flexStart", **a})
 gpu2 = GpuPool("h100-b", {"cluster": ref, "gpu": h100, "max_nodes": 2, **a}, guarded)
-pulumi.export("flavor", tpu.flavor.name)
+pulumi.export("flavor", tpu.flavor["name"])
 pulumi.export("labels", tpu.node_labels)
 pulumi.export("pools", tpu2.pool_names)
 """
@@ -130,7 +130,8 @@ def test_the_stack_program_protects_pools_through_the_components_opts():
     resources = synth_stack("prod").recording.resources
     pools = [r for r in resources if r.type == "gcp:container/nodePool:NodePool" and "gke-ai-batch:index:" in r.urn]
     assert pools and all(r.options.get("protect") for r in pools)
-    groups = [r for r in resources if r.type.startswith("gke-ai-batch:index:")]
+    kinds = ("gke-ai-batch:index:TpuSlices", "gke-ai-batch:index:GpuPool", "gke-ai-batch:index:CpuPool")
+    groups = [r for r in resources if r.type in kinds]
     assert groups and all(r.options.get("protect") for r in groups)
     assert (ROOT / "stacks" / "urns" / "prod.txt").exists()
 

@@ -15,6 +15,7 @@ from pathlib import Path
 import pulumi
 
 from gke_ai_batch.components.nodepools import CpuPool, GpuPool, TpuSlices
+from gke_ai_batch.components.queues import ClusterQueue, ProvisioningCheck, ResourceFlavor, Team
 from gke_ai_batch.config.errors import NAMESPACE
 from gke_ai_batch.domain import cli
 
@@ -25,6 +26,10 @@ COMPONENTS: list[type[pulumi.ComponentResource]] = [
     TpuSlices,
     GpuPool,
     CpuPool,
+    ResourceFlavor,
+    ProvisioningCheck,
+    ClusterQueue,
+    Team,
 ]
 
 # The package is named as the project; its components' tokens are NAMESPACE:index:<Class>

@@ -419,9 +419,6 @@ class Team(pulumi.ComponentResource):
         if not isinstance(groups, list):
             problems.append(("args.groups", "must be a list of Google Group emails"))
             groups = []
-        version = args.get("pod_security_version", "latest")
-        if not isinstance(version, str) or not _POD_SECURITY_VERSION_RX.fullmatch(version):
-            problems.append(("args.pod_security_version", f"{version!r} is not 'latest' or a Kubernetes minor such as 'v1.34'"))
         if problems:
             raise ArgsError(where, problems)
         shared = _camel({k: args[k] for k in ("namespace", "labels", "pod_security", "network_policy") if k in args})
@@ -441,6 +438,9 @@ class Team(pulumi.ComponentResource):
             if problem not in seen:  # the namespace's keys are every entry's
                 seen.add(problem)
                 problems.append(problem)
+        version = args.get("pod_security_version", "latest")
+        if not isinstance(version, str) or not _POD_SECURITY_VERSION_RX.fullmatch(version):
+            problems.append(("args.pod_security_version", f"{version!r} is not 'latest' or a Kubernetes minor such as 'v1.34'"))
         if problems or teams is None:
             raise ArgsError(where, problems)
         super().__init__(type_token(Team), name, None, pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(aliases=[pulumi.Alias(type_=OLD_TEAM_TYPE)])))
