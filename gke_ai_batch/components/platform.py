@@ -29,6 +29,7 @@ from gke_ai_batch.components.queues import (
     ProvisioningCheck,
     ResourceFlavor,
     Team,
+    queue_flavors,
     stack_queue_args,
     stack_team_args,
 )
@@ -185,10 +186,11 @@ def _queues(
                 scope=scope,
             )
         )
+    planned = queue_flavors(plan)
     queues = {
         q.name: ClusterQueue(
             scoped(scope, q.name),
-            stack_queue_args(plan, q),
+            stack_queue_args(plan, q, planned),
             opts(*[flavors[f] for f in q.flavors], *(checks if q.admission_checks else [])),
         )
         for q in plan.queues

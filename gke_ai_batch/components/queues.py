@@ -13,13 +13,14 @@ what `opts.depends_on` lists (the Kueue install, the flavors a queue names).
 No `from __future__ import annotations`: Pulumi's component analyzer
 (pulumi.provider.experimental.analyzer) reads these annotations as objects."""
 
+import functools
 import re
 from typing import Any, NotRequired, TypedDict
 
 import pulumi
 import pulumi_kubernetes as k8s
 from pydantic import ValidationError
-from pydantic.alias_generators import to_camel, to_snake
+from pydantic import alias_generators
 
 from gke_ai_batch.components import k8s as k8s_objects
 from gke_ai_batch.components.nodepools import _unknown_keys, _whole_numbers, type_token
@@ -188,6 +189,11 @@ def _waits(opts: pulumi.ResourceOptions | None) -> list[Any]:
 
 def _child(name: str, base: str, manifest: dict[str, Any]) -> str:
     return child_name(name, base, k8s_objects.resource_name(manifest))
+
+
+# Memoized: a stack program's 32 queues over 7 flavors spell the same few keys a thousand times.
+to_camel = functools.lru_cache(maxsize=None)(alias_generators.to_camel)
+to_snake = functools.lru_cache(maxsize=None)(alias_generators.to_snake)
 
 
 # Keys whose values are maps keyed by the user (label keys, resource names): neither camelCased
@@ -517,16 +523,20 @@ def _snake_keys(value: Any, user: bool = False) -> Any:
     return value
 
 
-def stack_queue_args(plan: Plan, queue: QueuePlan) -> dict[str, Any]:
+def queue_flavors(plan: Plan) -> dict[str, FlavorPlan]:
+    """The flavors as the plan's queues were planned over them: a fleet manager's carry their
+    workers' capacity only after its queues are planned with quotas of their own
+    (gke_ai_batch/plan/fleet.py)."""
+    return {f.name: f for f in plan_flavors(plan.config, plan.pools)}
+
+
+def stack_queue_args(plan: Plan, queue: QueuePlan, flavors: dict[str, FlavorPlan]) -> dict[str, Any]:
     """The args the stack program gives the ClusterQueue of one of its planned queues: the
-    stack's entry in snake_case, its flavors as the queue was planned over them, its namespace
-    selector as planned (the stack's default is its teams' namespaces)."""
+    stack's entry in snake_case, its `flavors` (queue_flavors), its namespace selector as
+    planned (the stack's default is its teams' namespaces)."""
     cfg = plan.config
     cq = queue.config
     entries = {e.name: e for e in cq.flavors}
-    # The flavors as planned for the queues: a fleet manager's carry its workers' capacity only
-    # after its queues are planned with quotas of their own (gke_ai_batch/plan/fleet.py).
-    flavors = {f.name: f for f in plan_flavors(cfg, plan.pools)}
     args: dict[str, Any] = cq.model_dump(exclude_unset=True, exclude={"name", "flavors", "namespace_selector"})
     args["queue_name"] = cq.name
     args["flavors"] = []
