@@ -337,3 +337,15 @@ for component, props in inputs.items():
     assert sorted(_kueue_objects(recording, "AdmissionCheck")) == ["pkg-dws"]
     assert sorted(_kueue_objects(recording, "LocalQueue")) == ["pkg-research/main"]
     assert not any(r.type.endswith(":NetworkPolicy") for r in recording.resources)
+
+
+def test_the_library_pages_kueue_example_runs(tmp_path):
+    """docs/library.md's Kueue example, as written, under the recording engine."""
+    page = (ROOT / "docs" / "library.md").read_text()
+    section = page[page.index("## Kueue: flavors, queues and teams"):]
+    source = section.split("```python\n", 1)[1].split("```", 1)[0]
+    recording = _run(tmp_path, source)
+    kinds = sorted(r.type.rsplit(":", 1)[-1] for r in recording.resources if r.type.startswith("kubernetes:") and r.type != "kubernetes:helm.sh/v3:Release")
+    assert kinds == ["ClusterQueue", "LocalQueue", "Namespace", "NetworkPolicy", "ResourceFlavor"], kinds
+    [queue] = _kueue_objects(recording, "ClusterQueue").values()
+    assert queue.inputs["spec"]["namespaceSelector"] == {}
