@@ -349,3 +349,17 @@ def test_the_library_pages_kueue_example_runs(tmp_path):
     assert kinds == ["ClusterQueue", "LocalQueue", "Namespace", "NetworkPolicy", "ResourceFlavor"], kinds
     [queue] = _kueue_objects(recording, "ClusterQueue").values()
     assert queue.inputs["spec"]["namespaceSelector"] == {}
+
+
+def test_an_output_or_a_bad_resource_name_anywhere_in_the_args_is_named():
+    import pulumi
+
+    from gke_ai_batch.components.queues import ClusterQueue, ResourceFlavor
+
+    labels = {"pool": pulumi.Output.from_input("x")}
+    assert _refused(ClusterQueue, {"flavors": [{"name": "f", "node_labels": labels}]}) == [
+        "ClusterQueue q: args.flavors[0].node_labels.pool: must be a plain value known when the component is built, not an Output"
+    ]
+    # A flavor's resources become a queue's coveredResources, which Kueue wants qualified names.
+    lines = _refused(ResourceFlavor, {"name": "f", "capacity": {"google.com/tpu chips": 4}})
+    assert lines[0].startswith('ResourceFlavor q: args.capacity["google.com/tpu chips"]: resource name '), lines

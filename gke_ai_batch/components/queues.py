@@ -24,7 +24,7 @@ from pydantic import alias_generators
 
 from gke_ai_batch.components import k8s as k8s_objects
 from gke_ai_batch.components.nodepools import _unknown_keys, _whole_numbers, type_token
-from gke_ai_batch.config.batch import KueueConfig, QuotaLimits
+from gke_ai_batch.config.batch import KueueConfig, QueueFlavor, QuotaLimits
 from gke_ai_batch.config.errors import ArgsError, join_path, located_problems
 from gke_ai_batch.config.standalone import flavor_entry_problems, queue_entry_problems, team_entries_problems
 from gke_ai_batch.config.stack import BUILTIN_NAMESPACES
@@ -230,11 +230,30 @@ def _plain(where: str, args: Any, spec: type) -> dict[str, Any]:
     whole-number floats as ints (a package caller's numbers arrive as doubles)."""
     if not isinstance(args, dict):
         raise ArgsError(where, [("args", f"must be a {spec.__name__} mapping, not {type(args).__name__}")])
-    outputs = [(f"args.{k}", "must be a plain value known when the component is built, not an Output")
-               for k, v in args.items() if isinstance(v, pulumi.Output)]
+    outputs = [(path, "must be a plain value known when the component is built, not an Output")
+               for path in _outputs_in(args, "args")]
     if outputs:
         raise ArgsError(where, outputs)
     return _whole_numbers(args)
+
+
+def _outputs_in(value: Any, at: str) -> list[str]:
+    """Where Outputs sit in nested args: the rules read every value on construction."""
+    if isinstance(value, pulumi.Output):
+        return [at]
+    if isinstance(value, dict):
+        return [p for k, v in value.items() for p in _outputs_in(v, join_path(at, (str(k),)))]
+    if isinstance(value, list):
+        return [p for i, v in enumerate(value) for p in _outputs_in(v, f"{at}[{i}]")]
+    return []
+
+
+def _located(model: type, data: dict[str, Any]) -> list[tuple[tuple, str]]:
+    try:
+        model.model_validate(data)
+    except ValidationError as exc:
+        return located_problems(exc, model)
+    return []
 
 
 def _flavor_problems(flavor: Any, at: str, spec: type) -> list[tuple[str, str]]:
@@ -253,6 +272,10 @@ def _flavor_problems(flavor: Any, at: str, spec: type) -> list[tuple[str, str]]:
         isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in capacity.values()
     ):
         problems.append((f"{at}.capacity", "must map resource names to whole amounts of 0 or more"))
+    else:
+        # Its resources become a queue's coveredResources, whose names the quotas' rule checks.
+        names = {"name": flavor["name"], "quotas": {k: 0 for k in capacity}}
+        problems += [(join_path(f"{at}.capacity", loc[1:]), msg) for loc, msg in _located(QueueFlavor, names)]
     if not isinstance(flavor.get("queued", False), bool):
         problems.append((f"{at}.queued", "must be true or false"))
     return problems
@@ -305,12 +328,9 @@ class ProvisioningCheck(pulumi.ComponentResource):
         # The names are Kueue config's keys: checked by their rules, defaulting as they do.
         names = {"admission_check": "provisioningAdmissionCheck", "request_config": "provisioningRequestConfig"}
         given = {names[k]: args[k] for k in names if k in args}
-        try:
-            KueueConfig.model_validate(given)
-        except ValidationError as exc:
-            back = {v: k for k, v in names.items()}
-            problems += [(join_path("args", (back.get(loc[0], loc[0]), *loc[1:])), msg)
-                         for loc, msg in located_problems(exc, KueueConfig)]
+        back = {v: k for k, v in names.items()}
+        problems += [(join_path("args", (back.get(loc[0], loc[0]), *loc[1:])), msg)
+                     for loc, msg in _located(KueueConfig, given)]
         if problems:
             raise ArgsError(where, problems)
         super().__init__(type_token(ProvisioningCheck), name, None, opts)
