@@ -39,13 +39,18 @@ def test_every_hosted_component_has_its_inputs_and_outputs_under_the_token_it_re
     assert set(tpu["requiredInputs"]) == {"cluster", "version", "topology"}
     assert set(resources["gke-ai-batch:index:GpuPool"]["requiredInputs"]) == {"cluster", "gpu", "maxNodes"}
     assert set(resources["gke-ai-batch:index:CpuPool"]["requiredInputs"]) == {"cluster", "machineType", "maxNodes"}
-    for token in ("TpuSlices", "GpuPool", "CpuPool"):
-        # Only the Outputs: the Python-side plan (flavor, pools, config) is no output of the schema.
-        assert set(resources[f"gke-ai-batch:index:{token}"]["properties"]) == {"poolNames", "nodeLabels"}, token
-    # The clusters' Outputs, not their Python-side children (provider, cluster, registry_readers).
+    # Only the Outputs: the Python-side plan (flavor, pools, config; a cluster's provider) is no output of the schema.
     shared = {"name", "endpoint", "apiServer", "kubeconfig", "nodeServiceAccount"}
-    assert set(resources["gke-ai-batch:index:GkeCluster"]["properties"]) == {*shared, "clusterCaCertificate"}
-    assert set(resources["gke-ai-batch:index:ExistingCluster"]["properties"]) == shared
+    outputs = {
+        "ResourceFlavor": {"flavorName"},
+        "ProvisioningCheck": {"admissionCheck"},
+        "ClusterQueue": {"queueName"},
+        "Team": {"namespace", "localQueues"},
+        "GkeCluster": {*shared, "clusterCaCertificate"},
+        "ExistingCluster": shared,
+    }
+    for kind in ("TpuSlices", "GpuPool", "CpuPool", *outputs):
+        assert set(resources[f"gke-ai-batch:index:{kind}"]["properties"]) == outputs.get(kind, {"poolNames", "nodeLabels"}), kind
     assert set(resources["gke-ai-batch:index:GkeCluster"]["requiredInputs"]) == {"name", "location", "project"}
     assert set(resources["gke-ai-batch:index:ExistingCluster"]["requiredInputs"]) == {
         "name", "location", "project", "version", "endpoint", "nodeServiceAccount"

@@ -72,7 +72,7 @@ gpu = GpuPool("h100", {"cluster": ref, "gpu": {"type": "nvidia-h100-80gb", "coun
 KUEUE = "kueue.x-k8s.io/v1beta2"
 for name, pool in (("v6e", tpu), ("h100", gpu)):
     CustomResource(name, api_version=KUEUE, kind="ResourceFlavor", metadata={"name": name},
-                   spec={"nodeLabels": pool.node_labels, "tolerations": pool.flavor.manifest()["spec"]["tolerations"]})
+                   spec={"nodeLabels": pool.node_labels, "tolerations": pool.flavor["tolerations"]})
 CustomResource("ml", api_version=KUEUE, kind="ClusterQueue", metadata={"name": "ml"}, spec={
     "namespaceSelector": {},
     "resourceGroups": [

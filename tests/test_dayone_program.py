@@ -85,8 +85,12 @@ def test_the_existing_cluster_example_renders_with_its_pools_kueue_and_queue(tmp
     assert sorted(pools) == ["h100-dws", "v6e-0", "v6e-1"]
     assert {p["cluster"] for p in pools.values()} == {"ml-shared"}
     assert pools["h100-dws"]["queuedProvisioning"] == {"enabled": True}
-    (kueue,) = [r["inputs"] for r in resources if r["type"] == "kubernetes:helm.sh/v3:Release"]
-    assert (kueue["chart"], kueue["version"]) == (KUEUE_CHART, KueueConfig().version)
+    releases = {r["inputs"]["name"]: r["inputs"] for r in resources if r["type"] == "kubernetes:helm.sh/v3:Release"}
+    assert (releases["kueue"]["chart"], releases["kueue"]["version"]) == (KUEUE_CHART, KueueConfig().version)
+    assert "jobset" in releases
+    # The typed components, with the webhook readiness gate's probe.
+    assert {"gke-ai-batch:index:KueueInstall", "gke-ai-batch:index:ClusterQueue", "gke-ai-batch:index:Team"} <= set(types)
+    assert "kubernetes:core/v1:Pod" in types
     manifests = (out / "manifests.yaml").read_text()
     assert "kind: ClusterQueue" in manifests and "kind: LocalQueue" in manifests
     assert json.loads((out / "policy.json").read_text()) == []
@@ -96,6 +100,8 @@ def test_the_existing_cluster_example_renders_with_its_pools_kueue_and_queue(tmp
     assert "| `h100-dws` | queued | a3-highgpu-8g |" in report
     assert "| `tpu-v6e-slice-4x4-spot` | `v6e-0`, `v6e-1` | spot | 32 TPU chips | google.com/tpu 32 |" in report
     assert "| `research` | `research` | `research` |" in report
+    # The admission model's verdict on the program's sample, read off what it registered.
+    assert "| `train-v6e` | `research` | `tpu-v6e-slice-4x4-spot` | none | `v6e-0`, `v6e-1` | ✅ admitted |" in report
     assert json.loads((out / "cost.json").read_text())["total"]["per30DaysMax"] > 0
 
 

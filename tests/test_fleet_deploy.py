@@ -48,7 +48,9 @@ def recording() -> engine.Recording:
 
 
 def by_name(name: str, kind: str = "") -> engine.Registration:
-    [r] = [r for r in recording().resources if r.name == name and r.type.endswith(kind)]
+    # A kind names the Kubernetes object, not the component of that kind and name holding it.
+    [r] = [r for r in recording().resources if r.name == name and r.type.endswith(kind)
+           and not (kind and r.type.startswith("gke-ai-batch:"))]
     return r
 
 

@@ -184,7 +184,8 @@ def test_the_fleet_rules_are_mandatory_and_quiet_on_the_fleet():
 
 
 def _drop(res: list[rules.Resource], name: str, kind: str) -> None:
-    res.remove(next(r for r in res if r.name == name and r.type.endswith(kind)))
+    # The Kubernetes object, not the component of the same kind and name that holds it.
+    res.remove(next(r for r in res if r.name == name and r.type.startswith("kubernetes:") and r.type.endswith(kind)))
 
 
 NAME_BREAKS = {

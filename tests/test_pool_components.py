@@ -26,7 +26,7 @@ h100 = {"type": "nvidia-h100-80gb", "count": 8}
 a = {"zones": ["us-east5-a"]}
 gpu = GpuPool("h100", {"cluster": ref, "gpu": h100, "max_nodes": 4, "capacity": "flexStart", **a})
 gpu2 = GpuPool("h100-b", {"cluster": ref, "gpu": h100, "max_nodes": 2, **a}, guarded)
-pulumi.export("flavor", tpu.flavor.name)
+pulumi.export("flavor", tpu.flavor["name"])
 pulumi.export("labels", tpu.node_labels)
 pulumi.export("pools", tpu2.pool_names)
 """

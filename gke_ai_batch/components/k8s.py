@@ -57,14 +57,20 @@ def resource_name(manifest: dict[str, Any]) -> str:
 
 
 def apply(
-    manifest: dict[str, Any], opts: pulumi.ResourceOptions, patch: bool = False, *, scope: str = "", name: str | None = None
+    manifest: dict[str, Any],
+    opts: pulumi.ResourceOptions,
+    patch: bool = False,
+    *,
+    scope: str = "",
+    name: str | None = None,
 ) -> pulumi.CustomResource:
     """`patch`: the object exists already; apply the manifest's fields to it (its <Kind>Patch
     class) instead of creating it. The recorded inputs stay the manifest (kind Namespace, not
     NamespacePatch): a patch is the partial object it applies. `scope`: the cluster's naming
     scope (gke_ai_batch.domain.naming.scoped); the object's own name does not change. `name`:
     the logical name, where a component derives it from its own (naming.child_name)."""
-    name = name if name is not None else scoped(scope, resource_name(manifest))
+    if name is None:
+        name = scoped(scope, resource_name(manifest))
     kind = manifest["kind"] + ("Patch" if patch else "")
     typed = _TYPED.get((manifest["apiVersion"], kind))
     if patch and typed is None:

@@ -24,7 +24,7 @@ from gke_ai_batch.config.pools import NodePoolConfig
 from gke_ai_batch.config.standalone import OUTPUT_ACCOUNT, pool_on_cluster
 from gke_ai_batch.config.stack import StackConfig
 from gke_ai_batch.domain.naming import child_name
-from gke_ai_batch.plan.flavors import FlavorPlan, plan_flavors
+from gke_ai_batch.plan.flavors import plan_flavors
 from gke_ai_batch.plan.pools import PoolPlan, plan_pools, workload_policy_args
 
 # The type token all three components registered before they were a component package. A
@@ -198,8 +198,9 @@ class _NodePools(pulumi.ComponentResource):
         self.pools: list[PoolPlan] = plan_pools(stack)
         flavors = plan_flavors(stack, self.pools)
         # The ResourceFlavor derived for the group (TPU and GPU; None for CPU), as the stack
-        # program derives one per accelerator shape and capacity.
-        self.flavor: FlavorPlan | None = flavors[0] if flavors else None
+        # program derives one per accelerator shape and capacity: a FlavorArgs
+        # (gke_ai_batch/components/queues.py), data that a ResourceFlavor and a ClusterQueue take.
+        self.flavor: dict[str, Any] | None = flavors[0].args() if flavors else None
         self.workload_policy: gcp.compute.ResourcePolicy | None = None
         first = self.pools[0]
         if first.workload_policy is not None:
@@ -214,7 +215,7 @@ class _NodePools(pulumi.ComponentResource):
             self._node_pool(name, ref, pool, opts) for pool in self.pools
         ]
         self.pool_names = pulumi.Output.all(*[p.name for p in self.node_pools])
-        self.node_labels = pulumi.Output.from_input(dict(self.flavor.node_labels) if self.flavor else {})
+        self.node_labels = pulumi.Output.from_input(dict(self.flavor["node_labels"]) if self.flavor else {})
         self.register_outputs({"poolNames": self.pool_names, "nodeLabels": self.node_labels})
 
     def _node_pool(self, name: str, ref: ClusterRef, pool: PoolPlan, opts) -> gcp.container.NodePool:

@@ -19,6 +19,7 @@ from gke_ai_batch.components.cluster import ExistingCluster, GkeCluster
 from gke_ai_batch.components.multikueue import MultiKueueManager, MultiKueueWorker
 from gke_ai_batch.components.nodepools import CpuPool, GpuPool, TpuSlices
 from gke_ai_batch.components.priorities import Priorities
+from gke_ai_batch.components.queues import ClusterQueue, ProvisioningCheck, ResourceFlavor, Team
 from gke_ai_batch.config.errors import NAMESPACE
 from gke_ai_batch.domain import cli
 
@@ -36,6 +37,10 @@ COMPONENTS: list[type[pulumi.ComponentResource]] = [
     Priorities,
     MultiKueueWorker,
     MultiKueueManager,
+    ResourceFlavor,
+    ProvisioningCheck,
+    ClusterQueue,
+    Team,
 ]
 
 # The package is named as the project; its components' tokens are NAMESPACE:index:<Class>

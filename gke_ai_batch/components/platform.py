@@ -21,8 +21,19 @@ from gke_ai_batch.domain.naming import scoped
 from gke_ai_batch.components.nodepools import stack_pool_args
 from gke_ai_batch.plan import Plan
 from gke_ai_batch.plan.cluster import cluster_component_args
+from gke_ai_batch.plan.kueue import provisioned_flavors
+from gke_ai_batch.plan.rbac import namespace_rbac_manifests
 from gke_ai_batch.components.priorities import Priorities, stack_priorities_args
-from gke_ai_batch.components.queues import KueueQueues, Team
+from gke_ai_batch.components.queues import (
+    OLD_QUEUES_TYPE,
+    ClusterQueue,
+    ProvisioningCheck,
+    ResourceFlavor,
+    Team,
+    queue_flavors,
+    stack_queue_args,
+    stack_team_args,
+)
 from gke_ai_batch.components.services import enable_apis
 from gke_ai_batch.components.workloads import SampleWorkload
 
@@ -98,35 +109,13 @@ def deploy_cluster(
         made = k8s_objects.apply(manifest, pulumi.ResourceOptions(provider=provider, depends_on=previous), scope=scope)
         extra[k8s_objects.resource_name(manifest)] = made
         previous = [*kueue_ready, made]
-    queues = KueueQueues(
-        scoped(scope, "queues"),
-        plan,
-        provider,
-        kueue_ready,
-        scope=scope,
-        checks=admission_objects,
-        check_needs=admission_needs,
-    )
+    queues = _queues(plan, scope, provider, kueue_ready, admission_objects, admission_needs)
 
-    namespaces = {m["metadata"]["name"]: m for m in plan.namespaces}
-    patches = {m["metadata"]["name"]: m for m in plan.namespace_patches}
-    policies = {m["metadata"]["namespace"]: m for m in plan.network_policies}
     teams: dict[str, Team] = {}
     for team in plan.teams:
         if team.namespace not in teams:
-            members = [t for t in plan.teams if t.namespace == team.namespace]
-            teams[team.namespace] = Team(
-                scoped(scope, team.namespace),
-                namespaces.get(team.namespace),
-                patches.get(team.namespace),
-                policies.get(team.namespace),
-                members,
-                provider,
-                queues,
-                kueue_ready,
-                rbac=plan.team_rbac.get(team.namespace, []),
-                scope=scope,
-            )
+            used = dict.fromkeys(t.cluster_queue for t in plan.teams if t.namespace == team.namespace)
+            teams[team.namespace] = _team(plan, scope, team.namespace, provider, [*kueue_ready, *(queues[q] for q in used)])
     priorities = Priorities(
         scoped(scope, "priorities"),
         stack_priorities_args(cfg.priorities),
@@ -136,10 +125,9 @@ def deploy_cluster(
     for wl in plan.workloads:
         team = teams[wl.namespace]
         needs: list[pulumi.Resource] = [*kueue_ready, *jobset]
-        if team.namespace is not None:
-            needs.append(team.namespace)
+        needs.append(team.namespace_object)
         if wl.queue is not None:
-            needs.append(team.local_queues[wl.queue])
+            needs.append(team.queue_objects[wl.queue])
         if wl.priority is not None:
             needs.extend(priorities.classes[wl.priority])
         # Its pods pull only once the nodes may read the image's repository. A fleet manager's
@@ -162,3 +150,84 @@ def deploy_cluster(
         "capacity": {"slices": plan.slices, "vms": plan.vms, "tpuChips": plan.tpu_chips, "gpus": plan.gpus},
     }
     return ClusterDeployment(cluster, kueue_ready, extra, outputs)
+
+
+def _moved_from(old_parent: pulumi.Resource):
+    """A transformation that gives each resource of a component the alias of its old URN, as a
+    child of `old_parent`: an object Queues held before it had a component of its own keeps its
+    identity, and `pulumi up` neither replaces nor deletes it (a transformation reaches every
+    child of the component it is given to: pulumi/resource.py, Resource.__init__)."""
+
+    def alias(args: pulumi.ResourceTransformationArgs) -> pulumi.ResourceTransformationResult | None:
+        if isinstance(args.resource, pulumi.ComponentResource):
+            return None
+        moved = pulumi.ResourceOptions(aliases=[pulumi.Alias(parent=old_parent)])
+        return pulumi.ResourceTransformationResult(args.props, pulumi.ResourceOptions.merge(args.opts, moved))
+
+    return alias
+
+
+def _queues(
+    plan: Plan,
+    scope: str,
+    provider: pulumi.ProviderResource,
+    kueue_ready: list[pulumi.Resource],
+    admission_objects: Sequence[dict[str, Any]],
+    admission_needs: Sequence[pulumi.Resource],
+) -> dict[str, ClusterQueue]:
+    """The flavors, the admission checks and the ClusterQueues, in that order, under the
+    component that held them all before each had its own (so their URNs keep a parent of that
+    type, and the objects their aliases)."""
+    group = pulumi.ComponentResource(OLD_QUEUES_TYPE, scoped(scope, "queues"))
+    moved = pulumi.ResourceOptions(parent=group, provider=provider, transformations=[_moved_from(group)])
+
+    def opts(*needs: pulumi.Resource) -> pulumi.ResourceOptions:
+        return pulumi.ResourceOptions.merge(moved, pulumi.ResourceOptions(depends_on=[*kueue_ready, *needs]))
+
+    flavors = {f.name: ResourceFlavor(scoped(scope, f.name), f.args(), opts()) for f in plan.flavors}
+    checks: list[pulumi.Resource] = []
+    if plan.provisioning:
+        k = plan.config.kueue
+        args = {
+            "flavors": [f.args() for f in provisioned_flavors(plan.flavors, plan.queues)],
+            "admission_check": k.provisioning_admission_check,
+            "request_config": k.provisioning_request_config,
+        }
+        checks.append(ProvisioningCheck(scoped(scope, k.provisioning_admission_check), args, opts()))
+    for manifest in admission_objects:
+        # A fleet manager's kubeconfig Secrets and MultiKueue objects: each after what it names.
+        checks.append(
+            k8s_objects.apply(
+                manifest,
+                pulumi.ResourceOptions(parent=group, provider=provider, depends_on=[*kueue_ready, *admission_needs, *checks]),
+                scope=scope,
+            )
+        )
+    planned = queue_flavors(plan)
+    queues = {
+        q.name: ClusterQueue(
+            scoped(scope, q.name),
+            stack_queue_args(plan, q, planned),
+            opts(*[flavors[f] for f in q.flavors], *(checks if q.admission_checks else [])),
+        )
+        for q in plan.queues
+    }
+    group.register_outputs({"flavors": sorted(flavors), "clusterQueues": sorted(q.name for q in plan.queues)})
+    return queues
+
+
+def _team(
+    plan: Plan, scope: str, namespace: str, provider: pulumi.ProviderResource, needs: list[pulumi.Resource]
+) -> Team:
+    """A team namespace's Team, then the RoleBindings a fleet's manager has in it (which wait
+    for the namespace and are the Team's children, as they always were)."""
+    args = stack_team_args(plan, namespace)
+    team = Team(scoped(scope, namespace), args, pulumi.ResourceOptions(provider=provider, depends_on=needs))
+    own = namespace_rbac_manifests(namespace, args["groups"]) if "groups" in args else []
+    previous = [team.namespace_object, *team.rbac]
+    for manifest in plan.team_rbac.get(namespace, []):
+        if manifest not in own:
+            previous.append(
+                k8s_objects.apply(manifest, pulumi.ResourceOptions(parent=team, provider=provider, depends_on=list(previous)), scope=scope)
+            )
+    return team

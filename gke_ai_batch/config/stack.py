@@ -593,43 +593,9 @@ class StackConfig(Model):
             names.add(cq.name)
             if i in copies:
                 continue
-            if self.kueue.fair_sharing is not None and cq.preemption and cq.preemption.borrow_within_cohort:
-                yield RuleError(
-                    ("clusterQueues", i, "preemption", "borrowWithinCohort"),
-                    "Kueue ignores borrowWithinCohort when fair sharing is on (kueue.fairSharing); "
-                    "remove one of the two",
-                )
-            if not cq.flavors and flavors_known:
-                if not known:
-                    yield RuleError(("clusterQueues", i, "flavors"), "the stack has no flavors for this queue")
-                else:
-                    bare = [f for f in known if f not in derived and f not in unsure]
-                    if bare:
-                        yield RuleError(
-                            ("clusterQueues", i, "flavors"),
-                            f"list this queue's flavors with quotas: {', '.join(bare)} offer no accelerator "
-                            "capacity to derive a quota from",
-                        )
-            for j, flavor in enumerate(cq.flavors):
-                at = ("clusterQueues", i, "flavors", j)
-                if flavor.name not in known:
-                    if flavors_known:
-                        yield RuleError(
-                            (*at, "name"),
-                            f"unknown flavor {flavor.name!r}; known: {', '.join(dict.fromkeys(known)) or 'none'}",
-                        )
-                elif flavor.name not in derived and flavor.name not in unsure and not flavor.quotas:
-                    yield RuleError(
-                        (*at, "quotas"),
-                        f"flavor {flavor.name!r} has no TPU or GPU pools to derive a quota from; give its quotas",
-                    )
-                for resource, q in flavor.quotas.items():
-                    if isinstance(q, QuotaLimits) and q.lending_limit is not None:
-                        if quantity.value(q.lending_limit) > quantity.value(q.nominal):
-                            yield RuleError(
-                                (*at, "quotas", resource, "lendingLimit"),
-                                f"lendingLimit {q.lending_limit} exceeds nominal {q.nominal} (Kueue rejects it)",
-                            )
+            yield from cluster_queue_problems(
+                ("clusterQueues", i), cq, known, derived, unsure, flavors_known, self.kueue.fair_sharing is not None
+            )
 
     def _check_fair_sharing(self) -> Iterator[RuleError]:
         """Kueue's fair sharing divides "the unused nominal quota of all the ClusterQueues in
@@ -667,16 +633,10 @@ class StackConfig(Model):
 
     def _check_teams(self) -> Iterator[RuleError]:
         queues = list(dict.fromkeys(cq.name for cq in self.cluster_queues))
-        seen: set[tuple[str, str]] = set()
+        # Sorted by entry afterwards (_stack_order), so each entry's problems keep this order.
+        yield from local_queue_problems(self.teams)
         copies = _copies(self.teams)
         for i, team in enumerate(self.teams):
-            key = (team.namespace, team.local_queue)
-            if key in seen:
-                yield RuleError(
-                    ("teams", i, "localQueue"),
-                    f"namespace {team.namespace!r} already has a local queue {team.local_queue!r}",
-                )
-            seen.add(key)
             if i in copies:
                 continue
             if team.cluster_queue not in queues:
@@ -684,7 +644,7 @@ class StackConfig(Model):
                     ("teams", i, "clusterQueue"),
                     f"unknown cluster queue {team.cluster_queue!r}; known: {', '.join(queues) or 'none'}",
                 )
-            yield from self._check_team_namespace(i, team)
+            yield from team_namespace_problems(i, team, self.cluster.standard)
             if team.group is not None and self.cluster.security_group is None:
                 # GKE puts a user's groups into the request only through the cluster's security
                 # group (authenticatorGroupsConfig); without it a Group subject matches nobody.
@@ -705,7 +665,7 @@ class StackConfig(Model):
                     "a NetworkPolicy is enforced only with Dataplane V2, and cluster.dataplaneV2 is false: "
                     "it would isolate nothing; set cluster.dataplaneV2 true or networkPolicy false",
                 )
-        yield from self._check_namespace_settings()
+        yield from namespace_settings_problems(self.teams)
 
     def _check_team_role_is_queued(self, i: int) -> Iterator[RuleError]:
         """The team Role creates Jobs and JobSets (gke_ai_batch/plan/rbac.py) on the promise that
@@ -725,73 +685,6 @@ class StackConfig(Model):
                 ("teams", i, "group"),
                 f"the team's Role may create Jobs and JobSets, and kueue.integrations lacks {', '.join(missing)}: "
                 "Kueue would not hold those, so they would run outside every quota; add them",
-            )
-
-    def _check_namespace_settings(self) -> Iterator[RuleError]:
-        """A namespace has one Pod Security level, one NetworkPolicy and one value per label:
-        teams that share it must say the same, and its labels leave the pod-security.kubernetes.io/
-        keys to podSecurity (the labels are merged into one Namespace, so either would silently
-        win; Kubernetes labels are a map, one value per key,
-        https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/)."""
-        first: dict[str, int] = {}
-        # namespace -> label key -> (the first team that sets it, its value)
-        labelled: dict[str, dict[str, tuple[int, str]]] = {}
-        for i, team in enumerate(self.teams):
-            for key, value in team.labels.items():
-                if key.startswith(POD_SECURITY_LABEL_PREFIX):
-                    yield RuleError(
-                        ("teams", i, "labels", key),
-                        f"{key} is set from teams[{i}].podSecurity (restricted, baseline or privileged); "
-                        "remove the label",
-                    )
-                    continue
-                j, other = labelled.setdefault(team.namespace, {}).setdefault(key, (i, value))
-                if other != value:
-                    yield RuleError(
-                        ("teams", i, "labels", key),
-                        f"namespace {team.namespace!r} gets label {key}={other!r} from teams[{j}] (local queue "
-                        f"{self.teams[j].local_queue!r}) and {key}={value!r} here (local queue "
-                        f"{team.local_queue!r}); the teams share one Namespace, which has one value per label: "
-                        "set the same value on both, or the label on one team only",
-                    )
-            j = first.setdefault(team.namespace, i)
-            if j == i:
-                continue
-            other = self.teams[j]
-            for attr, key in (("pod_security", "podSecurity"), ("network_policy", "networkPolicy")):
-                if getattr(team, attr) != getattr(other, attr):
-                    yield RuleError(
-                        ("teams", i, key),
-                        f"namespace {team.namespace!r} has {key} {_show(getattr(other, attr))} from teams[{j}], "
-                        f"and {_show(getattr(team, attr))} here; teams sharing a namespace share its "
-                        f"{key}: set the same on both",
-                    )
-
-    def _check_team_namespace(self, i: int, team: TeamConfig) -> Iterator[RuleError]:
-        """One message per namespace: kube-system is reserved and built in, but the fix is one."""
-        reserved = next((p for p in RESERVED_NAMESPACE_PREFIXES if team.namespace.startswith(p)), None)
-        if reserved is not None:
-            owner = RESERVED_NAMESPACE_PREFIXES[reserved]
-            managed = (
-                "; on Autopilot GKE also denies writes in its managed namespaces"
-                if not self.cluster.standard
-                else ""
-            )
-            yield RuleError(
-                ("teams", i, "namespace"),
-                f"{team.namespace!r}: namespaces starting with {reserved!r} belong to {owner}{managed}; "
-                "give the team its own namespace",
-            )
-        elif team.namespace in INSTALL_NAMESPACES:
-            yield RuleError(
-                ("teams", i, "namespace"),
-                f"{team.namespace!r} belongs to the {team.namespace.split('-')[0]} install; give the team its own",
-            )
-        elif team.labels and team.namespace in naming.BUILTIN_NAMESPACES:
-            yield RuleError(
-                ("teams", i, "labels"),
-                f"namespace {team.namespace!r} exists in every cluster and is not managed here (the program "
-                "patches only its Pod Security labels)",
             )
 
     def _check_flavor_limits(self) -> Iterator[RuleError]:
@@ -818,18 +711,10 @@ class StackConfig(Model):
             else:
                 tolerations = len({(t["key"], t["value"], t["effect"]) for p in mine for t in naming.pool_taints(p)})
             at = ("flavors", i) if flavor is not None else ("nodePools", self.node_pools.index(mine[0]))
-            if len(labels) > KUEUE_FLAVOR_MAX_LABELS:
-                yield RuleError(
-                    (*at, "nodeLabels" if flavor is not None else "labels"),
-                    f"flavor {name!r} would select on {len(labels)} node labels ({', '.join(sorted(labels))}); "
-                    f"a Kueue ResourceFlavor takes at most {KUEUE_FLAVOR_MAX_LABELS}",
-                )
-            if tolerations > KUEUE_FLAVOR_MAX_TOLERATIONS:
-                yield RuleError(
-                    (*at, "tolerations" if flavor is not None else "taints"),
-                    f"flavor {name!r} would carry {tolerations} tolerations (one per taint of its pools); "
-                    f"a Kueue ResourceFlavor takes at most {KUEUE_FLAVOR_MAX_TOLERATIONS}",
-                )
+            yield from flavor_limit_problems(
+                at, "nodeLabels" if flavor is not None else "labels", "tolerations" if flavor is not None else "taints",
+                name, labels, tolerations,
+            )
 
     def _check_priorities(self) -> Iterator[RuleError]:
         yield from priority_problems(self.priorities, [wl.name for wl in self.workloads if wl.priority is None])
@@ -1064,6 +949,160 @@ class StackConfig(Model):
     def team_queue(self, wl) -> TeamConfig:
         return next(
             t for t in self.teams if t.namespace == wl.team and (wl.local_queue in (None, t.local_queue))
+        )
+
+
+def cluster_queue_problems(
+    at: tuple,
+    cq: ClusterQueueConfig,
+    known: list[str],
+    derived: set[str],
+    unsure: set[str] = frozenset(),
+    flavors_known: bool = True,
+    fair_sharing: bool = False,
+) -> Iterator[RuleError]:
+    """One cluster queue's rules against the flavors there are (`known`), those with TPU or GPU
+    capacity to derive a quota from (`derived`) and those whose pools are unknown (`unsure`):
+    the stack's, and a ClusterQueue component's (gke_ai_batch/components/queues.py), whose
+    flavors are its args."""
+    if fair_sharing and cq.preemption and cq.preemption.borrow_within_cohort:
+        yield RuleError(
+            (*at, "preemption", "borrowWithinCohort"),
+            "Kueue ignores borrowWithinCohort when fair sharing is on (kueue.fairSharing); "
+            "remove one of the two",
+        )
+    if not cq.flavors and flavors_known:
+        if not known:
+            yield RuleError((*at, "flavors"), "the stack has no flavors for this queue")
+        else:
+            bare = [f for f in known if f not in derived and f not in unsure]
+            if bare:
+                yield RuleError(
+                    (*at, "flavors"),
+                    f"list this queue's flavors with quotas: {', '.join(bare)} offer no accelerator "
+                    "capacity to derive a quota from",
+                )
+    for j, flavor in enumerate(cq.flavors):
+        where = (*at, "flavors", j)
+        if flavor.name not in known:
+            if flavors_known:
+                yield RuleError(
+                    (*where, "name"),
+                    f"unknown flavor {flavor.name!r}; known: {', '.join(dict.fromkeys(known)) or 'none'}",
+                )
+        elif flavor.name not in derived and flavor.name not in unsure and not flavor.quotas:
+            yield RuleError(
+                (*where, "quotas"),
+                f"flavor {flavor.name!r} has no TPU or GPU pools to derive a quota from; give its quotas",
+            )
+        for resource, q in flavor.quotas.items():
+            if isinstance(q, QuotaLimits) and q.lending_limit is not None:
+                if quantity.value(q.lending_limit) > quantity.value(q.nominal):
+                    yield RuleError(
+                        (*where, "quotas", resource, "lendingLimit"),
+                        f"lendingLimit {q.lending_limit} exceeds nominal {q.nominal} (Kueue rejects it)",
+                    )
+
+
+def flavor_limit_problems(
+    at: tuple, labels_key: str, tolerations_key: str, name: str, labels: dict[str, str], tolerations: int
+) -> Iterator[RuleError]:
+    """Kueue's ResourceFlavor CRD (kueue.x-k8s.io_resourceflavors.yaml): at most 8 node labels
+    and 8 tolerations; `at` is where the flavor is declared (a stack's flavor or pool, a
+    component's args)."""
+    if len(labels) > KUEUE_FLAVOR_MAX_LABELS:
+        yield RuleError(
+            (*at, labels_key),
+            f"flavor {name!r} would select on {len(labels)} node labels ({', '.join(sorted(labels))}); "
+            f"a Kueue ResourceFlavor takes at most {KUEUE_FLAVOR_MAX_LABELS}",
+        )
+    if tolerations > KUEUE_FLAVOR_MAX_TOLERATIONS:
+        yield RuleError(
+            (*at, tolerations_key),
+            f"flavor {name!r} would carry {tolerations} tolerations (one per taint of its pools); "
+            f"a Kueue ResourceFlavor takes at most {KUEUE_FLAVOR_MAX_TOLERATIONS}",
+        )
+
+
+def local_queue_problems(teams: list[TeamConfig]) -> Iterator[RuleError]:
+    """A LocalQueue is one object per namespace and name."""
+    seen: set[tuple[str, str]] = set()
+    for i, team in enumerate(teams):
+        key = (team.namespace, team.local_queue)
+        if key in seen:
+            yield RuleError(
+                ("teams", i, "localQueue"),
+                f"namespace {team.namespace!r} already has a local queue {team.local_queue!r}",
+            )
+        seen.add(key)
+
+
+def namespace_settings_problems(teams: list[TeamConfig]) -> Iterator[RuleError]:
+    """A namespace has one Pod Security level, one NetworkPolicy and one value per label:
+    teams that share it must say the same, and its labels leave the pod-security.kubernetes.io/
+    keys to podSecurity (the labels are merged into one Namespace, so either would silently
+    win; Kubernetes labels are a map, one value per key,
+    https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/)."""
+    first: dict[str, int] = {}
+    # namespace -> label key -> (the first team that sets it, its value)
+    labelled: dict[str, dict[str, tuple[int, str]]] = {}
+    for i, team in enumerate(teams):
+        for key, value in team.labels.items():
+            if key.startswith(POD_SECURITY_LABEL_PREFIX):
+                yield RuleError(
+                    ("teams", i, "labels", key),
+                    f"{key} is set from teams[{i}].podSecurity (restricted, baseline or privileged); "
+                    "remove the label",
+                )
+                continue
+            j, other = labelled.setdefault(team.namespace, {}).setdefault(key, (i, value))
+            if other != value:
+                yield RuleError(
+                    ("teams", i, "labels", key),
+                    f"namespace {team.namespace!r} gets label {key}={other!r} from teams[{j}] (local queue "
+                    f"{teams[j].local_queue!r}) and {key}={value!r} here (local queue "
+                    f"{team.local_queue!r}); the teams share one Namespace, which has one value per label: "
+                    "set the same value on both, or the label on one team only",
+                )
+        j = first.setdefault(team.namespace, i)
+        if j == i:
+            continue
+        other = teams[j]
+        for attr, key in (("pod_security", "podSecurity"), ("network_policy", "networkPolicy")):
+            if getattr(team, attr) != getattr(other, attr):
+                yield RuleError(
+                    ("teams", i, key),
+                    f"namespace {team.namespace!r} has {key} {_show(getattr(other, attr))} from teams[{j}], "
+                    f"and {_show(getattr(team, attr))} here; teams sharing a namespace share its "
+                    f"{key}: set the same on both",
+                )
+
+
+def team_namespace_problems(i: int, team: TeamConfig, standard: bool = True) -> Iterator[RuleError]:
+    """One message per namespace: kube-system is reserved and built in, but the fix is one."""
+    reserved = next((p for p in RESERVED_NAMESPACE_PREFIXES if team.namespace.startswith(p)), None)
+    if reserved is not None:
+        owner = RESERVED_NAMESPACE_PREFIXES[reserved]
+        managed = (
+            "; on Autopilot GKE also denies writes in its managed namespaces"
+            if not standard
+            else ""
+        )
+        yield RuleError(
+            ("teams", i, "namespace"),
+            f"{team.namespace!r}: namespaces starting with {reserved!r} belong to {owner}{managed}; "
+            "give the team its own namespace",
+        )
+    elif team.namespace in INSTALL_NAMESPACES:
+        yield RuleError(
+            ("teams", i, "namespace"),
+            f"{team.namespace!r} belongs to the {team.namespace.split('-')[0]} install; give the team its own",
+        )
+    elif team.labels and team.namespace in naming.BUILTIN_NAMESPACES:
+        yield RuleError(
+            ("teams", i, "labels"),
+            f"namespace {team.namespace!r} exists in every cluster and is not managed here (the program "
+            "patches only its Pod Security labels)",
         )
 
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from gke_ai_batch.config.batch import TeamConfig
 from gke_ai_batch.config.stack import StackConfig
 from gke_ai_batch.plan.apis import required_apis
 from gke_ai_batch.plan.cluster import RegistryGrant, cluster_args, grants_for, registry_images
@@ -37,6 +38,7 @@ class TeamPlan:
     local_queue: str
     cluster_queue: str
     manifest: dict[str, Any]  # the LocalQueue
+    config: TeamConfig | None = None  # the teams entry it was planned from (its component's args)
 
 
 @dataclass(frozen=True)
@@ -100,7 +102,7 @@ class Plan:
 
 def team_plans(cfg: StackConfig) -> list[TeamPlan]:
     return [
-        TeamPlan(t.namespace, t.local_queue, t.cluster_queue, local_queue_manifest(t.namespace, t.local_queue, t.cluster_queue))
+        TeamPlan(t.namespace, t.local_queue, t.cluster_queue, local_queue_manifest(t.namespace, t.local_queue, t.cluster_queue), t)
         for t in cfg.teams
     ]
 
@@ -122,7 +124,7 @@ def build_plan(cfg: StackConfig, project: str = "my-project") -> Plan:
         provisioning=provisioning_manifests(cfg, flavors, queues),
         namespaces=namespace_manifests(cfg),
         namespace_patches=namespace_patches(cfg),
-        network_policies=network_policy_manifests(cfg),
+        network_policies=network_policy_manifests(cfg.teams),
         teams=teams,
         team_rbac=team_rbac_manifests(cfg),
         priorities=priorities,

@@ -21,6 +21,9 @@ from gke_ai_batch.model.requests import CPU, MEMORY
 from gke_ai_batch.plan.pools import PoolPlan
 
 
+_ACCELERATORS = {"tpu": catalogue.TPU_RESOURCE, "gpu": catalogue.GPU_RESOURCE}
+
+
 @dataclass(frozen=True)
 class FlavorPlan:
     name: str
@@ -36,7 +39,35 @@ class FlavorPlan:
 
     @property
     def accelerator_resource(self) -> str | None:
-        return {"tpu": catalogue.TPU_RESOURCE, "gpu": catalogue.GPU_RESOURCE}.get(self.kind or "")
+        return _ACCELERATORS.get(self.kind or "")
+
+    def args(self) -> dict[str, Any]:
+        """The flavor as a component's FlavorArgs (gke_ai_batch/components/queues.py): what a
+        ResourceFlavor registers and a ClusterQueue's default quota is, as plain data."""
+        out: dict[str, Any] = {"name": self.name, "node_labels": dict(self.node_labels)}
+        out["tolerations"] = [dict(t) for t in self.tolerations]
+        out["capacity"] = dict(self.capacity)
+        out["queued"] = self.queued
+        return out
+
+    @classmethod
+    def from_args(cls, args: dict[str, Any]) -> FlavorPlan:
+        """The inverse of args(): a flavor given as data, its kind read off its capacity (the
+        accelerator resource it holds, if any)."""
+        capacity = dict(args.get("capacity") or {})
+        kind = next((k for k, r in _ACCELERATORS.items() if r in capacity), None)
+        return cls(
+            name=args["name"],
+            entries=(),
+            pools=(),
+            kind=kind,
+            node_labels=dict(args.get("node_labels") or {}),
+            tolerations=tuple(dict(t) for t in args.get("tolerations") or ()),
+            queued=bool(args.get("queued", False)),
+            capacity=capacity,
+            slices=0,
+            vms=0,
+        )
 
     def manifest(self) -> dict[str, Any]:
         spec: dict[str, Any] = {}

@@ -160,7 +160,7 @@ def _mirror_all(cfg: StackConfig, plan: Plan) -> Plan:
         queues=[served.get(cq.name) or idle_cluster_queue(every, cq) for cq in cfg.cluster_queues],
         namespaces=namespace_manifests(every),
         namespace_patches=namespace_patches(every),
-        network_policies=network_policy_manifests(every),
+        network_policies=network_policy_manifests(every.teams),
         teams=team_plans(every),
         team_rbac=team_rbac_manifests(every),
     )

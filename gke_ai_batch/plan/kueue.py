@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from gke_ai_batch.config.batch import ClusterQueueConfig, KueueConfig, QuotaLimits
+from gke_ai_batch.config.batch import ClusterQueueConfig, KueueConfig, QueueFlavor, QuotaLimits, TeamConfig
 from gke_ai_batch.config.stack import StackConfig
 from gke_ai_batch.domain.naming import BUILTIN_NAMESPACES
 from gke_ai_batch.domain import catalogue
@@ -43,6 +43,7 @@ class QueuePlan:
     cohort: str | None
     admission_checks: tuple[str, ...]
     quotas: dict[str, dict[str, Any]]  # flavor -> resource -> nominal quota
+    config: ClusterQueueConfig | None = None  # the entry it was planned from (its component's args)
 
 
 def plan_cluster_queues(cfg: StackConfig, flavors: list[FlavorPlan]) -> list[QueuePlan]:
@@ -50,36 +51,59 @@ def plan_cluster_queues(cfg: StackConfig, flavors: list[FlavorPlan]) -> list[Que
     plans = []
     for cq in cfg.cluster_queues:
         entries = cq.flavors or [_bare(f.name) for f in flavors]
-        resources = {e.name: _flavor_resources(e, by_name[e.name]) for e in entries}
-        # Within a group, flavors without accelerators go first: a CPU-only pod then takes a CPU
-        # flavor, not the first accelerator flavor whose cpu quota it fits (Kueue's assigner
-        # stops at the first flavor that fits), and an accelerator pod finds no quota for its
-        # accelerator on the CPU flavor and moves on. Otherwise the stack's order stands.
-        order = sorted((e.name for e in entries), key=lambda n: by_name[n].accelerator_resource is not None)
-        spec = _queue_spec(cfg, cq, _resource_groups(order, resources))
-        queued = [e.name for e in entries if by_name[e.name].queued]
-        if queued:
-            # Only the queued flavors wait for a ProvisioningRequest; other flavors of the same
-            # queue admit at once.
-            spec["admissionChecksStrategy"] = {
-                "admissionChecks": [{"name": cfg.kueue.provisioning_admission_check, "onFlavors": queued}]
-            }
         plans.append(
-            QueuePlan(
-                name=cq.name,
-                manifest={"apiVersion": KUEUE_API, "kind": "ClusterQueue", "metadata": {"name": cq.name}, "spec": spec},
-                flavors=tuple(e.name for e in entries),
-                cohort=cq.cohort,
-                admission_checks=(cfg.kueue.provisioning_admission_check,) if queued else (),
-                quotas={name: {r: q["nominalQuota"] for r, q in res.items()} for name, res in resources.items()},
+            cluster_queue_plan(
+                cq,
+                [(e, by_name[e.name]) for e in entries],
+                namespace_selector(cfg, cq),
+                provisioning_check=cfg.kueue.provisioning_admission_check,
             )
         )
     return plans
 
 
-def _queue_spec(cfg: StackConfig, cq: ClusterQueueConfig, resource_groups: list[dict[str, Any]] | None) -> dict[str, Any]:
+def cluster_queue_plan(
+    cq: ClusterQueueConfig,
+    flavors: list[tuple[QueueFlavor, FlavorPlan]],
+    selector: dict[str, Any] | None,
+    *,
+    provisioning_check: str | None = None,
+    admission_checks: tuple[str, ...] = (),
+    idle: bool = False,
+) -> QueuePlan:
+    """One ClusterQueue: each (queue entry, flavor) in the queue's order, quotas defaulting to
+    the flavor's capacity. Queued flavors admit through `provisioning_check` (the
+    ProvisioningRequest AdmissionCheck); `admission_checks` apply to every flavor (a fleet
+    manager's MultiKueue check). `idle`: no resource groups at all (idle_cluster_queue)."""
+    by_name = {e.name: f for e, f in flavors}
+    resources = {e.name: _flavor_resources(e, f) for e, f in flavors}
+    # Within a group, flavors without accelerators go first: a CPU-only pod then takes a CPU
+    # flavor, not the first accelerator flavor whose cpu quota it fits (Kueue's assigner
+    # stops at the first flavor that fits), and an accelerator pod finds no quota for its
+    # accelerator on the CPU flavor and moves on. Otherwise the stack's order stands.
+    order = sorted((e.name for e, _ in flavors), key=lambda n: by_name[n].accelerator_resource is not None)
+    spec = _queue_spec(cq, selector, None if idle else _resource_groups(order, resources))
+    queued = [e.name for e, f in flavors if f.queued]
+    checks: list[dict[str, Any]] = [{"name": c} for c in admission_checks]
+    if queued:
+        # Only the queued flavors wait for a ProvisioningRequest; other flavors of the same
+        # queue admit at once.
+        checks.append({"name": provisioning_check, "onFlavors": queued})
+    if checks:
+        spec["admissionChecksStrategy"] = {"admissionChecks": checks}
+    return QueuePlan(
+        name=cq.name,
+        manifest={"apiVersion": KUEUE_API, "kind": "ClusterQueue", "metadata": {"name": cq.name}, "spec": spec},
+        flavors=tuple(e.name for e, _ in flavors),
+        cohort=cq.cohort,
+        admission_checks=(*admission_checks, *((provisioning_check,) if queued else ())),
+        quotas={name: {r: q["nominalQuota"] for r, q in res.items()} for name, res in resources.items()},
+        config=cq,
+    )
+
+
+def _queue_spec(cq: ClusterQueueConfig, selector: dict[str, Any] | None, resource_groups: list[dict[str, Any]] | None) -> dict[str, Any]:
     spec: dict[str, Any] = {}
-    selector = _namespace_selector(cfg, cq)
     if selector is not None:
         spec["namespaceSelector"] = selector
     spec["queueingStrategy"] = cq.queueing_strategy
@@ -104,14 +128,10 @@ def idle_cluster_queue(cfg: StackConfig, cq: ClusterQueueConfig) -> QueuePlan:
     (pkg/scheduler/flavorassigner/flavorassigner.go:1069-1072, findFlavorForPodSets: "resource
     ... unavailable in ClusterQueue"), and it has no quota to lend a cohort. The manager does not
     dispatch that queue's jobs here (gke_ai_batch/plan/fleet.py dispatch_checks)."""
-    manifest = {"apiVersion": KUEUE_API, "kind": "ClusterQueue", "metadata": {"name": cq.name},
-                "spec": _queue_spec(cfg, cq, None)}
-    return QueuePlan(name=cq.name, manifest=manifest, flavors=(), cohort=cq.cohort, admission_checks=(), quotas={})
+    return cluster_queue_plan(cq, [], namespace_selector(cfg, cq), idle=True)
 
 
-def _bare(name: str):
-    from gke_ai_batch.config.batch import QueueFlavor
-
+def _bare(name: str) -> QueueFlavor:
     return QueueFlavor.model_validate({"name": name})
 
 
@@ -196,7 +216,7 @@ def _resource_groups(order: list[str], resources: dict[str, dict[str, dict]]) ->
     return out
 
 
-def _namespace_selector(cfg: StackConfig, cq: ClusterQueueConfig) -> dict[str, Any] | None:
+def namespace_selector(cfg: StackConfig, cq: ClusterQueueConfig) -> dict[str, Any] | None:
     if cq.namespace_selector is not None:
         return cq.namespace_selector.model_dump(by_alias=True, exclude_defaults=True)
     namespaces = sorted({t.namespace for t in cfg.teams if t.cluster_queue == cq.name})
@@ -231,24 +251,27 @@ def pod_security_labels(level: str, version: str) -> dict[str, str]:
     return labels
 
 
-def _team_namespaces(cfg: StackConfig) -> dict[str, dict[str, Any]]:
-    """Every team namespace as a Namespace manifest with its labels, in the stack's order (the
+def team_namespaces(teams: list[TeamConfig], version: str) -> dict[str, dict[str, Any]]:
+    """Every team namespace as a Namespace manifest with its labels, in the teams' order (the
     teams of one namespace agree on its level: gke_ai_batch/config/stack.py)."""
     out: dict[str, dict[str, Any]] = {}
-    version = pod_security_version(cfg)
-    for team in cfg.teams:
+    for team in teams:
         ns = out.setdefault(
             team.namespace, {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": team.namespace}}
         )
         labels = ns["metadata"].setdefault("labels", {})
         labels.update(team.labels)
         labels.update(pod_security_labels(team.pod_security, version))
+    for name, ns in out.items():
+        if name in BUILTIN_NAMESPACES:
+            ns["metadata"]["annotations"] = dict(PATCH_FORCE)
     return out
 
 
 def namespace_manifests(cfg: StackConfig) -> list[dict[str, Any]]:
     """The team namespaces the program creates: all but those every cluster has."""
-    return [ns for name, ns in _team_namespaces(cfg).items() if name not in BUILTIN_NAMESPACES]
+    namespaces = team_namespaces(cfg.teams, pod_security_version(cfg))
+    return [ns for name, ns in namespaces.items() if name not in BUILTIN_NAMESPACES]
 
 
 # pulumi-kubernetes Patch resources apply with server-side apply under a field manager of
@@ -264,15 +287,11 @@ PATCH_FORCE = {"pulumi.com/patchForce": "true"}
 def namespace_patches(cfg: StackConfig) -> list[dict[str, Any]]:
     """The Pod Security labels of team namespaces that exist in every cluster (default): a
     partial Namespace, applied as a NamespacePatch rather than created."""
-    out = []
-    for name, ns in _team_namespaces(cfg).items():
-        if name in BUILTIN_NAMESPACES:
-            ns["metadata"]["annotations"] = dict(PATCH_FORCE)
-            out.append(ns)
-    return out
+    namespaces = team_namespaces(cfg.teams, pod_security_version(cfg))
+    return [ns for name, ns in namespaces.items() if name in BUILTIN_NAMESPACES]
 
 
-def network_policy_manifests(cfg: StackConfig) -> list[dict[str, Any]]:
+def network_policy_manifests(teams: list[TeamConfig]) -> list[dict[str, Any]]:
     """Per team namespace with networkPolicy on: isolate every pod for ingress, then allow
     ingress from pods of the same namespace (JobSet pods reach each other through their
     headless Service; a Job's indexed pods through <name>-hosts). What stays allowed without a
@@ -282,7 +301,7 @@ def network_policy_manifests(cfg: StackConfig) -> list[dict[str, Any]]:
     Egress is not restricted. Enforcement needs a network policy provider: GKE Dataplane V2
     (https://cloud.google.com/kubernetes-engine/docs/concepts/dataplane-v2) or Calico."""
     out: dict[str, dict[str, Any]] = {}
-    for team in cfg.teams:
+    for team in teams:
         if team.network_policy and team.namespace not in out:
             out[team.namespace] = {
                 "apiVersion": "networking.k8s.io/v1",
@@ -325,12 +344,24 @@ def priority_manifests(name: str, value: int, description: str) -> tuple[dict[st
 
 def provisioning_manifests(cfg: StackConfig, flavors: list[FlavorPlan], queues: list[QueuePlan]) -> list[dict[str, Any]]:
     """One ProvisioningRequestConfig and one AdmissionCheck, when some queue uses a queued flavor."""
-    used = {f for q in queues if q.admission_checks for f in q.flavors}
-    queued = [f for f in flavors if f.queued and f.name in used]
+    queued = provisioned_flavors(flavors, queues)
     if not queued:
         return []
+    return provisioning_check_manifests(
+        cfg.kueue.provisioning_admission_check, cfg.kueue.provisioning_request_config, queued
+    )
+
+
+def provisioned_flavors(flavors: list[FlavorPlan], queues: list[QueuePlan]) -> list[FlavorPlan]:
+    """The queued flavors some queue admits through the ProvisioningRequest check."""
+    used = {f for q in queues if q.admission_checks for f in q.flavors}
+    return [f for f in flavors if f.queued and f.name in used]
+
+
+def provisioning_check_manifests(check: str, config_name: str, queued: list[FlavorPlan]) -> list[dict[str, Any]]:
+    """The ProvisioningRequestConfig (GKE's queued-provisioning class, managing the queued
+    flavors' accelerators) and the AdmissionCheck that names it."""
     managed = sorted({f.accelerator_resource for f in queued if f.accelerator_resource}) or [catalogue.GPU_RESOURCE]
-    config_name = cfg.kueue.provisioning_request_config
     return [
         {
             "apiVersion": KUEUE_API,
@@ -341,7 +372,7 @@ def provisioning_manifests(cfg: StackConfig, flavors: list[FlavorPlan], queues: 
         {
             "apiVersion": KUEUE_API,
             "kind": "AdmissionCheck",
-            "metadata": {"name": cfg.kueue.provisioning_admission_check},
+            "metadata": {"name": check},
             "spec": {
                 "controllerName": PROVISIONING_CONTROLLER,
                 "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "ProvisioningRequestConfig", "name": config_name},

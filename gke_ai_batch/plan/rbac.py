@@ -64,10 +64,12 @@ def team_rbac_manifests(cfg: StackConfig) -> dict[str, list[dict[str, Any]]]:
             members = groups.setdefault(team.namespace, [])
             if team.group not in members:
                 members.append(team.group)
-    return {
-        ns: [
-            role_manifest(ns, TEAM_ROLE, TEAM_RULES, LABELS),
-            role_binding_manifest(ns, TEAM_ROLE, TEAM_ROLE, [group_subject(g) for g in sorted(members)], LABELS),
-        ]
-        for ns, members in groups.items()
-    }
+    return {ns: namespace_rbac_manifests(ns, members) for ns, members in groups.items()}
+
+
+def namespace_rbac_manifests(namespace: str, groups: list[str]) -> list[dict[str, Any]]:
+    """The team Role in `namespace`, and the RoleBinding of its Google Groups to it."""
+    return [
+        role_manifest(namespace, TEAM_ROLE, TEAM_RULES, LABELS),
+        role_binding_manifest(namespace, TEAM_ROLE, TEAM_ROLE, [group_subject(g) for g in sorted(groups)], LABELS),
+    ]
