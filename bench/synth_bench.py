@@ -42,7 +42,7 @@ submodules) and reports that as `import` time; it is not part of the figures bel
     makes: program run, plan, policy, report; writing resources.json/manifests.yaml is timed
     apart as `write`). Phases are timed by wrapping, in the worker only, engine.run,
     engine.run_program (the program body), gke_ai_batch.config.load, gke_ai_batch.plan.build_plan,
-    gke_ai_batch.components.platform.deploy, synth.policy.evaluate, synth.report.render and
+    gke_ai_batch.components.platform.deploy, synth.policy.findings, synth.report.render and
     RecordingMonitor.RegisterResource; time in the cyclic garbage collector through
     gc.callbacks.
   - floor: the same recording engine (`synth.engine.run`) running a generated program that
@@ -351,7 +351,7 @@ def _instrument(timers: _Timers) -> None:
     timers.wrap(gke_ai_batch.config, "load", "config.load", split_by_run=True)
     timers.wrap(gke_ai_batch.plan, "build_plan", "build_plan", split_by_run=True)
     timers.wrap(gke_ai_batch.components.platform, "deploy", "deploy")
-    timers.wrap(synth.policy, "evaluate", "policy")
+    timers.wrap(synth.policy, "findings", "policy")
     timers.wrap(synth.report, "render", "report")
     timers.wrap(synth.engine.RecordingMonitor, "RegisterResource", "monitor")
     timers.wrap(synth.engine.RecordingMonitor, "RegisterResourceOutputs", "monitor.outputs")

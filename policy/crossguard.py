@@ -19,7 +19,7 @@ from pulumi_policy import (
 )
 from pulumi_policy import proxy as _proxy
 
-from .rules import RULES, UNKNOWN, Resource, Rule, run
+from .rules import RULES, UNKNOWN, Resource, Rule, findings
 
 PACK_NAME = "gke-ai-batch"
 PACK_ENFORCEMENT = EnforcementLevel.ADVISORY
@@ -63,8 +63,8 @@ def _resource_validation(rule: Rule):
         if not rule.applies_to(args.resource_type):
             return
         resource = Resource(args.urn, args.resource_type, args.name, plain(args.props), _protected(args.opts))
-        for _, message in run(rule, [resource], args.get_config() or {}):
-            report_violation(message, None)
+        for finding in findings(rule, [resource], args.get_config() or {}):
+            report_violation(finding.message, None)
 
     return validate
 
@@ -74,8 +74,8 @@ def _stack_validation(rule: Rule):
         resources = [
             Resource(r.urn, r.resource_type, r.name, plain(r.props), _protected(r.opts)) for r in args.resources
         ]
-        for urn, message in run(rule, resources, args.get_config() or {}):
-            report_violation(message, urn)
+        for finding in findings(rule, resources, args.get_config() or {}):
+            report_violation(finding.message, finding.urn)
 
     return validate
 

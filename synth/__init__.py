@@ -11,6 +11,8 @@ from typing import Any
 
 import yaml
 
+from gke_ai_batch.domain.findings import MANDATORY, Finding
+
 from . import engine
 from .diagnostics import (  # noqa: F401 - the exit codes are part of synth's API
     EXIT_INTERNAL,
@@ -47,11 +49,19 @@ class Result:
     diagnostics: list[Diagnostic] = field(default_factory=list)
     """Why the stack was refused (exit code 2), each placed in the stack file."""
     exit_code: int = EXIT_OK
-    violations: list[dict[str, Any]] = field(default_factory=list)
+    policy_findings: list[Finding] = field(default_factory=list)
+    """The policy pack's findings on what the program registered, mandatory first (synth/policy.py)."""
     extra_files: dict[str, str] = field(default_factory=dict)
     cost: dict[str, Any] | None = None  # cost.json (synth/report/cost.py)
     program: str | None = None
     """The program folder of a `--program` render (synth/program.py), which has no plan; None for a stack."""
+
+    @property
+    def violations(self) -> list[dict[str, Any]]:
+        """The policy findings as policy.json lists them."""
+        from .policy import violation
+
+        return [violation(f) for f in self.policy_findings]
 
     @property
     def error(self) -> str | None:
@@ -148,7 +158,7 @@ def _synthesize(root: Path, stack_file: StackFile, stacks_dir: Path) -> Result:
         )
     except ConfigError as exc:
         result.recording = None
-        return result.refuse(placed(exc.problems, getattr(exc, "rule", "config")))
+        return result.refuse(placed(exc.findings, getattr(exc, "rule", "config")))
     # What the program's function returned (gke_ai_batch/plan/program.py), not its globals.
     program: ProgramResult = result.recording.result
     result.config, result.plan, result.admission, result.fleet = program.config, program.plan, program.admission, program.fleet
@@ -159,8 +169,8 @@ def judge(result: Result) -> Result:
     """The policy pack, the cost table and the report over what the program registered."""
     from . import policy, report
 
-    result.violations = policy.evaluate(result)
-    if any(v["enforcement"] == "mandatory" for v in result.violations):
+    result.policy_findings = policy.findings(result)
+    if any(f.severity == MANDATORY for f in result.policy_findings):
         result.exit_code = EXIT_POLICY_VIOLATION
     result.extra_files["policy.json"] = json.dumps(result.violations, indent=2, sort_keys=True) + "\n"
     from .report import cost
@@ -170,7 +180,7 @@ def judge(result: Result) -> Result:
     from .report import admission
 
     result.extra_files["admission.json"] = json.dumps(admission.compute(result), indent=2, sort_keys=True) + "\n"
-    result.extra_files["report.md"] = report.render(result, result.violations)
+    result.extra_files["report.md"] = report.render(result, result.policy_findings)
     return result
 
 

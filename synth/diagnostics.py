@@ -11,8 +11,10 @@ a key that is missing); then the key path, then the message. `--json` gives the 
 from __future__ import annotations
 
 import re
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
+
+from gke_ai_batch.domain.findings import ERROR, Finding, as_finding
 
 EXIT_OK = 0
 EXIT_INVALID_CONFIG = 2
@@ -39,32 +41,60 @@ def shorten(text: str, limit: int = MESSAGE_MAX) -> str:
     return f"{text[:half]} …[{len(text) - 2 * half:,} characters]… {text[-half:]}"
 
 
-@dataclass(frozen=True)
-class Diagnostic:
-    message: str
-    rule: str
-    path: str | None = None
+@dataclass(frozen=True, init=False)
+class Diagnostic(Finding):
+    """A Finding placed in a file: where it is written (file, line, column), for the user and
+    for editors. Built as it always was, `Diagnostic(message, rule, path, file, line, column,
+    severity)`: `path` is where the file or the command line has it (a key path, `--out`), so it
+    has no subject; nor a URN, as nothing is recorded yet."""
+
     file: str | None = None
     line: int | None = None
     column: int | None = None
-    severity: str = "error"
 
-    def __post_init__(self):
-        object.__setattr__(self, "message", shorten(self.message))
-        if self.path is not None:
-            object.__setattr__(self, "path", shorten(self.path, 200))
+    def __init__(
+        self,
+        message: str,
+        rule: str,
+        path: str | None = None,
+        file: str | None = None,
+        line: int | None = None,
+        column: int | None = None,
+        severity: str = ERROR,
+        subject: None = None,  # dataclasses.replace passes every field back in
+        urn: None = None,
+    ):
+        init = object.__setattr__  # frozen
+        init(self, "message", shorten(message))
+        init(self, "rule", rule)
+        init(self, "path", shorten(path, 200) if path is not None else None)
+        init(self, "file", file)
+        init(self, "line", line)
+        init(self, "column", column)
+        init(self, "severity", severity)
+        init(self, "subject", subject)
+        init(self, "urn", urn)
 
     def render(self) -> str:
         where = self.file or "synth"
         if self.file and self.line is not None:
             where += f":{self.line}" + (f":{self.column}" if self.column is not None else "")
         head = f"{where}: "
-        if self.severity != "error":
+        if self.severity != ERROR:
             head += f"{self.severity}: "
         return f"{head}{self.path}: {self.message}" if self.path else f"{head}{self.message}"
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        """The fields `--json` has always given, in its order."""
+        return {
+            "message": self.message,
+            "rule": self.rule,
+            "path": self.path,
+            "file": self.file,
+            "line": self.line,
+            "column": self.column,
+            "severity": self.severity,
+        }
 
 
 def locate(path: str, positions: Mapping[str, tuple[int, int]]) -> tuple[int, int] | None:
@@ -80,18 +110,23 @@ def locate(path: str, positions: Mapping[str, tuple[int, int]]) -> tuple[int, in
 
 
 def from_problems(
-    problems: Iterable[tuple[str, str]],
+    problems: Iterable[Finding | tuple[str, str]],
     *,
     rule: str,
     file: str | None,
     positions: Mapping[str, tuple[int, int]],
 ) -> list[Diagnostic]:
-    """(key path, message) pairs, as ConfigError holds them, placed in the file."""
+    """Findings (or (key path, message) pairs), as ConfigError holds them, placed in the file.
+    Each diagnostic's rule is `rule`, the check that refused the file ("config"), as `--json`
+    has always named it, and its path where the finding is (its object's, when no key is known)."""
     out = []
-    for path, message in problems:
+    for problem in problems:
+        finding = as_finding(problem, rule)
+        path = finding.where
         # A key missing at the top level is placed at `config:`, where it would be added.
         at = locate(path, positions) or positions.get("config")
-        out.append(Diagnostic(message, rule, path, file, *(at or (None, None))))
+        line, column = at or (None, None)
+        out.append(Diagnostic(finding.message, rule, path, file, line, column))
     return out
 
 

@@ -4,14 +4,24 @@ policy/config/<stack>.json (the pack's defaults where the stack has no file), as
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
+
+from gke_ai_batch.domain.findings import MANDATORY, Finding
 
 from policy import levels, rules
 from policy.rules.base import STACK
 
 
 def evaluate(result) -> list[dict[str, Any]]:
-    """[{"policy", "enforcement", "urn", "message"}] for every violation, in a stable order."""
+    """[{"policy", "enforcement", "urn", "message"}] for every violation, in a stable order: policy.json."""
+    return [violation(f) for f in findings(result)]
+
+
+def findings(result) -> list[Finding]:
+    """A Finding for every violation (rule = the policy, severity = its level for this stack,
+    urn = the resource, or the stack for a stack-wide one), mandatory first, in a stable order."""
     if result.recording is None:
         return []
     # A program's stack is not one of stacks/: the pack's defaults (its own policy config would
@@ -27,13 +37,23 @@ def evaluate(result) -> list[dict[str, Any]]:
     ]
     # A stack rule may blame the stack as a whole (CrossGuard reports it without a URN).
     stack_urn = next((r.urn for r in resources if r.type == STACK), "")
-    violations = []
+    found = []
     for rule in rules.RULES:
         level, settings = levels.settings(rule, config)
         if level == "disabled":
             continue
         if level == "remediate":
-            level = "mandatory"  # the rules do not remediate; the SDK reports these as mandatory
-        for urn, message in rules.run(rule, resources, settings):
-            violations.append({"policy": rule.name, "enforcement": level, "urn": urn or stack_urn, "message": message})
-    return sorted(violations, key=lambda v: (v["enforcement"] != "mandatory", v["policy"], v["urn"], v["message"]))
+            level = MANDATORY  # the rules do not remediate; the SDK reports these as mandatory
+        found += [f if f.urn else replace(f, urn=stack_urn) for f in rules.findings(rule, resources, settings, level)]
+    return sorted(found, key=lambda f: (f.severity != MANDATORY, f.rule, f.urn, f.message))
+
+
+def violation(finding: Finding) -> dict[str, Any]:
+    """A policy Finding as policy.json, `--json` and the PR diff have it."""
+    return {"policy": finding.rule, "enforcement": finding.severity, "urn": finding.urn, "message": finding.message}
+
+
+def finding(violation: Mapping[str, Any]) -> Finding:
+    """A policy.json entry as a Finding (a render read back, as the report's callers may pass)."""
+    return Finding(violation.get("policy", ""), violation.get("message", ""), violation.get("enforcement", ""),
+                   urn=violation.get("urn") or None)

@@ -160,14 +160,14 @@ def _synthesize(project: Project, stack_file: StackFile) -> Result:
         result.recording = None
         at = _program_line(exc, project)
         return result.refuse([
-            Diagnostic(message, "args", f"{exc.component}: {path}", *(at or (project.display(), None)))
-            for path, message in exc.problems
+            Diagnostic(f.message, f.rule, f"{exc.component}: {f.where}", *(at or (project.display(), None)))
+            for f in exc.findings
         ])
     except ConfigError as exc:
         # The library's stack-config rules, run by the program on this stack file's keys.
         result.recording = None
         rule = getattr(exc, "rule", "config")
-        return result.refuse(diagnostics.from_problems(exc.problems, rule=rule, file=stack_file.display(), positions=config.positions))
+        return result.refuse(diagnostics.from_problems(exc.findings, rule=rule, file=stack_file.display(), positions=config.positions))
     except KeyboardInterrupt:
         raise
     except (Exception, SystemExit) as exc:  # noqa: BLE001 - the program's failure, told as such

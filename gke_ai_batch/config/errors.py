@@ -8,14 +8,17 @@ import difflib
 import re
 import types
 import typing
-from typing import Any, Union
+from typing import Any, Iterable, Union
 
 from pulumi import RunError
 from pydantic import BaseModel, ValidationError
 
 from gke_ai_batch.config.base import RuleError, RuleErrors
+from gke_ai_batch.domain.findings import Finding, as_finding
 
 NAMESPACE = "gke-ai-batch"
+ARGS = "args"
+"""The rule id of a component arg refused (ArgsError)."""
 _IDENT_RX = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -26,33 +29,44 @@ def did_you_mean(word: str, choices, cutoff: float = 0.6) -> str:
 
 
 class ConfigError(RunError):
-    """The stack config is invalid. `problems` holds (key path, message) pairs. A RunError, so
+    """The stack config is invalid. `findings` holds a Finding per problem (rule "config" unless
+    the finding names its own, as the admission model's do); `problems` the same as (key path,
+    message) pairs, the shape rules have always raised it with and still may. A RunError, so
     `pulumi up` prints the message alone, without a traceback."""
 
-    def __init__(self, problems: list[tuple[str, str]], source: str | None = None):
-        self.problems = problems
+    def __init__(self, problems: Iterable[Finding | tuple[str, str]], source: str | None = None):
+        self.findings = [as_finding(p) for p in problems]
         self.source = source
         super().__init__(self.render())
 
+    @property
+    def problems(self) -> list[tuple[str, str]]:
+        return [(f.where, f.message) for f in self.findings]
+
     def render(self) -> str:
         where = f"{self.source}: " if self.source else ""
-        if len(self.problems) == 1:
+        if len(self.findings) == 1:
             path, msg = self.problems[0]
             return f"{where}invalid stack config: {path}: {msg}"
-        lines = [f"{where}invalid stack config ({len(self.problems)} problems):"]
+        lines = [f"{where}invalid stack config ({len(self.findings)} problems):"]
         lines += [f"  {path}: {msg}" for path, msg in self.problems]
         return "\n".join(lines)
 
 
 class ArgsError(RunError):
     """A component's args break the rules a stack file's keys would: every problem at once,
-    each at its arg path (args.topology), with the stack config's message. A RunError, so
+    each at its arg path (args.topology), with the stack config's message. `findings` as
+    ConfigError's (rule "args"), `problems` as (arg path, message) pairs. A RunError, so
     `pulumi up` prints the message alone."""
 
-    def __init__(self, component: str, problems: list[tuple[str, str]]):
+    def __init__(self, component: str, problems: Iterable[Finding | tuple[str, str]]):
         self.component = component
-        self.problems = problems
-        super().__init__("\n".join(f"{component}: {path}: {msg}" for path, msg in problems))
+        self.findings = [as_finding(p, ARGS) for p in problems]
+        super().__init__("\n".join(f"{component}: {path}: {msg}" for path, msg in self.problems))
+
+    @property
+    def problems(self) -> list[tuple[str, str]]:
+        return [(f.where, f.message) for f in self.findings]
 
 
 def format_path(loc: tuple[str | int, ...]) -> str:

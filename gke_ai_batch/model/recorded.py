@@ -25,11 +25,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
 from gke_ai_batch.domain import catalogue, kueue_releases, naming
+from gke_ai_batch.domain.findings import Finding, Subject
 from gke_ai_batch.domain.podtemplates import CONSUME_ANNOTATION, pod_templates
 from gke_ai_batch.domain.registered import (
     ADMISSION_CHECK,
@@ -59,9 +59,6 @@ from gke_ai_batch.model.multikueue import MULTIKUEUE_CONTROLLER
 from gke_ai_batch.model.objects import ClusterQueue, Flavor, NodeGroup, Workload, World, workload_from_manifests
 from gke_ai_batch.model.placement import checked_keys
 
-Subject = tuple[str, str, str]
-"""(kind, namespace, name) of the object a finding is about; namespace "" for cluster-scoped ones."""
-
 _K8S_EFFECTS = {gke: k8s for k8s, gke in naming.GKE_TAINT_EFFECTS.items()}
 # Kueue 0.19 turns waitForPodsReady on when the Configuration omits it, unless this gate is
 # enabled (kubernetes-sigs/kueue#11855; gke_ai_batch/domain/kueue_releases.py FEATURE_GATES).
@@ -69,20 +66,9 @@ _WAIT_GATE = "DisableWaitForPodsReady"
 _WAIT_KEY = re.compile(r"^waitForPodsReady:", re.MULTILINE)
 
 
-@dataclass(frozen=True)
-class Problem:
-    """Something Kueue or kube-scheduler would refuse or never run."""
-
-    subject: Subject
-    field: str | None  # the subject's field at fault, a key path below it; None: the object
-    message: str
-    rule: str
-
-    @property
-    def where(self) -> str:
-        """The object as a program without a stack file sees it: 'ClusterQueue research.flavors[1]'."""
-        kind, namespace, name = self.subject
-        return f"{kind} {namespace + '/' if namespace else ''}{name}" + (f".{self.field}" if self.field else "")
+Problem = Finding
+"""Something Kueue or kube-scheduler would refuse or never run: a Finding (severity "error") whose
+subject is the object and whose path, if any, the field at fault below it ("flavors[1]")."""
 
 
 def node_group(r: Any, pool: facts.PoolFacts) -> NodeGroup:
@@ -292,7 +278,7 @@ class Judgement:
         return simulate(self.world, self.verdicts)
 
     @cached_property
-    def problems(self) -> list[Problem]:
+    def problems(self) -> list[Finding]:
         out = []
         for v in self.verdicts:
             if v.admissible or (v.rule == "placement" and v.cluster_queue in self.dispatched):
@@ -301,13 +287,14 @@ class Judgement:
             where = f"{wl.kind} {wl.namespace}/{wl.name}"
             if v.cluster_queue:
                 where += f" (LocalQueue {wl.local_queue} → ClusterQueue {v.cluster_queue})"
-            out.append(Problem((wl.kind, wl.namespace, wl.name), None, f"{where} can never run: {v.never}", v.rule or "never"))
+            subject = (wl.kind, wl.namespace, wl.name)
+            out.append(Finding(v.rule or "never", f"{where} can never run: {v.never}", subject=subject))
         for cq, key, reason in queue_problems(self.world):
-            out.append(Problem(("ClusterQueue", "", cq), key, reason, "queue"))
+            out.append(Finding("queue", reason, subject=("ClusterQueue", "", cq), path=key))
         out += self._flavors_without_nodes()
         return out
 
-    def _flavors_without_nodes(self) -> list[Problem]:
+    def _flavors_without_nodes(self) -> list[Finding]:
         """A queue's flavor whose nodeLabels no node carries: Kueue admits onto it and the pods
         never schedule (only where GKE makes no nodes of its own)."""
         w = self.world
@@ -330,11 +317,11 @@ class Judgement:
                     has_nodes[name] = any(selection.matches(spec, g.labels, keys=keys) for g in w.node_groups)
                 if not has_nodes[name]:
                     labels = ", ".join(f"{k}={v}" for k, v in sorted(flavor.node_labels.items()))
-                    out.append(Problem(
-                        ("ClusterQueue", "", cq.name),
-                        f"flavors[{j}]",
+                    out.append(Finding(
+                        "flavor-nodes",
                         f"ResourceFlavor {name} selects nodes labelled {labels}, and no node pool's nodes carry "
                         "them: Kueue would admit work there that never schedules",
-                        "flavor-nodes",
+                        subject=("ClusterQueue", "", cq.name),
+                        path=f"flavors[{j}]",
                     ))
         return out

@@ -13,10 +13,12 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Sequence
+from dataclasses import replace
 from functools import cached_property
 from typing import Any
 
 from gke_ai_batch.domain import regions
+from gke_ai_batch.domain.findings import Finding, as_finding
 from gke_ai_batch.domain.registered import CLUSTER, NODE_POOL, Registered
 from gke_ai_batch.model import Verdict, World
 from gke_ai_batch.model.facts import ClusterFacts
@@ -25,6 +27,8 @@ from gke_ai_batch.plan import podsecurity
 from gke_ai_batch.plan.kueue import KUEUE_CHART
 
 KEY = "gke-ai-batch:"
+POD_SECURITY = "pod-security"
+"""The rule id of a sample whose pods its namespace's Pod Security level rejects (plan/podsecurity.py)."""
 # Map keys the provider passes through as they are (label keys, VM metadata), not property names.
 _VERBATIM = ("labels", "metadata", "resource_labels")
 
@@ -123,15 +127,16 @@ class Admission:
     def at_once(self) -> dict[str, str]:
         return self.judgement.at_once
 
-    def problems(self) -> list[tuple[str, str]]:
+    def problems(self) -> list[Finding]:
         return self._problems
 
     @cached_property
-    def _problems(self) -> list[tuple[str, str]]:
+    def _problems(self) -> list[Finding]:
+        """The judgement's findings placed at the stack key of their object (the object itself
+        when no key made it), then Pod Security admission's on the plan."""
         paths = provenance(self.plan)
         out = []
         for p in self.judgement.problems:
             path = paths.get(p.subject)
-            key = p.where if path is None else path + (f".{p.field}" if p.field else "")
-            out.append((key, p.message))
-        return out + podsecurity.problems(self.plan)
+            out.append(p if path is None else replace(p, subject=None, path=path + (f".{p.path}" if p.path else "")))
+        return out + [as_finding(p, POD_SECURITY) for p in podsecurity.problems(self.plan)]

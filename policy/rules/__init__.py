@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
+from gke_ai_batch.domain.findings import ADVISORY, MANDATORY, Finding
+
 from . import cost, fleet, gke, kueue, namespaces, rbac, workloads
 from .base import (
     CLUSTER,
@@ -26,9 +28,7 @@ from .base import (
     per_cluster,
 )
 
-__all__ = ["RULES", "UNKNOWN", "Resource", "Rule", "by_name", "run"]
-
-ADVISORY, MANDATORY = "advisory", "mandatory"
+__all__ = ["RULES", "UNKNOWN", "Resource", "Rule", "by_name", "findings", "run"]
 
 
 def _flag(name: str, description: str) -> dict[str, dict[str, Any]]:
@@ -401,10 +401,22 @@ def by_name(name: str) -> Rule:
     return _BY_NAME[name]
 
 
+def findings(
+    rule: Rule, resources: Sequence[Resource], config: Mapping[str, Any] = EMPTY, level: str | None = None
+) -> Iterator[Finding]:
+    """Every violation of one rule across a stack's resources, as a Finding: rule = the policy's
+    name, severity = its enforcement level (`level`, the stack's; the pack's default if None),
+    urn = the resource it blames (None: the stack as a whole)."""
+    severity = level or rule.enforcement
+    for urn, message in run(rule, resources, config):
+        yield Finding(rule.name, message, severity, urn=urn)
+
+
 def run(
     rule: Rule, resources: Sequence[Resource], config: Mapping[str, Any] = EMPTY
 ) -> Iterator[tuple[str | None, str]]:
-    """(urn, message) for every violation of one rule across a stack's resources."""
+    """(urn, message) for every violation of one rule across a stack's resources: what the rule
+    functions yield, which `findings` makes Findings of."""
     if rule.stack:
         yield from rule.check(resources, config)
         return

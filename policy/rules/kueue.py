@@ -263,5 +263,5 @@ def admissible(resources: Sequence[Resource], config: Mapping[str, Any] = EMPTY)
         # them, and the API's refusal is the finding; the pack must not fail the preview.
         return
     for problem in problems:
-        message = problem.message if problem.field is None else f"{problem.where}: {problem.message}"
+        message = problem.message if problem.path is None else f"{problem.where}: {problem.message}"
         yield urns.get(problem.subject), message

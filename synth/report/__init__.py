@@ -6,8 +6,10 @@ deterministic: plan order, no timestamps, sets sorted."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
+from gke_ai_batch.domain.findings import MANDATORY, Finding
 from gke_ai_batch.model import podsecurity
 from gke_ai_batch.model.objects import NAMESPACE_NAME_LABEL
 from gke_ai_batch.domain.podtemplates import workload_pod_sets
@@ -16,6 +18,7 @@ from gke_ai_batch.plan.podsecurity import pod_specs
 from gke_ai_batch.domain import quantity
 from gke_ai_batch.domain.naming import scope_of
 
+from .. import policy
 from . import admission, cost as cost_view, fleet as fleet_view, maintenance, preemption, quota, replacement
 from .diagram import diagram
 from .md import DASH, code, codes, plural, table
@@ -24,7 +27,8 @@ NODE_POOL_TYPE = "gcp:container/nodePool:NodePool"
 ACCELERATORS = (TPU_RESOURCE, GPU_RESOURCE)
 
 
-def render(result, violations: list[dict[str, Any]]) -> str:
+def render(result, violations: Sequence[Finding | Mapping[str, Any]]) -> str:
+    """`violations`: the policy pack's findings (synth/policy.py), or policy.json's entries."""
     plan = result.plan
     if plan is None and result.program is not None and result.recording is not None:
         from . import recorded  # a program without a stack file: no plan, only what it registered
@@ -116,11 +120,13 @@ def _overrides(plan) -> list[str]:
 # -- policy -------------------------------------------------------------------------------
 
 
-def _policy(violations: list[dict[str, Any]]) -> list[str]:
+def _policy(violations: Sequence[Finding | Mapping[str, Any]]) -> list[str]:
+    """The policy pack's findings (policy.json's entries are read as findings too)."""
     if not violations:
         return ["✅ All policy rules pass."]
-    mandatory = [v for v in violations if v.get("enforcement") == "mandatory"]
-    others = [v for v in violations if v.get("enforcement") != "mandatory"]
+    found = [v if isinstance(v, Finding) else policy.finding(v) for v in violations]
+    mandatory = [f for f in found if f.severity == MANDATORY]
+    others = [f for f in found if f.severity != MANDATORY]
     head = []
     if mandatory:
         head.append(f"❌ **{plural(len(mandatory), 'mandatory violation')}: `pulumi up` must not run.**")
@@ -128,12 +134,12 @@ def _policy(violations: list[dict[str, Any]]) -> list[str]:
         head.append(f"⚠️ {plural(len(others), 'advisory finding')}.")
     rows = [
         [
-            "**mandatory**" if v.get("enforcement") == "mandatory" else v.get("enforcement", DASH),
-            code(v.get("policy", DASH)),
-            _resource(v.get("urn") or ""),
-            v.get("message", ""),
+            "**mandatory**" if f.severity == MANDATORY else f.severity or DASH,
+            code(f.rule or DASH),
+            _resource(f.urn or ""),
+            f.message,
         ]
-        for v in mandatory + others
+        for f in mandatory + others
     ]
     return [" ".join(head), "", *table(["enforcement", "policy", "resource", "message"], rows)]
 

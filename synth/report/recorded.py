@@ -6,7 +6,10 @@ recording does not tell is a dash."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
+
+from gke_ai_batch.domain.findings import Finding
 
 from gke_ai_batch.domain.catalogue import GPU_RESOURCE, TPU_RESOURCE
 from policy.rules import Resource
@@ -29,7 +32,7 @@ NO_MODEL = [
 ]
 
 
-def render(result, violations: list[dict[str, Any]]) -> str:
+def render(result, violations: Sequence[Finding | Mapping[str, Any]]) -> str:
     recording = result.recording
     resources = [Resource(r.urn, r.type, r.name, r.inputs, bool(r.options.get("protect"))) for r in recording.resources]
     pools = stack_pools(resources)

@@ -1,0 +1,124 @@
+"""One finding type (gke_ai_batch/domain/findings.py): a config error, a component's refused
+args, an admission refusal, a policy violation and synth's diagnostic are each a Finding with
+its rule, severity, subject, path or URN and message, built through the code that finds them;
+the shapes they had before (pairs, policy.json's entries, Diagnostic's fields) read the same."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from conftest import base_config, synth_config, synth_stack
+from gke_ai_batch.config import ConfigError, load, split_namespace
+from gke_ai_batch.config.errors import ArgsError
+from gke_ai_batch.domain.findings import ADVISORY, ERROR, Finding
+from gke_ai_batch.model.recorded import Judgement
+from gke_ai_batch.plan import build_plan
+from gke_ai_batch.plan.admission import Admission, registered
+from policy import rules
+from synth.diagnostics import Diagnostic
+from synth.report import _policy
+
+V6E = {"name": "v6e", "tpu": {"version": "v6e", "topology": "4x4"}, "slices": 2}
+TEAM = {"namespace": "team-a", "localQueue": "lq", "clusterQueue": "cq", "podSecurity": "privileged"}
+# A queue of 16 chips and a JobSet of two 16-chip slices: Kueue's quota check refuses it.
+SMALL_QUEUE = {"name": "cq", "flavors": [{"name": "tpu-v6e-slice-4x4", "quotas": {"google.com/tpu": 16}}]}
+TOO_BIG = {"kind": "jobset", "name": "train", "team": "team-a", "pool": "v6e", "slices": 2, "image": "i:1"}
+
+
+def _config(config: dict):
+    values, region = split_namespace(config)
+    return load(values, region=region, project=config["gcp:project"])
+
+
+def test_a_config_error_holds_findings_and_still_reads_as_pairs():
+    bad = base_config(nodePools=[{"name": "v6e", "tpu": {"version": "v6e", "topology": "4x5"}}], teams=[{"namespace": "BAD"}])
+    with pytest.raises(ConfigError) as caught:
+        _config(bad)
+    err = caught.value
+    assert all(type(f) is Finding for f in err.findings)
+    topology, namespace, *_ = err.findings
+    assert (topology.rule, topology.severity, topology.subject, topology.urn) == ("config", ERROR, None, None)
+    assert topology.path == "gke-ai-batch:nodePools[0].tpu.topology"
+    assert topology.message.startswith("'4x5' is not a v6e topology")
+    assert namespace.path == "gke-ai-batch:teams[0].namespace"
+    # The pairs every rule and caller used keep working, both ways.
+    assert err.problems == [(f.path, f.message) for f in err.findings]
+    again = ConfigError([*err.problems, Finding("quota", "too big", subject=("JobSet", "team-a", "train"))])
+    assert [f.rule for f in again.findings] == ["config"] * len(err.findings) + ["quota"]
+    assert again.problems[-1] == ("JobSet team-a/train", "too big")
+    assert str(again).splitlines()[1:] == [f"  {path}: {message}" for path, message in again.problems]
+
+
+def test_a_components_refused_args_are_findings_at_their_arg_paths():
+    from gke_ai_batch.components.batch import KueueInstall
+
+    with pytest.raises(ArgsError) as caught:
+        KueueInstall("k", {"version": "0.14.0"})
+    (finding,) = caught.value.findings
+    assert type(finding) is Finding
+    assert (finding.rule, finding.severity, finding.path) == ("args", ERROR, "args.version")
+    assert caught.value.problems == [("args.version", finding.message)]
+    assert str(caught.value) == f"KueueInstall k: args.version: {finding.message}"
+
+
+def test_an_admission_refusal_is_a_finding_about_the_object_then_at_its_stack_key():
+    config = _config(base_config(nodePools=[V6E], clusterQueues=[SMALL_QUEUE], teams=[TEAM], workloads=[TOO_BIG]))
+    plan = build_plan(config, "test-project")
+    # The judge of registered resources names the object...
+    (judged,) = Judgement(registered(plan)).problems
+    assert type(judged) is Finding
+    assert (judged.rule, judged.severity, judged.subject, judged.path) == ("quota", ERROR, ("JobSet", "team-a", "train"), None)
+    assert judged.where == "JobSet team-a/train"
+    assert "insufficient quota for google.com/tpu" in judged.message
+    # ...and the stack program places it at the key it came from.
+    (placed,) = Admission(plan).problems()
+    assert placed == dataclasses.replace(judged, subject=None, path="gke-ai-batch:workloads[0]")
+    assert placed.render() == f"gke-ai-batch:workloads[0]: {judged.message}"
+
+
+def test_a_queue_finding_keeps_its_field_below_the_queue(tmp_path):
+    flavor = {"name": "fast", "nodeLabels": {"disk": "ssd"}}
+    queue = {"name": "cq", "flavors": [{"name": "fast", "quotas": {"cpu": 10}}]}
+    config = _config(base_config(flavors=[flavor], clusterQueues=[queue]))
+    plan = build_plan(config, "test-project")
+    (judged,) = Judgement(registered(plan)).problems
+    assert (judged.rule, judged.subject, judged.path) == ("flavor-nodes", ("ClusterQueue", "", "cq"), "flavors[0]")
+    assert judged.where == "ClusterQueue cq.flavors[0]"
+    (placed,) = Admission(plan).problems()
+    assert (placed.subject, placed.path) == (None, "gke-ai-batch:clusterQueues[0].flavors[0]")
+    # synth places it in the stack file: a Diagnostic is a Finding with a file position.
+    result = synth_config(tmp_path, base_config(flavors=[flavor], clusterQueues=[queue]))
+    (diagnostic,) = result.diagnostics
+    assert isinstance(diagnostic, Finding) and result.exit_code == 2
+    assert (diagnostic.rule, diagnostic.path, diagnostic.message) == ("config", placed.path, placed.message)
+    assert diagnostic.line is not None and diagnostic.file.endswith("Pulumi.test.yaml")
+
+
+def test_a_policy_violation_is_a_finding_with_the_policy_level_and_urn():
+    # fleet-dws's manager queue admits top-priority work on queued capacity alone: an advisory.
+    result = synth_stack("fleet-dws")
+    assert all(type(f) is Finding for f in result.policy_findings)
+    (finding,) = [f for f in result.policy_findings if f.rule == "queue-interruptible-only"]
+    (queue,) = [r.urn for r in result.recording.resources if r.type.endswith(":ClusterQueue") and r.name == "manager/gpu"]
+    assert (finding.severity, finding.urn, finding.subject, finding.path) == (ADVISORY, queue, None, None)
+    assert finding.message.startswith("ClusterQueue gpu admits JobSet llm-training/h100-smoke (high)")
+    # policy.json keeps its keys; the pack's own entry point yields the same Finding.
+    assert result.violations[result.policy_findings.index(finding)] == {
+        "policy": "queue-interruptible-only", "enforcement": ADVISORY, "urn": queue, "message": finding.message}
+    resources = [rules.Resource(r.urn, r.type, r.name, r.inputs) for r in result.recording.resources]
+    assert finding in rules.findings(rules.by_name("queue-interruptible-only"), resources)
+    # The report lists the findings, as it lists policy.json's entries.
+    assert _policy(result.policy_findings) == _policy(result.violations)
+    assert "`queue-interruptible-only`" in result.extra_files["report.md"]
+
+
+def test_a_diagnostic_is_a_finding_placed_in_a_file():
+    d = Diagnostic("no such stack file", "usage", "STACK", "stacks/Pulumi.x.yaml", 3, 7)
+    assert isinstance(d, Finding) and (d.rule, d.severity, d.path, d.line, d.column) == ("usage", ERROR, "STACK", 3, 7)
+    assert d.render() == "stacks/Pulumi.x.yaml:3:7: STACK: no such stack file"
+    assert list(d.to_json()) == ["message", "rule", "path", "file", "line", "column", "severity"]
+    assert dataclasses.replace(d, path="--out").render() == "stacks/Pulumi.x.yaml:3:7: --out: no such stack file"
+    note = Diagnostic("not registered", "registration", file="f.yaml", severity="note")
+    assert note.render() == "f.yaml: note: not registered"
