@@ -101,7 +101,7 @@ def test_a_policy_violation_is_a_finding_with_the_policy_level_and_urn():
     result = synth_stack("fleet-dws")
     assert all(type(f) is Finding for f in result.policy_findings)
     (finding,) = [f for f in result.policy_findings if f.rule == "queue-interruptible-only"]
-    (queue,) = [r.urn for r in result.recording.resources if r.type.endswith(":ClusterQueue") and r.name == "manager/gpu"]
+    (queue,) = [r.urn for r in result.recording.resources if r.type.startswith("kubernetes:") and r.type.endswith(":ClusterQueue") and r.name == "manager/gpu"]
     assert (finding.severity, finding.urn, finding.subject, finding.path) == (ADVISORY, queue, None, None)
     assert finding.message.startswith("ClusterQueue gpu admits JobSet llm-training/h100-smoke (high)")
     # policy.json keeps its keys; the pack's own entry point yields the same Finding.
