@@ -16,7 +16,7 @@ from gke_ai_batch.plan.podsecurity import pod_specs
 from gke_ai_batch.domain import quantity
 from gke_ai_batch.domain.naming import scope_of
 
-from . import admission, cost as cost_view, fleet as fleet_view, maintenance, preemption, quota, replacement
+from . import admission, cost as cost_view, fleet as fleet_view, maintenance, preemption, quota, replacement, reservations
 from .diagram import diagram
 from .md import DASH, code, codes, plural, table
 
@@ -57,6 +57,9 @@ def render(result, violations: list[dict[str, Any]]) -> str:
         ("Changes that force replacement",
          replacement.section(plan, protected) if fleet is None else fleet_view.replacements(result)),
     ]
+    reserved = reservations.section(plan) if fleet is None else []
+    if reserved:
+        sections.insert(3, ("Reservations", reserved))
     overrides = _overrides(plan)
     if overrides:
         sections.insert(1, ("Catalogue overrides", overrides))
