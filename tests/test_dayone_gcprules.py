@@ -94,7 +94,6 @@ ACCEPTED = [
     ("Autopilot cluster in a region", autopilot("us-central1")),
     ("reservation of 63 characters", lambda c: pools(c)[0].update(capacity="reservation", reservation="r" * 63)),
     ("shared reservation", lambda c: pools(c)[0].update(capacity="reservation", reservation="projects/acme-shared/reservations/h100-res")),
-    ("block of a shared reservation", lambda c: pools(c)[0].update(capacity="reservation", reservation="projects/acme-shared/reservations/a3u/reservationBlocks/block-1")),
     ("CPU machine type GCE has", lambda c: pools(c)[0].update(machineType="n2-standard-128")),
     ("custom machine type within GCE's rules", lambda c: pools(c)[0].update(machineType="n2-custom-8-65536")),
     ("machine type newer than the catalogue, declared", lambda c: (pools(c)[0].update(machineType="n4d-standard-8"), c.update({f"{NS}:catalogue": {"machineTypes": ["n4d-standard-8"]}}))),

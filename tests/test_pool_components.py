@@ -78,7 +78,7 @@ def test_every_bad_arg_is_named_at_its_arg_path():
         TpuSlices("v6e", {"cluster": REF, "version": "v6e", "topology": "4x4", "capacity": "spot", "reservation": "r", "min_nodes": 1})
     lines = str(caught.value).splitlines()
     assert lines[0].startswith("TpuSlices v6e: args.min_nodes: unknown arg; known: auto_repair, auto_upgrade, capacity, "), lines
-    assert "TpuSlices v6e: args.reservation: only with capacity reservation, not spot" in lines
+    assert any(line.startswith("TpuSlices v6e: args.reservation: spot pools cannot consume a reservation") for line in lines), lines
     assert len(lines) == 2, lines
 
     with pytest.raises(ArgsError) as caught:

@@ -276,10 +276,12 @@ def test_multislice_pools_flavor_and_queue():
             "ct5lp-hightpu-4t",
             "2x4",
         )
+        # Any matching reservation, on-demand VMs when none has room (the seed's on-demand slices).
+        assert pool["nodeConfig"]["reservationAffinity"] == {"consumeReservationType": "ANY_RESERVATION"}
     assert manifest(result, "ResourceFlavor", "vlp-24")["spec"]["nodeLabels"] == {
         "cloud.google.com/gke-tpu-accelerator": "tpu-v5-lite-podslice",
         "cloud.google.com/gke-tpu-topology": "2x4",
-        "gke-ai-batch/capacity": "on-demand",
+        "gke-ai-batch/capacity": "reservation",
     }
     cq = manifest(result, "ClusterQueue", "cluster-queue")["spec"]
     assert cq["resourceGroups"] == [

@@ -95,6 +95,29 @@ class UpgradeArgs(TypedDict):
     """blueGreen: how long the old nodes stay after draining, e.g. '1h'."""
 
 
+class ReservationArgs(TypedDict):
+    """A reservation as a mapping (docs/capacity-types.md, "Reservations")."""
+
+    affinity: NotRequired[str]
+    """specific (default) or any: any matching reservation, else on-demand."""
+    name: NotRequired[str]
+    """The reservation's name (specific)."""
+    project: NotRequired[str]
+    """The project that owns a shared reservation (it must share it with the cluster's)."""
+    block: NotRequired[str]
+    """One block of the reservation."""
+    sub_block: NotRequired[str]
+    """One sub-block of that block."""
+    zone: NotRequired[str]
+    """The reservation's zone: the pool's zones must be it."""
+    count: NotRequired[int]
+    """The VMs the reservation holds: the pool may not need more."""
+    machine_type: NotRequired[str]
+    """The reservation's machine type: the pool's must be the same."""
+    calendar: NotRequired[bool]
+    """A future reservation in calendar mode."""
+
+
 class _PoolArgs(TypedDict):
     cluster: ClusterRef
     pool_name: NotRequired[str]
@@ -102,7 +125,11 @@ class _PoolArgs(TypedDict):
     capacity: NotRequired[str]
     """onDemand (default), spot, reservation, flexStart or queued (docs/capacity-types.md)."""
     reservation: NotRequired[str]
-    """capacity reservation: the reservation's name, or projects/P/reservations/R."""
+    """capacity reservation: the reservation's name, or projects/P/reservations/R (either optionally
+    with /reservationBlocks/B[/reservationSubBlocks/S])."""
+    reservation_spec: NotRequired[ReservationArgs]
+    """capacity reservation, instead of reservation: any matching one, or one with what it holds
+    declared (the stack key's mapping form; Pulumi's component schema has no string-or-mapping type)."""
     max_run_duration: NotRequired[str]
     """flexStart and queued: how long a node may live, e.g. '24h' or '3600s' (at most 7 days)."""
     zones: NotRequired[list[str]]
@@ -364,6 +391,10 @@ def _checked(component: str, name: str, kind: str, args: Any, spec: type, opts: 
     unknown = opts_problems(opts) + _unknown_keys(args, spec, "args") + _unknown_keys(ref, ClusterRef, "args.cluster")
     if isinstance(args.get("gpu"), dict):
         unknown += _unknown_keys(args["gpu"], GpuArgs, "args.gpu")
+    if isinstance(args.get("reservation_spec"), dict):
+        unknown += _unknown_keys(args["reservation_spec"], ReservationArgs, "args.reservation_spec")
+    if "reservation" in args and "reservation_spec" in args:
+        unknown.append(("args.reservation_spec", "give reservation or reservation_spec, not both"))
     missing = [(f"args.cluster.{k}", "required") for k in ("name", "location", "project") if k not in ref]
     shape = _shape_problems(args, ref)
     if missing or shape:
@@ -383,7 +414,10 @@ def _checked(component: str, name: str, kind: str, args: Any, spec: type, opts: 
             cluster["nodeServiceAccount"] = declared_account(ref["node_service_account"])
     stack, problems = pool_on_cluster(cluster, _entry(name, kind, args), ref.get("catalogue"))
     if unknown or missing or problems:
-        raise ArgsError(where, unknown + missing + [(join_path("args", _arg_path(kind, loc)), msg) for loc, msg in problems])
+        spec = "reservation_spec" in args
+        raise ArgsError(
+            where, unknown + missing + [(join_path("args", _arg_path(kind, loc, spec)), msg) for loc, msg in problems]
+        )
     return stack
 
 
@@ -401,6 +435,8 @@ def _entry(name: str, kind: str, args: dict[str, Any]) -> dict[str, Any]:
             continue
         if kind == "tpu" and key in _TPU_KEYS:
             entry.setdefault("tpu", {})[to_camel(key)] = value
+        elif key == "reservation_spec":
+            entry["reservation"] = _camel_keys(value)
         elif key in ("gpu", "taints", "upgrade"):
             entry[key] = _camel_keys(value)
         else:
@@ -416,7 +452,7 @@ def _camel_keys(value: Any) -> Any:
     return value
 
 
-def _arg_path(kind: str, loc: tuple) -> tuple:
+def _arg_path(kind: str, loc: tuple, reservation_spec: bool = False) -> tuple:
     """A stack key path of the one-pool stack -> the arg it came from (snake_case)."""
     head, rest = (loc[0], loc[1:]) if loc else (None, ())
     if head == "cluster":
@@ -432,6 +468,8 @@ def _arg_path(kind: str, loc: tuple) -> tuple:
         rest = rest[1:]
     if rest and rest[0] == "labels":
         return ("labels", *rest[1:])  # label keys are the user's, not snake-cased
+    if rest and rest[0] == "reservation" and reservation_spec:
+        return ("reservation_spec", *_snake(rest[1:]))
     return _snake(rest)
 
 
@@ -450,5 +488,7 @@ def stack_pool_args(entry: NodePoolConfig, cluster: ClusterRef) -> tuple[type[_N
         args["max_run_duration"] = f"{int(data['max_run_duration'])}s"
     if "taints" in entry.model_fields_set:
         args["taints"] = [t.model_dump(exclude_unset=True) for t in entry.taints]
+    if isinstance(data.get("reservation"), dict):
+        args["reservation_spec"] = args.pop("reservation")
     kind = {"tpu": TpuSlices, "gpu": GpuPool, "cpu": CpuPool}[entry.kind]
     return kind, args

@@ -55,15 +55,45 @@ SUBNETWORK_FORMS = (
 # shared one of another project as projects/P/reservations/R (Compute Engine
 # ReservationAffinity.values: "either a name to a reservation in the same project or
 # projects/different-project/reservations/some-reservation-name"), optionally narrowed to one
-# of its blocks, R/reservationBlocks/B (GKE docs how-to/consuming-reservations, "Consume a
-# specific reservation block"). Every part is a Compute Engine name.
+# of its blocks, R/reservationBlocks/B, and to one sub-block of that,
+# R/reservationBlocks/B/reservationSubBlocks/S (GKE docs how-to/consuming-reservations, "Consume a
+# specific reservation block"; AI-Hypercomputer/xpk src/xpk/core/reservation.py parse_reservation,
+# which takes exactly these forms). Every part is a Compute Engine name.
 _RESERVATION_RX = re.compile(
-    rf"(?:projects/{PROJECT_ID}/reservations/)?{GCE_NAME}(?:/reservationBlocks/{GCE_NAME})?", re.ASCII
+    rf"(?:projects/(?P<project>{PROJECT_ID})/reservations/)?(?P<name>{GCE_NAME})"
+    rf"(?:/reservationBlocks/(?P<block>{GCE_NAME})(?:/reservationSubBlocks/(?P<sub_block>{GCE_NAME}))?)?",
+    re.ASCII,
 )
 RESERVATION_FORMS = (
     "a reservation name, projects/PROJECT/reservations/NAME for a shared one, either optionally "
-    "followed by /reservationBlocks/BLOCK"
+    "followed by /reservationBlocks/BLOCK and then /reservationSubBlocks/SUBBLOCK"
 )
+
+
+@dataclass(frozen=True)
+class ReservationRef:
+    """The parts of a reservation reference; project None: the cluster's project."""
+
+    name: str
+    project: str | None = None
+    block: str | None = None
+    sub_block: str | None = None
+
+
+def parse_reservation(value: str) -> ReservationRef | None:
+    m = _RESERVATION_RX.fullmatch(value)
+    return None if m is None else ReservationRef(m["name"], m["project"], m["block"], m["sub_block"])
+
+
+def reservation_reference(ref: ReservationRef) -> str:
+    """The value GKE takes under compute.googleapis.com/reservation-name: the name alone in the
+    cluster's project, projects/P/reservations/R for another's, then the block and sub-block."""
+    out = ref.name if ref.project is None else f"projects/{ref.project}/reservations/{ref.name}"
+    if ref.block is not None:
+        out += f"/reservationBlocks/{ref.block}"
+        if ref.sub_block is not None:
+            out += f"/reservationSubBlocks/{ref.sub_block}"
+    return out
 
 
 _PARTS_RULE = f"names are {GCE_NAME_RULE}; PROJECT is a project id"
@@ -156,6 +186,6 @@ def check_subnetwork(value: str) -> str:
 
 
 def check_reservation(value: str) -> str:
-    if not _RESERVATION_RX.fullmatch(value):
+    if parse_reservation(value) is None:
         raise ValueError(f"{value!r} is not a reservation reference: {RESERVATION_FORMS}; {_PARTS_RULE}")
     return value

@@ -28,6 +28,7 @@ from gke_ai_batch.config.base import (
 from gke_ai_batch.config.cluster import Zones
 from gke_ai_batch.config.gcpnames import check_reservation
 from gke_ai_batch.config.maintenance import UpgradeSettings
+from gke_ai_batch.config.reservations import ReservationConfig, reservation_problems
 
 # The capacity types are GKE's provisioning models as the domain names them (naming.CAPACITY_VALUES).
 Capacity = Literal[tuple(naming.CAPACITY_VALUES)]  # type: ignore[valid-type]
@@ -151,9 +152,11 @@ class NodePoolConfig(Model):
     capacity: Capacity = "onDemand"
     """onDemand, spot, reservation (with reservation), flexStart or queued (Dynamic Workload
     Scheduler); docs/capacity-types.md says what each sets."""
-    reservation: Annotated[str, AfterValidator(check_reservation)] | None = None
-    """Reservation name (or projects/P/reservations/R for a shared one, either optionally followed by
-    /reservationBlocks/B); capacity reservation only."""
+    reservation: Annotated[str, AfterValidator(check_reservation)] | ReservationConfig | None = None
+    """capacity reservation only: the reservation's name (projects/P/reservations/R for a shared one,
+    either optionally followed by /reservationBlocks/B[/reservationSubBlocks/S]), or a mapping:
+    {affinity: any} for any matching reservation, or {name, project, block, subBlock, zone, count,
+    machineType, calendar} (docs/capacity-types.md, "Reservations")."""
     min_nodes: int | None = Field(None, ge=0, le=CLUSTER_NODES_MAX)
     """GPU and CPU pools; TPU node counts derive from the topology."""
     max_nodes: int | None = Field(None, ge=1, le=CLUSTER_NODES_MAX)
@@ -326,8 +329,19 @@ class NodePoolConfig(Model):
                 "reservation",
                 f"{cap} pools cannot consume a reservation (GKE requires reservation affinity NO_RESERVATION)",
             )
+        elif self.reservation and cap == "spot":
+            # Spot VMs consume no reservation: GoogleCloudPlatform/cluster-toolkit
+            # modules/compute/gke-node-pool/main.tf refuses spot with any reservation affinity but
+            # NO_RESERVATION ("Spot consumption option only works with ... NO_RESERVATION").
+            yield RuleError(
+                "reservation",
+                "spot pools cannot consume a reservation (Spot VMs take reservation affinity NO_RESERVATION); "
+                "use capacity reservation, or remove reservation",
+            )
         elif self.reservation and cap != "reservation":
             yield RuleError("reservation", f"only with capacity reservation, not {cap}")
+        elif self.reservation:
+            yield from reservation_problems(self)
         if self.max_run_duration is not None:
             if cap not in PROVISIONED_ON_DEMAND:
                 yield RuleError("maxRunDuration", f"only flexStart and queued pools take maxRunDuration, not {cap}")

@@ -34,6 +34,7 @@ from gke_ai_batch.config.cluster import ClusterConfig, region_of
 from gke_ai_batch.config.fleet import FleetConfig, MultiKueueSettings, fleet_problems
 from gke_ai_batch.config.gcpnames import is_project_id
 from gke_ai_batch.config.pools import NodePoolConfig
+from gke_ai_batch.config.reservations import zone_problems as reservation_zone_problems
 from gke_ai_batch.config.workloads import JobSetWorkload, JobWorkload, ProvisioningRequestWorkload, Workload
 
 # GKE limits per cluster (https://cloud.google.com/kubernetes-engine/quotas, "Limits per
@@ -363,6 +364,9 @@ class StackConfig(Model):
                     yield RuleError(("nodePools", i, "machineType"), problem)
             yield from self._check_pool_location(i, pool)
             yield from self._check_pool_versions(i, pool)
+            if pool.capacity == "reservation" and pool.reservation is not None:
+                for problem in reservation_zone_problems(pool, self.pool_zones(pool)):
+                    yield RuleError(("nodePools", i, *problem.path), problem.message)
 
     def _check_pool_location(self, i: int, pool: NodePoolConfig) -> Iterator[RuleError]:
         region = region_of(self.cluster.location)

@@ -71,6 +71,11 @@ class TpuGeneration:
     # family as a dimension.
     quota: Quota | None = None
     preemptible_quota: Quota | None = None
+    # Reservations (RESERVATION_FEATURES below): a node pool may target one block or sub-block
+    # of a reservation of this generation, and a future reservation in calendar mode holds it.
+    reservation_blocks: bool = False
+    calendar_mode: bool = False
+    sub_block_vms: int | None = None  # VMs (hosts) in one sub-block, where GKE documents it
 
     @property
     def topologies(self) -> tuple[str, ...]:
@@ -149,6 +154,27 @@ def _t(*shapes: str) -> tuple[str, ...]:
     return shapes
 
 
+# Reservation features per accelerator (TpuGeneration / GpuType .reservation_blocks,
+# .calendar_mode, .sub_block_vms):
+# - Blocks and sub-blocks (a node pool's reservation R/reservationBlocks/B[/reservationSubBlocks/S]):
+#   reservations of densely deployed GPU capacity have them: A4X, A4 and A3 Ultra (AI
+#   Hypercomputer docs ai-hypercomputer/docs/terminology, "Block", "Cluster": "For A4X, A4, and
+#   A3 Ultra machines ..."), and Google's own GKE blueprints target blocks of A3 Mega and A3 High
+#   reservations too (GoogleCloudPlatform/cluster-toolkit examples/gke-a3-megagpu/gke-a3-megagpu.yaml
+#   and examples/gke-a3-highgpu/gke-a3-highgpu.yaml: "To target a BLOCK_NAME ... input
+#   <reservation-name>/reservationBlocks/<reservation-block-name>"). For TPUs, GKE's All Capacity
+#   mode, which exposes a reservation's blocks and sub-blocks to node pools, "supports only
+#   Ironwood (TPU7x)" (GKE docs how-to/tpu-all-capacity-mode, "Limitations"), where one
+#   sub-block is one 4x4x4 cube: 64 chips on 16 hosts ("Terminology related to All Capacity mode").
+#   Other accelerators' reservations have no blocks to target.
+# - Calendar mode (future reservations for 1 to 90 days, the Dynamic Workload Scheduler's
+#   calendar mode): "Currently offered for A3+ GPUs and TPUs only" (Compute Engine API,
+#   Reservation.ReservationMode CALENDAR, google-cloud-compute v1beta), and of TPUs only v5e,
+#   v5p, v6e and TPU7x (Cloud TPU docs tpu/docs/calendar-mode-reservation, "Limitations").
+#   A node pool consumes the auto-created reservation as a specific one (GKE docs
+#   how-to/tpu-calendar-mode, "Create a node pool": --reservation-affinity=specific, "This is required").
+
+
 # The 2D generations' slice shapes: v5e and v6e offer the same ones (GKE "Plan TPUs", TPU
 # v5e and v6e configurations), so they are written once.
 SHAPES_2D = _t("1x1", "2x2", "2x4", "4x4", "4x8", "8x8", "8x16", "16x16")
@@ -175,6 +201,7 @@ TPU_GENERATIONS: dict[str, TpuGeneration] = {
         preemptible_quota=Quota("Preemptible TPU v5 Lite Podslice chips"),
         single_chip_machine_type="ct5lp-hightpu-1t",
         shapes_2d=SHAPES_2D,
+        calendar_mode=True,
     ),
     "v5p": TpuGeneration(
         version="v5p",
@@ -185,6 +212,7 @@ TPU_GENERATIONS: dict[str, TpuGeneration] = {
         quota=Quota("TPU v5p chips"),
         preemptible_quota=Quota("Preemptible TPU v5p chips"),
         max_cubes=140,
+        calendar_mode=True,
     ),
     "v6e": TpuGeneration(
         version="v6e",
@@ -196,6 +224,7 @@ TPU_GENERATIONS: dict[str, TpuGeneration] = {
         preemptible_quota=Quota("Preemptible TPU slices v6e"),
         single_chip_machine_type="ct6e-standard-1t",
         shapes_2d=SHAPES_2D,
+        calendar_mode=True,
     ),
     "tpu7x": TpuGeneration(
         version="tpu7x",
@@ -208,6 +237,9 @@ TPU_GENERATIONS: dict[str, TpuGeneration] = {
         max_cubes=144,
         workload_policy=True,
         min_gke_version="1.34.0-gke.2201000",
+        reservation_blocks=True,
+        calendar_mode=True,
+        sub_block_vms=16,
     ),
 }
 
@@ -305,6 +337,9 @@ class GpuType:
     # Compute Engine's GPU quotas, per region (compute/resource-usage#gpu_quota): NVIDIA_<X>_GPUS
     # for on-demand VMs, PREEMPTIBLE_NVIDIA_<X>_GPUS for spot, flex-start and queued ones.
     quota_stem: str = ""  # <X>: NVIDIA_<X>_GPUS
+    # Reservations (RESERVATION_FEATURES below): blocks and sub-blocks; calendar mode.
+    reservation_blocks: bool = False
+    calendar_mode: bool = False
 
     @property
     def quota(self) -> Quota:
@@ -350,10 +385,12 @@ GPU_TYPES: dict[str, GpuType] = {
             "nvidia-h100-80gb",
             {"a3-highgpu-1g": 1, "a3-highgpu-2g": 2, "a3-highgpu-4g": 4, "a3-highgpu-8g": 8},
             "H100",
+            reservation_blocks=True,
+            calendar_mode=True,
         ),
-        GpuType("nvidia-h100-mega-80gb", {"a3-megagpu-8g": 8}, "H100_MEGA"),
-        GpuType("nvidia-h200-141gb", {"a3-ultragpu-8g": 8}, "H200"),
-        GpuType("nvidia-b200", {"a4-highgpu-8g": 8}, "B200"),
+        GpuType("nvidia-h100-mega-80gb", {"a3-megagpu-8g": 8}, "H100_MEGA", reservation_blocks=True, calendar_mode=True),
+        GpuType("nvidia-h200-141gb", {"a3-ultragpu-8g": 8}, "H200", reservation_blocks=True, calendar_mode=True),
+        GpuType("nvidia-b200", {"a4-highgpu-8g": 8}, "B200", reservation_blocks=True, calendar_mode=True),
     )
 }
 

@@ -14,7 +14,9 @@ Capacity types (the provisioning model GKE uses, gke_ai_batch/model/facts.capaci
   https://cloud.google.com/kubernetes-engine/docs/concepts/dws#pricing). That is a ceiling, not
   a rate, and the catalog carries no DWS SKUs, so they are priced at the on-demand list price:
   an upper bound, said so on each entry.
-- reservation: paid by the reservation whether or not the pool uses it, so not priced here.
+- reservation: paid by the reservation whether or not the pool uses it, so not priced here; a
+  pool that consumes any matching reservation (ANY_RESERVATION) falls back to on-demand VMs when
+  none has room (GKE docs how-to/consuming-reservations), so it is priced on-demand, an upper bound.
 
 What is not priced: boot and attached disks, network egress, load balancers, the GKE cluster
 management fee, Autopilot pods (billed per pod request) and committed-use discounts. A price
@@ -41,6 +43,7 @@ def budget_output(budget: float, prices: Mapping[str, float]) -> dict:
     """The value of the BUDGET_OUTPUT stack output."""
     return {"budget": budget, "prices": {k: prices[k] for k in sorted(prices)}}
 DWS_BASIS = "on-demand list price: an upper bound (DWS discounts are 'up to 53%', no fixed rate)"
+ANY_RESERVATION_BASIS = "on-demand list price when no matching reservation has room; paid by the reservation when one has"
 CAPACITIES = ("on-demand", "spot", "flex-start", "queued", "reservation")
 
 
@@ -60,6 +63,7 @@ class PoolShape:
     gpus_per_node: int = 0
     reservation: str | None = None
     cluster: str = ""  # the GKE cluster: a fleet has a pool of one name in each
+    any_reservation: bool = False  # ANY_RESERVATION: a matching reservation, else on-demand
 
 
 @dataclass(frozen=True)
@@ -146,14 +150,14 @@ def price_pool(shape: PoolShape, overrides: Mapping[str, float] | None = None) -
     unit, per_node = ("chip-hour", shape.chips_per_node) if tpu else ("node-hour", 1)
     base = dict(pool=shape.pool, cluster=shape.cluster, capacity=shape.capacity, unit=unit, units_per_node=per_node,
                 min_nodes=shape.min_nodes, max_nodes=shape.max_nodes)
-    if shape.capacity == "reservation":
+    if shape.capacity == "reservation" and not shape.any_reservation:
         # The reservation is billed whether or not the pool runs: its price is not the pool's.
         reason = "paid by the reservation" + (f" {shape.reservation}" if shape.reservation else "")
         if shape.max_nodes is not None:
             reason += f": {shape.max_nodes} nodes" + (f", {shape.max_nodes * shape.chips_per_node} chips" if tpu else "")
         return PoolCost(**base, unit_price=None, reason=reason)
     spot = shape.capacity == "spot"
-    basis = DWS_BASIS if shape.capacity in ("flex-start", "queued") else ""
+    basis = DWS_BASIS if shape.capacity in ("flex-start", "queued") else ANY_RESERVATION_BASIS if shape.any_reservation else ""
     used: list[str] = []
     if tpu:
         price, reason = _lookup("tpu", shape.tpu_version, shape.region, spot, overrides, used)

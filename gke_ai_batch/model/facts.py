@@ -96,7 +96,9 @@ def capacity_of(props: Mapping[str, Any]) -> str:
         return "flex-start"
     if node.get("spot") is True or node.get("preemptible") is True:
         return "spot"
-    if dig(node, "reservationAffinity", "consumeReservationType") == "SPECIFIC_RESERVATION":
+    # ANY_RESERVATION too: its nodes are reserved or on-demand, never reclaimed, and the config
+    # writes both as capacity reservation (gke_ai_batch/config/reservations.py).
+    if dig(node, "reservationAffinity", "consumeReservationType") in ("SPECIFIC_RESERVATION", "ANY_RESERVATION"):
         return "reservation"
     return "on-demand"
 

@@ -23,9 +23,13 @@ from gke_ai_batch.domain import regions
 from gke_ai_batch.config.base import duration_seconds
 from gke_ai_batch.config.maintenance import UpgradeSettings
 from gke_ai_batch.config.pools import PROVISIONED_ON_DEMAND, NodePoolConfig
+from gke_ai_batch.config.reservations import ReservationConfig, shown, spec_of
 from gke_ai_batch.config.stack import StackConfig
 
 CLOUD_PLATFORM_SCOPE = "https://www.googleapis.com/auth/cloud-platform"
+# The node pool's reservation affinity key for a specific reservation (GKE API
+# ReservationAffinity.key: "compute.googleapis.com/reservation-name" to target a reservation by
+# name; pulumi-gcp NodePoolNodeConfigReservationAffinity).
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"
 
 
@@ -204,13 +208,22 @@ def _node_config(entry: NodePoolConfig) -> dict[str, Any]:
     if entry.capacity in PROVISIONED_ON_DEMAND:
         node_config["reservation_affinity"] = {"consume_reservation_type": "NO_RESERVATION"}
     elif entry.capacity == "reservation":
-        node_config["reservation_affinity"] = {
-            "consume_reservation_type": "SPECIFIC_RESERVATION",
-            "key": RESERVATION_KEY,
-            "values": [entry.reservation],
-        }
+        node_config["reservation_affinity"] = affinity_args(entry.reservation)
     node_config.update(secure_node_defaults())
     return node_config
+
+
+def affinity_args(value: str | ReservationConfig) -> dict[str, Any]:
+    """pulumi-gcp's node_config.reservation_affinity for a pool that consumes a reservation.
+
+    ANY_RESERVATION takes no key or values, SPECIFIC_RESERVATION takes the reservation under
+    RESERVATION_KEY (GKE API ReservationAffinity; GoogleCloudPlatform/cluster-toolkit
+    modules/compute/gke-node-pool/main.tf precondition: "When using NO_RESERVATION or
+    ANY_RESERVATION ... specific_reservations cannot be set"; "only one reservation is allowed by
+    the NodePool API"). A reservation written as a string is passed as written."""
+    if spec_of(value).affinity == "any":
+        return {"consume_reservation_type": "ANY_RESERVATION"}
+    return {"consume_reservation_type": "SPECIFIC_RESERVATION", "key": RESERVATION_KEY, "values": [shown(value)]}
 
 
 def secure_node_defaults() -> dict[str, Any]:

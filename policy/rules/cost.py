@@ -53,6 +53,7 @@ def pool_shapes(resources: Sequence[Resource]) -> list[pricing.PoolShape]:
                 gpu_type=gpus[0].get("type") if gpus and isinstance(gpus[0].get("type"), str) else None,
                 gpus_per_node=0 if gen else facts.per_node,
                 reservation=reservation if isinstance(reservation, str) else None,
+                any_reservation=dig(node, "reservationAffinity", "consumeReservationType") == "ANY_RESERVATION",
                 cluster=props["cluster"] if isinstance(props.get("cluster"), str) else "",
             )
         )

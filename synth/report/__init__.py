@@ -19,7 +19,7 @@ from gke_ai_batch.domain import quantity
 from gke_ai_batch.domain.naming import scope_of
 
 from .. import policy
-from . import admission, cost as cost_view, fleet as fleet_view, maintenance, preemption, quota, replacement
+from . import admission, cost as cost_view, fleet as fleet_view, maintenance, preemption, quota, replacement, reservations
 from .diagram import diagram
 from .md import DASH, code, codes, plural, table
 
@@ -61,6 +61,9 @@ def render(result, violations: Sequence[Finding | Mapping[str, Any]]) -> str:
         ("Changes that force replacement",
          replacement.section(plan, protected) if fleet is None else fleet_view.replacements(result)),
     ]
+    reserved = reservations.section(plan) if fleet is None else []
+    if reserved:
+        sections.insert(3, ("Reservations", reserved))
     overrides = _overrides(plan)
     if overrides:
         sections.insert(1, ("Catalogue overrides", overrides))

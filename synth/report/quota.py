@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from gke_ai_batch.config.reservations import shown, spec_of
 from gke_ai_batch.domain import catalogue
 from gke_ai_batch.domain.catalogue import Quota
 from gke_ai_batch.domain.machines import machine_type
@@ -63,22 +64,26 @@ def draws(plan) -> list[Draw]:
     for pool in plan.pools:
         entry = entries[pool.entry]
         preemptible = pool.capacity in catalogue.PREEMPTIBLE_QUOTA_CAPACITIES
+        fallback = ""
         if pool.capacity == catalogue.RESERVATION_CAPACITY:
-            unit = "TPU chips" if pool.tpu is not None else "GPUs" if pool.kind == "gpu" else "VMs"
-            add(pool.name, None, pool.chips if pool.kind != "cpu" else pool.nodes, unit,
-                f"reservation {code(entry.reservation)}: the reservation holds the quota; nothing to request")
-            continue
+            if spec_of(entry.reservation).affinity != "any":
+                unit = "TPU chips" if pool.tpu is not None else "GPUs" if pool.kind == "gpu" else "VMs"
+                add(pool.name, None, pool.chips if pool.kind != "cpu" else pool.nodes, unit,
+                    f"reservation {code(shown(entry.reservation))}: the reservation holds the quota; nothing to request")
+                continue
+            # ANY_RESERVATION falls back to on-demand VMs when no matching reservation has room.
+            fallback = ": on-demand when no matching reservation has room (ANY_RESERVATION)"
         if pool.tpu is not None:
             gen = pool.tpu.generation
             add(pool.name, gen.preemptible_quota if preemptible else gen.quota, pool.chips, "TPU chips",
-                f"{pool.nodes} × {pool.machine_type} ({pool.tpu.chips_per_vm} chips), {pool.capacity}")
+                f"{pool.nodes} × {pool.machine_type} ({pool.tpu.chips_per_vm} chips), {pool.capacity}{fallback}")
             continue
         if pool.kind == "gpu":
             gpu = catalogue.GPU_TYPES[entry.gpu.type]
-            how = f"{pool.nodes} × {pool.machine_type} ({pool.chips // max(pool.nodes, 1)} GPUs), {pool.capacity}"
+            how = f"{pool.nodes} × {pool.machine_type} ({pool.chips // max(pool.nodes, 1)} GPUs), {pool.capacity}{fallback}"
             add(pool.name, gpu.preemptible_quota if preemptible else gpu.quota, pool.chips, "GPUs", how)
             add(pool.name, catalogue.GPUS_ALL_REGIONS, pool.chips, "GPUs", how)
-        cpus(pool.name, pool.machine_type, pool.nodes, preemptible, f", {pool.capacity}")
+        cpus(pool.name, pool.machine_type, pool.nodes, preemptible, f", {pool.capacity}{fallback}")
     if not cfg.cluster.standard:
         # Autopilot picks the machines; what is known is the accelerators the workloads ask for,
         # all of them running at once.

@@ -14,6 +14,7 @@ replace-on-change itself (gke_ai_batch/components/nodepools.py).
 
 from __future__ import annotations
 
+from gke_ai_batch.config.reservations import shown
 from gke_ai_batch.plan.kueue import go_duration
 
 from .md import code, codes, table
@@ -71,7 +72,7 @@ def section(plan, protected: dict[str, bool], prefix: str = "") -> list[str]:
     )
     add(
         "`nodePools[].reservation`",
-        [f"{code(e.name)} ({code(e.reservation)})" for e in entries if e.reservation],
+        [f"{code(e.name)} ({code(shown(e.reservation))})" for e in entries if e.reservation],
         f"{REPLACES} (`reservation_affinity`)",
     )
     add(
