@@ -10,6 +10,7 @@ from typing import Any
 
 from gke_ai_batch.config.stack import StackConfig
 from gke_ai_batch.plan.apis import required_apis
+from gke_ai_batch.plan.computeclasses import compute_class_manifest
 from gke_ai_batch.plan.cluster import RegistryGrant, cluster_args, registry_grants
 from gke_ai_batch.plan.flavors import FlavorPlan, plan_flavors
 from gke_ai_batch.plan.kueue import (
@@ -66,6 +67,7 @@ class Plan:
     registry_grants: list[RegistryGrant]  # Artifact Registry repositories the nodes pull from
     apis: tuple[str, ...]  # Google Cloud APIs the cluster's project must have enabled (plan.apis)
     multi_kueue: MultiKueueSettings | None = None  # a fleet manager's (gke_ai_batch/plan/fleet.py)
+    compute_classes: tuple[dict[str, Any], ...] = ()  # the ComputeClass objects (plan/computeclasses.py)
 
     @property
     def kueue_values(self) -> dict[str, Any]:
@@ -127,4 +129,5 @@ def build_plan(cfg: StackConfig, project: str = "my-project") -> Plan:
         workloads=plan_workloads(cfg),
         registry_grants=registry_grants(cfg),
         apis=required_apis(cfg, project),
+        compute_classes=tuple(compute_class_manifest(cc) for cc in cfg.compute_classes),
     )
