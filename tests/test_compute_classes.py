@@ -90,6 +90,8 @@ REFUSALS = [
      f"{C}.name", "custom ComputeClasses need GKE 1.30.3-gke.1451000 or later"),
     ("flex-start GPUs before GKE has them", config(version="1.32.1-gke.1000000", **AUTOPILOT, **EXISTING),
      f"{C}.priorities[0].capacity", "flex-start GPU nodes need GKE 1.32.2-gke.1652000 or later"),
+    ("accelerator none of the cluster's zones offers", config(with_priority(tpu={"version": "v5e", "topology": "2x4"}), quotas={"google.com/tpu": 8}, nodeLocations=["us-central1-b"]),
+     f"{C}.priorities[0].tpu.version", "GKE offers v5e in us-central1 only in us-central1-a, none of them in the cluster's zones (us-central1-b)"),
     ("flavor naming no class", config(flavor={"name": "fallback", "computeClass": "nope"}),
      "gke-ai-batch:flavors[0].computeClass", "unknown compute class 'nope'; known: l4-fallback"),
     ("flavor with both pools and a class", config(flavor={"name": "fallback", "computeClass": "l4-fallback", "pools": ["p"]})
@@ -115,6 +117,7 @@ NEAR_MISSES = [
     ("two classes of different names", config([FALLBACK, {**FALLBACK, "name": "other"}])),
     ("a TPU priority", config(with_priority(tpu={"version": "v6e", "topology": "2x4"}), quotas={"google.com/tpu": 8})),
     ("the GPU's own machine type, derived", config(with_priority(gpu={"type": "nvidia-h100-80gb", "count": 8}))),
+    ("an accelerator one of the cluster's zones offers", config(with_priority(tpu={"version": "v5e", "topology": "2x4"}), quotas={"google.com/tpu": 8}, nodeLocations=["us-central1-b", "us-central1-a"])),
     ("a CPU machine type", config(with_priority(machineType="n2-standard-8"), quotas={"cpu": 8})),
     ("a shared reservation's block", config(with_priority(**L4, capacity="reservation", reservation="projects/shared-proj/reservations/l4-res/reservationBlocks/b1"))),
     ("no auto-creation with cluster auto-provisioning", config([{**FALLBACK, "autoCreate": False}], autoProvisioning={"cpu": {"max": 64}, "memoryGb": {"max": 256}})),
@@ -218,3 +221,54 @@ def test_the_dev_stack_falls_back_through_a_class():
     # The class's flavor after the flex-start pool's: Kueue tries it when the pool's GPUs are taken.
     order = [f["name"] for g in queue.manifest["spec"]["resourceGroups"] for f in g["flavors"]]
     assert order.index("nvidia-l4-flex") < order.index("l4-fallback")
+
+
+def test_the_component_refuses_bad_args_at_their_paths():
+    from gke_ai_batch.components.computeclasses import ComputeClasses
+    from gke_ai_batch.config.errors import ArgsError
+
+    with pytest.raises(ArgsError) as caught:
+        ComputeClasses("cc", {"classes": [
+            {"name": "gke-x", "priorities": [{"machine_type": "n2-standard-8"}]},
+            {"name": "ok", "priorities": [{"gpu": {"type": "nvidia-l4"}, "machine_type": "g2-standard-8", "capacity": "reservation"}]},
+        ]})
+    lines = str(caught.value).splitlines()
+    assert len(lines) == 2
+    assert lines[0].startswith("ComputeClasses cc: args.classes[0].name: 'gke-x': GKE refuses ComputeClass names"), lines
+    assert lines[1] == "ComputeClasses cc: args.classes[1].priorities[0].reservation: capacity reservation names the reservation its nodes consume"
+    once = {"name": "ok", "priorities": [{"machine_type": "n2-standard-8"}]}
+    with pytest.raises(ArgsError, match=r"ComputeClasses cc: args.classes\[1\].name: compute class 'ok' is declared twice"):
+        ComputeClasses("cc", {"classes": [once, once]})
+    with pytest.raises(ArgsError, match=r"ComputeClasses cc: args.classes: required"):
+        ComputeClasses("cc", {})
+
+
+def test_the_component_from_any_program(tmp_path):
+    from support.programs import run_program
+
+    recording = run_program(tmp_path, """
+        import pulumi
+        import pulumi_kubernetes as k8s
+        from gke_ai_batch.components.computeclasses import ComputeClasses
+
+        p = k8s.Provider("ml-shared", kubeconfig="{}")
+        args = {"classes": [{"name": "h100", "priorities": [
+            {"gpu": {"type": "nvidia-h100-80gb", "count": 8}, "capacity": "flexStart"},
+            {"gpu": {"type": "nvidia-h100-80gb", "count": 8}}]}]}
+        for suffix in ("", "-b"):
+            ComputeClasses("classes" + suffix, args, pulumi.ResourceOptions(provider=p))
+        """)
+    made = [r for r in recording.resources if r.type == CLASS_TYPE]
+    assert sorted(r.name for r in made) == ["classes-b-h100", "classes-h100"]
+    assert all(M.validate(r.inputs) == [] for r in made)
+    assert made[0].inputs["spec"]["priorities"][0]["machineType"] == "a3-highgpu-8g"
+
+
+def test_a_fleet_manager_takes_no_compute_class(tmp_path):
+    import yaml
+
+    from conftest import ROOT
+
+    fleet = yaml.safe_load((ROOT / "stacks" / "Pulumi.fleet-dws.yaml").read_text())["config"]
+    fleet["gke-ai-batch:computeClasses"] = [FALLBACK]
+    refused(tmp_path, fleet, "gke-ai-batch:computeClasses", "a fleet's manager runs no pods")

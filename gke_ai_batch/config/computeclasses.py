@@ -17,6 +17,7 @@ from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from gke_ai_batch.domain import catalogue, machines, naming, versions
 from gke_ai_batch.config.base import K8sName, Model, RuleError, raise_all
+from gke_ai_batch.config.cluster import region_of
 from gke_ai_batch.config.gcpnames import check_reservation
 from gke_ai_batch.config.pools import GpuSpec, TpuSpec
 
@@ -186,3 +187,27 @@ def _class_cluster_rules(cfg, i: int, cc: ComputeClassConfig) -> Iterator[RuleEr
             problem = cfg.catalogue.machine_type_problem(p.machine_type)
             if problem:
                 yield RuleError((*where, "machineType"), problem)
+        else:
+            yield from _offered(cfg, where, p)
+
+
+def _offered(cfg, where: tuple, p: ClassPriority) -> Iterator[RuleError]:
+    """GKE creates a priority's nodes in the cluster's zones (the class names none here): a
+    priority whose accelerator none of them offers never gets a node
+    (gke_ai_batch/domain/regions.py, or the stack's catalogue override)."""
+    zones = cfg._cluster_zones()
+    if not cfg._zones_known(zones):
+        return  # the cluster's location is reported already
+    cat = cfg.regions
+    region = region_of(cfg.cluster.location)
+    allowed = zones or cat.zones_of(region)
+    if p.tpu is not None:
+        name, offering, key = p.tpu.version, cat.tpu_zones(region, p.tpu.version), ("tpu", "version")
+    else:
+        name, offering, key = p.gpu.type, cat.gpu_zones(region, p.gpu.type), ("gpu", "type")
+    if not set(offering) & set(allowed):
+        yield RuleError(
+            (*where, *key),
+            f"GKE offers {name} in {region} only in {', '.join(offering) or 'no zone'}, none of them in the "
+            f"cluster's zones ({', '.join(allowed)}), so GKE never creates this priority's nodes",
+        )

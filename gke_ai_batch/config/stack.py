@@ -130,6 +130,9 @@ class StackConfig(Model):
         if self.fleet is not None:
             # Pools, flavors, queues and teams are checked per worker, each as a stack of its own.
             yield from fleet_problems(self, self.fleet)
+            if self.compute_classes:
+                # The manager creates and mirrors jobs; their pods run on the workers' nodes.
+                yield RuleError("computeClasses", "a fleet's manager runs no pods, so no node of a compute class; remove computeClasses")
             return
         yield from self._check_pools()
         yield from self._check_node_limits()
