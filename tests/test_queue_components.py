@@ -363,3 +363,24 @@ def test_an_output_or_a_bad_resource_name_anywhere_in_the_args_is_named():
     # A flavor's resources become a queue's coveredResources, which Kueue wants qualified names.
     lines = _refused(ResourceFlavor, {"name": "f", "capacity": {"google.com/tpu chips": 4}})
     assert lines[0].startswith('ResourceFlavor q: args.capacity["google.com/tpu chips"]: resource name '), lines
+
+
+def test_a_flavor_of_nodes_made_on_demand_says_its_accelerator():
+    """A ComputeClass's flavor has no capacity to read its accelerator off: FlavorArgs says it,
+    so a queue lists it after the flavors without accelerators as the stack program does; a
+    resource that is no accelerator is refused at its arg path."""
+    from conftest import synth_stack
+    from gke_ai_batch.components.queues import ResourceFlavor
+    from gke_ai_batch.config.errors import ArgsError
+    from gke_ai_batch.plan.flavors import FlavorPlan
+
+    result = synth_stack("dev")
+    (fallback,) = [f for f in result.plan.flavors if f.name == "l4-fallback"]
+    args = fallback.args()
+    assert args["accelerator"] == "nvidia.com/gpu" and not args["capacity"]
+    assert FlavorPlan.from_args(args).accelerator_resource == "nvidia.com/gpu"
+    (queue,) = [r.inputs for r in result.recording.resources if r.type.endswith("v1beta2:ClusterQueue")]
+    assert queue == result.plan.queues[0].manifest
+    with pytest.raises(ArgsError) as refused:
+        ResourceFlavor("f", {"name": "f", "accelerator": "example.com/fpga"})
+    assert "args.accelerator: 'example.com/fpga' is not an accelerator resource" in str(refused.value)

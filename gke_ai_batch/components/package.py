@@ -17,6 +17,7 @@ import pulumi
 from gke_ai_batch.components.batch import JobSetInstall, KueueInstall
 from gke_ai_batch.components.cluster import ExistingCluster, GkeCluster
 from gke_ai_batch.components.multikueue import MultiKueueManager, MultiKueueWorker
+from gke_ai_batch.components.computeclasses import ComputeClasses
 from gke_ai_batch.components.nodepools import CpuPool, GpuPool, TpuSlices
 from gke_ai_batch.components.priorities import Priorities
 from gke_ai_batch.components.queues import ClusterQueue, ProvisioningCheck, ResourceFlavor, Team
@@ -41,6 +42,7 @@ COMPONENTS: list[type[pulumi.ComponentResource]] = [
     ProvisioningCheck,
     ClusterQueue,
     Team,
+    ComputeClasses,
 ]
 
 # The package is named as the project; its components' tokens are NAMESPACE:index:<Class>

@@ -17,6 +17,7 @@ import pulumi
 from gke_ai_batch.components import k8s as k8s_objects
 from gke_ai_batch.components.batch import JobSetInstall, KueueInstall, stack_jobset_args, stack_kueue_args
 from gke_ai_batch.components.cluster import ExistingCluster, GkeCluster, StackExistingCluster, StackGkeCluster
+from gke_ai_batch.components.computeclasses import ComputeClasses, stack_compute_classes_args
 from gke_ai_batch.domain.naming import scoped
 from gke_ai_batch.components.nodepools import stack_pool_args
 from gke_ai_batch.plan import Plan
@@ -109,6 +110,8 @@ def deploy_cluster(
         made = k8s_objects.apply(manifest, pulumi.ResourceOptions(provider=provider, depends_on=previous), scope=scope)
         extra[k8s_objects.resource_name(manifest)] = made
         previous = [*kueue_ready, made]
+    if cfg.compute_classes:
+        ComputeClasses(scoped(scope, "compute-classes"), stack_compute_classes_args(cfg.compute_classes), k8s_opts)
     queues = _queues(plan, scope, provider, kueue_ready, admission_objects, admission_needs)
 
     teams: dict[str, Team] = {}

@@ -28,6 +28,7 @@ from gke_ai_batch.config.batch import KueueConfig, QueueFlavor, QuotaLimits
 from gke_ai_batch.config.errors import ArgsError, join_path, located_problems
 from gke_ai_batch.config.standalone import flavor_entry_problems, queue_entry_problems, team_entries_problems
 
+from gke_ai_batch.domain import catalogue
 from gke_ai_batch.domain.naming import BUILTIN_NAMESPACES, child_name
 from gke_ai_batch.plan import Plan, QueuePlan
 from gke_ai_batch.plan.flavors import FlavorPlan, plan_flavors
@@ -72,6 +73,10 @@ class FlavorArgs(TypedDict):
     millicores, memory in bytes): a cluster queue's default nominal quota."""
     queued: NotRequired[bool]
     """Queued provisioning (capacity queued, DWS): admits only through a ProvisioningCheck."""
+    accelerator: NotRequired[str]
+    """The accelerator resource the nodes hold (google.com/tpu or nvidia.com/gpu) when capacity
+    does not say (nodes GKE creates on demand, a ComputeClass's): a queue lists the flavor after
+    those without accelerators."""
 
 
 class ResourceFlavorArgs(FlavorArgs):
@@ -278,6 +283,9 @@ def _flavor_problems(flavor: Any, at: str, spec: type) -> list[tuple[str, str]]:
         problems += [(join_path(f"{at}.capacity", loc[1:]), msg) for loc, msg in _located(QueueFlavor, names)]
     if not isinstance(flavor.get("queued", False), bool):
         problems.append((f"{at}.queued", "must be true or false"))
+    accelerators = (catalogue.TPU_RESOURCE, catalogue.GPU_RESOURCE)
+    if "accelerator" in flavor and flavor["accelerator"] not in accelerators:
+        problems.append((f"{at}.accelerator", f"{flavor['accelerator']!r} is not an accelerator resource; allowed: {', '.join(accelerators)}"))
     return problems
 
 

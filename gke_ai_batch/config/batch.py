@@ -204,6 +204,9 @@ class FlavorConfig(Model):
     queued_provisioning: bool = False
     """For flavors without pools (Autopilot or auto-provisioned nodes): admit through the
     ProvisioningRequest admission check, as queued pools do."""
+    compute_class: K8sName | None = None
+    """A custom ComputeClass of the stack (computeClasses): the flavor stands for the nodes GKE
+    creates for it, in the class's priority order (no pools, no nodeLabels)."""
 
     @field_validator("pools")
     @classmethod

@@ -30,6 +30,7 @@ from gke_ai_batch.config.batch import (
     TeamConfig,
 )
 from gke_ai_batch.config.catalogue import CatalogueOverride
+from gke_ai_batch.config.computeclasses import MAX_CLASSES, ComputeClassConfig, compute_class_problems
 from gke_ai_batch.config.cluster import ClusterConfig, region_of
 from gke_ai_batch.config.fleet import FleetConfig, MultiKueueSettings, fleet_problems
 from gke_ai_batch.config.gcpnames import is_project_id
@@ -84,6 +85,9 @@ class StackConfig(Model):
     """Production stacks protect the cluster, every node pool and the node service account from deletion, and need private nodes and the control plane's DNS endpoint."""
     cluster: ClusterConfig
     node_pools: list[NodePoolConfig] = Field([], max_length=MAX_ENTRIES["nodePools"])
+    compute_classes: list[ComputeClassConfig] = Field([], max_length=MAX_CLASSES)
+    """GKE custom ComputeClasses: node shapes and capacity types tried in priority order
+    (docs/capacity-fallback.md); a declared flavor selects one with computeClass."""
     kueue: KueueConfig = KueueConfig()
     jobset: JobSetConfig = JobSetConfig()
     flavors: list[FlavorConfig] | None = Field(None, max_length=MAX_ENTRIES["flavors"])
@@ -127,9 +131,13 @@ class StackConfig(Model):
         if self.fleet is not None:
             # Pools, flavors, queues and teams are checked per worker, each as a stack of its own.
             yield from fleet_problems(self, self.fleet)
+            if self.compute_classes:
+                # The manager creates and mirrors jobs; their pods run on the workers' nodes.
+                yield RuleError("computeClasses", "a fleet's manager runs no pods, so no node of a compute class; remove computeClasses")
             return
         yield from self._check_pools()
         yield from self._check_node_limits()
+        yield from compute_class_problems(self)
         yield from self._check_flavors()
         yield from self._check_queues()
         yield from self._check_teams()

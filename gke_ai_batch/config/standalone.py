@@ -15,6 +15,7 @@ from pydantic import Field, ValidationError, model_validator
 
 from gke_ai_batch.config.base import Model, RuleError, raise_all
 from gke_ai_batch.config.batch import ClusterQueueConfig, FlavorConfig, JobSetConfig, KueueConfig, PriorityConfig, TeamConfig
+from gke_ai_batch.config.computeclasses import MAX_CLASSES, ComputeClassConfig
 from gke_ai_batch.config.errors import located_problems
 from gke_ai_batch.config.fleet import MultiKueueSettings
 from gke_ai_batch.config.stack import (
@@ -93,10 +94,24 @@ class _Priorities(Model):
         return self
 
 
+class _ComputeClasses(Model):
+    classes: list[ComputeClassConfig] = Field([], max_length=MAX_CLASSES)
+
+    @model_validator(mode="after")
+    def _unique(self):
+        names = [c.name for c in self.classes]
+        raise_all(
+            RuleError(("classes", i, "name"), f"compute class {n!r} is declared twice")
+            for i, n in enumerate(names)
+            if n in names[:i]
+        )
+        return self
+
+
 def batch_key(key: str, data: Mapping[str, Any]) -> tuple[Any, list[tuple[tuple, str]]]:
-    """`data` ({kueue, multiKueue}, {jobset} or {priorities}, camelCase as a stack file spells
+    """`data` ({kueue, multiKueue}, {jobset}, {priorities} or {classes}, camelCase as a stack file spells
     them) validated: the model, or None and every problem as (stack key path, message)."""
-    model = {"kueue": _KueueInstall, "jobset": _JobSetInstall, "priorities": _Priorities}[key]
+    model = {"kueue": _KueueInstall, "jobset": _JobSetInstall, "priorities": _Priorities, "classes": _ComputeClasses}[key]
     return _as_model(model, data)
 
 

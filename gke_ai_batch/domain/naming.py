@@ -42,6 +42,21 @@ GKE_CAPACITY_LABELS = {
 # (NodeTaint.Effect, cloud.google.com/kubernetes-engine/docs/reference/rest/v1/NodeConfig#effect).
 GKE_TAINT_EFFECTS = {"NoSchedule": "NO_SCHEDULE", "PreferNoSchedule": "PREFER_NO_SCHEDULE", "NoExecute": "NO_EXECUTE"}
 QUEUED_TAINT = {"key": GKE_CAPACITY_LABELS["queued"][0], "value": GKE_CAPACITY_LABELS["queued"][1], "effect": "NoSchedule"}
+# GKE's custom ComputeClasses (GKE docs concepts/about-custom-compute-classes): a Pod selects one
+# with the node label cloud.google.com/compute-class: NAME, and on Standard GKE taints the nodes it
+# creates for the class cloud.google.com/compute-class=NAME:NoSchedule ("Request ComputeClasses in
+# workloads": GKE adds the matching toleration to Pods that select the class; a node pool that is
+# to serve the class carries both by hand, "Configure manually-created node pools"). GKE refuses a
+# class whose name starts with gke or autopilot ("Limitations": those names are its own classes').
+COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
+COMPUTE_CLASS_RESERVED_PREFIXES = ("gke", "autopilot")
+
+
+def compute_class_taint(name: str) -> dict[str, str]:
+    """The taint GKE puts on a Standard cluster's nodes of custom ComputeClass `name`."""
+    return {"key": COMPUTE_CLASS_LABEL, "value": name, "effect": "NoSchedule"}
+
+
 SYSTEM_POOL = "system"
 # Namespaces every cluster has (kubernetes.io docs, namespaces#initial-namespaces); teams may use
 # them but the program must not create them.

@@ -46,6 +46,8 @@ CRON_JOB = "kubernetes:batch/*:CronJob"
 NAMESPACE = "kubernetes:core/v1:Namespace"
 NAMESPACE_PATCH = "kubernetes:core/v1:NamespacePatch"
 PROVISIONING_REQUEST = "kubernetes:autoscaling.x-k8s.io/*:ProvisioningRequest"
+# GKE's custom ComputeClass (cloud.google.com/v1).
+COMPUTE_CLASS = "kubernetes:cloud.google.com/*:ComputeClass"
 # Controllers whose spec.template is a pod template.
 POD_CONTROLLERS = (
     "kubernetes:apps/*:Deployment",

@@ -42,6 +42,14 @@ CHANNEL_NAMES = ("RAPID", "REGULAR", "STABLE")  # fastest first
 # "Flex-start": 1.33.0-gke.1712000 for TPUs, 1.32.2-gke.1652000 for GPUs). A TPU generation's own
 # floor lives with it (catalogue.TpuGeneration.min_gke_version).
 FLEX_START_MIN = {"tpu": "1.33.0-gke.1712000", "gpu": "1.32.2-gke.1652000"}
+# Custom ComputeClasses (GKE docs concepts/about-custom-compute-classes: "available to use in
+# GKE Autopilot mode and GKE Standard mode in version 1.30.3-gke.1451000 and later"), and a
+# class's own node pool auto-creation (spec.nodePoolAutoCreation.enabled) on a Standard cluster
+# without node auto-provisioning: 1.33.3-gke.1136000 (GKE docs how-to/node-auto-provisioning,
+# "Configure node pool auto-creation": a ComputeClass with nodePoolAutoCreation enabled); before
+# it a Standard cluster creates a class's node pools only with cluster-level auto-provisioning.
+CUSTOM_COMPUTE_CLASS_MIN = "1.30.3-gke.1451000"
+COMPUTE_CLASS_AUTO_CREATION_MIN = "1.33.3-gke.1136000"
 MINOR_RX = re.compile(r"1\.([0-9]{1,3})", re.ASCII)
 PATCH_RX = re.compile(r"1\.([0-9]{1,3})\.([0-9]{1,3})-gke\.([0-9]{1,12})", re.ASCII)
 # A Helm chart version pinned to one release: SemVer 2.0 (https://semver.org, its suggested

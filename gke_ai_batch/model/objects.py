@@ -199,6 +199,7 @@ class NodeGroup:
     capacity: str  # onDemand | spot | reservation | flexStart | queued
     slice_hosts: int | None = None  # TPU: VMs of the slice this pool is
     zones: tuple[str, ...] = ()
+    auto_created: bool = False  # GKE creates node pools of this shape as pods need them (a ComputeClass priority)
 
 
 def selector_matches(selector: Mapping[str, Any] | None, labels: Mapping[str, str]) -> bool:
@@ -235,6 +236,7 @@ class World:
     auto_provisioning: bool = False  # Standard with node auto-provisioning
     wait_for_pods_ready: bool = True
     priorities: Mapping[str, int] = field(default_factory=dict)
+    compute_classes: Mapping[str, str] = field(default_factory=dict)  # custom ComputeClass -> whenUnsatisfiable
 
     def namespace_labels(self, name: str) -> dict[str, str]:
         # The API server labels every namespace with its own name (NamespaceDefaultLabelName).

@@ -26,14 +26,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gke_ai_batch.domain import catalogue
+from gke_ai_batch.domain import catalogue, naming
 from gke_ai_batch.model import selection
 from gke_ai_batch.model.objects import Flavor, NodeGroup, PodSet, World
 from gke_ai_batch.model.requests import pod_requests, show
 
 GPU_LABEL = catalogue.GPU_ACCELERATOR_LABEL
 TPU_LABEL = catalogue.TPU_ACCELERATOR_LABEL
-COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
+COMPUTE_CLASS_LABEL = naming.COMPUTE_CLASS_LABEL
 # kubelet's default --max-pods on GKE Standard nodes (GKE "Configure maximum Pods per node").
 MAX_PODS_PER_NODE = 110
 
@@ -111,7 +111,9 @@ def place(world: World, ps: PodSet, flavors: list[Flavor], exclusive_key: str | 
     out = Placement(ps.name)
     spec = injected_spec(ps.spec, flavors)
     requests = pod_requests(ps.spec)
-    if world.autopilot:
+    chosen = (spec.get("nodeSelector") or {}).get(COMPUTE_CLASS_LABEL)
+    custom = chosen if chosen in world.compute_classes else None
+    if world.autopilot and custom is None:
         return _autopilot(out, spec, requests)
     modelled = {k for g in world.node_groups for k in g.labels}
     for g in world.node_groups:
@@ -122,6 +124,17 @@ def place(world: World, ps: PodSet, flavors: list[Flavor], exclusive_key: str | 
             out.groups.append(g.name)
             out.per_node[g.name] = per_node
     if not out.groups:
+        if custom is not None and world.compute_classes[custom] == "DoNotScaleUp":
+            # GKE creates nodes for the class only as its priorities say (whenUnsatisfiable
+            # DoNotScaleUp: "GKE doesn't create nodes", concepts/about-custom-compute-classes).
+            misses = [m for m in out.misses if m.startswith(f"ComputeClass {custom}[")]
+            out.error = f"no priority of ComputeClass {custom} can run its pods: " + "; ".join(
+                misses or ["it has no priorities"]
+            )
+            return out
+        if custom is not None:
+            out.note = f"no priority of ComputeClass {custom} fits; with whenUnsatisfiable ScaleUpAnyway GKE creates other nodes"
+            return out
         if world.auto_provisioning:
             out.note = "no node pool fits; node auto-provisioning may create one"
             return out
@@ -141,7 +154,8 @@ def place(world: World, ps: PodSet, flavors: list[Flavor], exclusive_key: str | 
             return out
     if exclusive_key:
         homes = [g for g in matched if out.per_node[g.name] * g.nodes >= ps.pods_per_replica]
-        if len(homes) < ps.replicas:
+        # GKE creates a node pool of an auto-created shape for each replica that needs one.
+        if len(homes) < ps.replicas and not any(g.auto_created for g in homes):
             out.error = (
                 f"exclusive placement ({exclusive_key}) puts each of its {ps.replicas} replicas on a node pool of "
                 f"its own, and only {len(homes)} pool{'s' if len(homes) != 1 else ''} can hold a replica of "

@@ -34,6 +34,7 @@ from gke_ai_batch.domain.podtemplates import CONSUME_ANNOTATION, pod_templates
 from gke_ai_batch.domain.registered import (
     ADMISSION_CHECK,
     CLUSTER_QUEUE,
+    COMPUTE_CLASS,
     HELM_RELEASES,
     JOB,
     JOBSET,
@@ -53,7 +54,7 @@ from gke_ai_batch.domain.registered import (
     is_type,
     of_type,
 )
-from gke_ai_batch.model import facts, selection
+from gke_ai_batch.model import computeclass, facts, selection
 from gke_ai_batch.model.model import Verdict, judge, queue_problems, simulate
 from gke_ai_batch.model.multikueue import MULTIKUEUE_CONTROLLER
 from gke_ai_batch.model.objects import ClusterQueue, Flavor, NodeGroup, Workload, World, workload_from_manifests
@@ -162,16 +163,19 @@ def world(resources: Sequence[Any], cluster: facts.ClusterFacts | None = None, p
             name, namespace = _meta(r)
             local_queues[(namespace, name)] = cq
     autopilot = bool(cluster and cluster.autopilot)
+    classes = computeclass.recorded_classes(resources)
+    class_groups = [g for name, (_, ps) in classes.items() for g in computeclass.node_groups(name, ps, not autopilot)]
     return World(
         flavors={f.name: f for f in (Flavor.from_manifest(r.props) for r in of_type(resources, RESOURCE_FLAVOR))},
         queues={q.name: q for q in (ClusterQueue.from_manifest(r.props) for r in of_type(resources, CLUSTER_QUEUE))},
         local_queues=local_queues,
         namespaces=namespaces,
-        node_groups=tuple(node_group(r, pool) for r, pool in zip(recorded, pools)),
+        node_groups=(*(node_group(r, pool) for r, pool in zip(recorded, pools)), *class_groups),
         autopilot=autopilot,
         auto_provisioning=bool(cluster and cluster.makes_nodes and not autopilot),
         wait_for_pods_ready=wait_for_pods_ready(resources),
         priorities=priorities,
+        compute_classes={name: when for name, (when, _) in classes.items()},
     )
 
 
@@ -208,7 +212,7 @@ def workload_manifests(resources: Sequence[Any]) -> list[list[Mapping[str, Any]]
 
 
 # What the model reads: node pools and these Kubernetes objects.
-_READ = (NODE_POOL, NAMESPACE, NAMESPACE_PATCH, WORKLOAD_PRIORITY_CLASS, LOCAL_QUEUE, RESOURCE_FLAVOR, CLUSTER_QUEUE,
+_READ = (NODE_POOL, COMPUTE_CLASS, NAMESPACE, NAMESPACE_PATCH, WORKLOAD_PRIORITY_CLASS, LOCAL_QUEUE, RESOURCE_FLAVOR, CLUSTER_QUEUE,
          ADMISSION_CHECK, JOB, JOBSET, PROVISIONING_REQUEST, POD_TEMPLATE)
 # A node pool's inputs that name where it goes or what it runs as, which the model never reads
 # and a program often passes as another resource's output (unknown until that one exists).
@@ -242,6 +246,8 @@ class Judgement:
     def __init__(self, resources: Sequence[Any], cluster: facts.ClusterFacts | None = None):
         cluster = cluster or facts.cluster_facts(resources)
         self._pools = [facts.pool_facts(r, cluster) for r in of_type(resources, NODE_POOL)]
+        # A custom ComputeClass's priorities: the pools GKE may create for it.
+        self._class_pools = computeclass.class_pools(resources)
         self.world = world(resources, cluster, self._pools)
         multikueue = {
             _meta(r)[0] for r in of_type(resources, ADMISSION_CHECK) if dig(r.props, "spec", "controllerName") == MULTIKUEUE_CONTROLLER
@@ -264,8 +270,9 @@ class Judgement:
     def capacity_types(self) -> dict[str, set[str]]:
         """flavor -> the provisioning models (config names) of the nodes it selects."""
         out = {}
+        pools = [*self._pools, *self._class_pools]
         for name, flavor in self.world.flavors.items():
-            found = facts.flavor_capacity(flavor.node_labels, self._pools) or set()
+            found = facts.flavor_capacity(flavor.node_labels, pools) or set()
             out[name] = {facts.CONFIG_CAPACITY[c] for c in found}
         return out
 

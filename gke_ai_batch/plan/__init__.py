@@ -11,6 +11,7 @@ from typing import Any
 from gke_ai_batch.config.batch import TeamConfig
 from gke_ai_batch.config.stack import StackConfig
 from gke_ai_batch.plan.apis import required_apis
+from gke_ai_batch.plan.computeclasses import compute_class_manifest
 from gke_ai_batch.plan.cluster import RegistryGrant, cluster_args, grants_for, registry_images
 from gke_ai_batch.plan.flavors import FlavorPlan, plan_flavors
 from gke_ai_batch.plan.kueue import (
@@ -69,6 +70,7 @@ class Plan:
     registry_grants: list[RegistryGrant]  # Artifact Registry repositories the nodes pull from
     apis: tuple[str, ...]  # Google Cloud APIs the cluster's project must have enabled (plan.apis)
     multi_kueue: MultiKueueSettings | None = None  # a fleet manager's (gke_ai_batch/plan/fleet.py)
+    compute_classes: tuple[dict[str, Any], ...] = ()  # the ComputeClass objects (plan/computeclasses.py)
 
     @property
     def kueue_values(self) -> dict[str, Any]:
@@ -132,4 +134,5 @@ def build_plan(cfg: StackConfig, project: str = "my-project") -> Plan:
         registry_images=images,
         registry_grants=grants_for(images),
         apis=required_apis(cfg, project),
+        compute_classes=tuple(compute_class_manifest(cc) for cc in cfg.compute_classes),
     )

@@ -67,6 +67,7 @@ def registered(plan, objects: Sequence[dict[str, Any]] = ()) -> list[Registered]
         "chart": KUEUE_CHART, "version": cfg.kueue.version, "values": plan.kueue_values,
     })
     manifests = [
+        *plan.compute_classes,
         *(f.manifest() for f in plan.flavors),
         *plan.provisioning,
         *objects,

@@ -8,7 +8,7 @@ reservations), so that queues cover every resource a real pod requests (docs/bat
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from gke_ai_batch.domain import catalogue
@@ -18,6 +18,7 @@ from gke_ai_batch.domain import naming
 from gke_ai_batch.config.stack import StackConfig
 from gke_ai_batch.model.facts import allocatable
 from gke_ai_batch.model.requests import CPU, MEMORY
+from gke_ai_batch.plan.computeclasses import class_flavor_labels, class_flavor_tolerations
 from gke_ai_batch.plan.pools import PoolPlan
 
 
@@ -48,6 +49,9 @@ class FlavorPlan:
         out["tolerations"] = [dict(t) for t in self.tolerations]
         out["capacity"] = dict(self.capacity)
         out["queued"] = self.queued
+        if self.accelerator_resource is not None and self.accelerator_resource not in self.capacity:
+            # Nodes GKE makes on demand (a ComputeClass's): no capacity to read the kind off.
+            out["accelerator"] = self.accelerator_resource
         return out
 
     @classmethod
@@ -55,7 +59,8 @@ class FlavorPlan:
         """The inverse of args(): a flavor given as data, its kind read off its capacity (the
         accelerator resource it holds, if any)."""
         capacity = dict(args.get("capacity") or {})
-        kind = next((k for k, r in _ACCELERATORS.items() if r in capacity), None)
+        given = args.get("accelerator")
+        kind = next((k for k, r in _ACCELERATORS.items() if r in capacity or r == given), None)
         return cls(
             name=args["name"],
             entries=(),
@@ -95,18 +100,26 @@ def plan_flavors(cfg: StackConfig, pools: list[PoolPlan]) -> list[FlavorPlan]:
             if name is not None:
                 groups.setdefault(name, []).append(entry.name)
         return [_flavor(name, members, None, None, False, entries, by_entry) for name, members in groups.items()]
+    classes = {cc.name: cc for cc in cfg.compute_classes}
     return [
-        _flavor(
+        _class_kind(_flavor(
             f.name,
             f.pools,
-            f.node_labels,
-            [t.model_dump(exclude_none=True) for t in f.tolerations] if f.tolerations is not None else None,
+            f.node_labels if f.compute_class is None else class_flavor_labels(f.compute_class),
+            _declared_tolerations(f, cfg.cluster.standard),
             f.queued_provisioning,
             entries,
             by_entry,
-        )
+        ), classes.get(f.compute_class))
         for f in cfg.flavors
     ]
+
+
+def _class_kind(flavor: FlavorPlan, cc) -> FlavorPlan:
+    """A compute class's flavor is of its priorities' kind (tpu, gpu or cpu) when they agree, so
+    that queues order it as they order pools of that kind."""
+    kinds = {p.kind for p in cc.priorities} if cc is not None else set()
+    return replace(flavor, kind=kinds.pop()) if len(kinds) == 1 else flavor
 
 
 def _flavor(name, members, labels, tolerations, queued, entries, by_entry) -> FlavorPlan:
@@ -137,6 +150,16 @@ def _flavor(name, members, labels, tolerations, queued, entries, by_entry) -> Fl
         slices=sum(1 for p in plans if p.tpu is not None),
         vms=sum(p.nodes for p in plans),
     )
+
+
+def _declared_tolerations(flavor, standard: bool) -> list[dict[str, str]] | None:
+    """A declared flavor's tolerations: stated, those of its compute class's nodes, or None to
+    derive them from its pools."""
+    if flavor.tolerations is not None:
+        return [t.model_dump(exclude_none=True) for t in flavor.tolerations]
+    if flavor.compute_class is not None:
+        return class_flavor_tolerations(flavor.compute_class, standard)
+    return None
 
 
 def _gpus(entry) -> int:

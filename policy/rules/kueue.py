@@ -35,6 +35,7 @@ from .base import (
     quantity,
 )
 from .fleet import dispatch_config
+from gke_ai_batch.model.computeclass import class_pools
 from gke_ai_batch.model.facts import INTERRUPTIBLE, cluster_facts, flavor_capacity, selects, stack_pools
 from .workloads import PRIORITY_LABEL, QUEUE_LABEL, queue_managed
 
@@ -116,7 +117,8 @@ def _backing_pools(parts: Mapping[str, Sequence[Resource]], scope: str) -> Calla
                 if cluster is None or cluster.makes_nodes:
                     found = None
                     break
-                found += stack_pools(parts[s])
+                # A ComputeClass's priorities are pools too, of a ceiling known only to GKE.
+                found += [*stack_pools(parts[s]), *class_pools(parts[s])]
             known[scopes] = found
         return known[scopes]
 
@@ -206,7 +208,7 @@ def _interruptible_only(resources: Sequence[Resource], pools_for: Callable[[Reso
                 served.setdefault(target, []).append(f"{describe(wl.type, wl.props)} ({labels[PRIORITY_LABEL]})")
     if not served:
         return
-    own = stack_pools(resources)
+    own = [*stack_pools(resources), *class_pools(resources)]
     flavors = _flavor_labels(resources)
     for queue in of_type(resources, CLUSTER_QUEUE):
         name = k8s_name(queue)

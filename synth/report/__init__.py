@@ -15,11 +15,11 @@ from gke_ai_batch.model.objects import NAMESPACE_NAME_LABEL
 from gke_ai_batch.domain.podtemplates import workload_pod_sets
 from gke_ai_batch.domain.catalogue import GPU_RESOURCE, TPU_RESOURCE
 from gke_ai_batch.plan.podsecurity import pod_specs
-from gke_ai_batch.domain import quantity
+from gke_ai_batch.domain import naming, quantity
 from gke_ai_batch.domain.naming import scope_of
 
 from .. import policy
-from . import admission, cost as cost_view, fleet as fleet_view, maintenance, preemption, quota, replacement, reservations
+from . import admission, computeclasses, cost as cost_view, fleet as fleet_view, maintenance, preemption, quota, replacement, reservations
 from .diagram import diagram
 from .md import DASH, code, codes, plural, table
 
@@ -64,6 +64,8 @@ def render(result, violations: Sequence[Finding | Mapping[str, Any]]) -> str:
     reserved = reservations.section(plan) if fleet is None else []
     if reserved:
         sections.insert(3, ("Reservations", reserved))
+    if plan.config.compute_classes:
+        sections.insert(3, ("Compute classes: capacity in priority order", computeclasses.section(plan)))
     overrides = _overrides(plan)
     if overrides:
         sections.insert(1, ("Catalogue overrides", overrides))
@@ -218,11 +220,18 @@ def _entry_text(plan, entry: str) -> str:
 
 def _poolless(plan, flavor) -> str:
     source = "Autopilot nodes" if not plan.config.cluster.standard else "auto-provisioned"
+    if naming.COMPUTE_CLASS_LABEL in flavor.node_labels:
+        source = "created for its ComputeClass"
     labels = ", ".join(code(f"{k}={v}") for k, v in sorted(flavor.node_labels.items()))
     return f"none ({source}{': ' + labels if labels else ''})"
 
 
 def _capacity_kind(plan, flavor) -> str:
+    cc = next((f.compute_class for f in plan.config.flavors or [] if f.name == flavor.name), None)
+    if cc is not None:
+        priorities = next(c.priorities for c in plan.config.compute_classes if c.name == cc)
+        order = " → ".join(dict.fromkeys(p.capacity for p in priorities))
+        return f"{order} (ComputeClass {code(cc)})"
     caps = []
     for e in plan.config.node_pools:
         if e.name in flavor.entries and e.capacity not in caps:

@@ -465,6 +465,21 @@ BUILTIN_CEL_RULES: dict[str, Callable[[Any], bool]] = {
     "self.flavors.all(x, size(x.resources) == size(self.coveredResources))": lambda s: all(
         len(x["resources"]) == len(s["coveredResources"]) for x in s["flavors"]
     ),
+    # ComputeClass .spec.priorities[] (schema/upstream-extra/cloud.google.com/v1/ComputeClass.json)
+    "!(has(self.machineFamily) && has(self.machineType))": lambda s: not (_has(s, "machineFamily") and _has(s, "machineType")),
+    "!(has(self.machineType) && (has(self.minCores) || has(self.minMemoryGb)))": lambda s: not (
+        _has(s, "machineType") and (_has(s, "minCores") or _has(s, "minMemoryGb"))
+    ),
+    "!(has(self.flexStart) && has(self.spot) && self.spot == true && self.flexStart.enabled == true)": lambda s: not (
+        _has(s, "flexStart") and _has(s, "spot") and s["spot"] is True and s["flexStart"]["enabled"] is True
+    ),
+    # ComputeClass .spec.priorities[].reservations
+    'has(self.specific) && self.specific.size() > 0 ? self.affinity == "Specific" : true': lambda s: (
+        s["affinity"] == "Specific" if _has(s, "specific") and len(s["specific"]) > 0 else True
+    ),
+    'self.affinity == "Specific" ? has(self.specific) && self.specific.size() > 0 : true': lambda s: (
+        _has(s, "specific") and len(s["specific"]) > 0 if s["affinity"] == "Specific" else True
+    ),
     # ResourceFlavor .spec
     "!has(self.topologyName) || self.nodeLabels.size() >= 1": lambda s: (
         not _has(s, "topologyName") or len(s["nodeLabels"]) >= 1
