@@ -17,6 +17,7 @@ import pulumi
 from gke_ai_batch.components.batch import JobSetInstall, KueueInstall
 from gke_ai_batch.components.nodepools import CpuPool, GpuPool, TpuSlices
 from gke_ai_batch.components.priorities import Priorities
+from gke_ai_batch.components.storage import CheckpointBucket
 from gke_ai_batch.config.errors import NAMESPACE
 from gke_ai_batch.domain import cli
 
@@ -30,6 +31,7 @@ COMPONENTS: list[type[pulumi.ComponentResource]] = [
     JobSetInstall,
     KueueInstall,
     Priorities,
+    CheckpointBucket,
 ]
 
 # The package is named as the project; its components' tokens are NAMESPACE:index:<Class>

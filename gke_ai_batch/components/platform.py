@@ -23,6 +23,7 @@ from gke_ai_batch.plan import Plan
 from gke_ai_batch.components.priorities import Priorities, stack_priorities_args
 from gke_ai_batch.components.queues import KueueQueues, Team
 from gke_ai_batch.components.services import enable_apis
+from gke_ai_batch.components.storage import CheckpointBucket, stack_bucket_args
 from gke_ai_batch.components.workloads import SampleWorkload
 
 
@@ -123,6 +124,7 @@ def deploy_cluster(
                 rbac=plan.team_rbac.get(team.namespace, []),
                 scope=scope,
             )
+    buckets = deploy_checkpoints(plan, scope, teams, provider, apis)
     priorities = Priorities(
         scoped(scope, "priorities"),
         stack_priorities_args(cfg.priorities),
@@ -140,6 +142,9 @@ def deploy_cluster(
             needs.extend(priorities.classes[wl.priority])
         # Its pods pull only once the nodes may read the image's repository.
         needs.extend(cluster.readers_for(wl.image))
+        if wl.checkpoints:
+            # Its pods run as the team's service account and mount the bucket it may use.
+            needs.append(buckets[wl.namespace])
         SampleWorkload(scoped(scope, wl.name), wl, provider, needs, scope=scope)
 
     outputs = {
@@ -155,3 +160,20 @@ def deploy_cluster(
         "capacity": {"slices": plan.slices, "vms": plan.vms, "tpuChips": plan.tpu_chips, "gpus": plan.gpus},
     }
     return ClusterDeployment(cluster, kueue_ready, extra, outputs)
+
+
+def deploy_checkpoints(
+    plan: Plan, scope: str, teams: dict[str, Team], provider: pulumi.ProviderResource, apis: Sequence[pulumi.Resource]
+) -> dict[str, CheckpointBucket]:
+    """A CheckpointBucket per team namespace (gke-ai-batch:checkpoints), each after the project's
+    APIs and the namespace its service account lives in."""
+    out: dict[str, CheckpointBucket] = {}
+    for bucket in plan.checkpoint_buckets:
+        team = teams[bucket.namespace]
+        needs = [*apis, *([team.namespace] if team.namespace is not None else [])]
+        out[bucket.namespace] = CheckpointBucket(
+            scoped(scope, f"{bucket.namespace}-checkpoints"),
+            stack_bucket_args(bucket),
+            pulumi.ResourceOptions(provider=provider, depends_on=needs, protect=plan.config.production),
+        )
+    return out

@@ -42,6 +42,10 @@ CHANNEL_NAMES = ("RAPID", "REGULAR", "STABLE")  # fastest first
 # "Flex-start": 1.33.0-gke.1712000 for TPUs, 1.32.2-gke.1652000 for GPUs). A TPU generation's own
 # floor lives with it (catalogue.TpuGeneration.min_gke_version).
 FLEX_START_MIN = {"tpu": "1.33.0-gke.1712000", "gpu": "1.32.2-gke.1652000"}
+# The Managed Lustre CSI driver (addonsConfig.lustreCsiDriverConfig) needs a cluster at
+# 1.33.2-gke.1111000 or later (GKE docs concepts/managed-lustre, "Requirements"; the same
+# floor for x86 nodes under "Limitations").
+LUSTRE_CSI_MIN = "1.33.2-gke.1111000"
 MINOR_RX = re.compile(r"1\.([0-9]{1,3})", re.ASCII)
 PATCH_RX = re.compile(r"1\.([0-9]{1,3})\.([0-9]{1,3})-gke\.([0-9]{1,12})", re.ASCII)
 # A Helm chart version pinned to one release: SemVer 2.0 (https://semver.org, its suggested

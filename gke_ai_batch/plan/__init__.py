@@ -10,6 +10,7 @@ from typing import Any
 
 from gke_ai_batch.config.stack import StackConfig
 from gke_ai_batch.plan.apis import required_apis
+from gke_ai_batch.plan.checkpoints import BucketPlan, plan_buckets
 from gke_ai_batch.plan.cluster import RegistryGrant, cluster_args, registry_grants
 from gke_ai_batch.plan.flavors import FlavorPlan, plan_flavors
 from gke_ai_batch.plan.kueue import (
@@ -77,6 +78,11 @@ class Plan:
         return webhook_probe(self.config.kueue)
 
     @property
+    def checkpoint_buckets(self) -> list[BucketPlan]:
+        """A checkpoint bucket per team namespace (gke-ai-batch:checkpoints), or none."""
+        return plan_buckets(self.config, self.project)
+
+    @property
     def cluster_args(self) -> dict[str, Any]:
         return cluster_args(self.config, self.project)
 
@@ -124,7 +130,7 @@ def build_plan(cfg: StackConfig, project: str = "my-project") -> Plan:
         teams=teams,
         team_rbac=team_rbac_manifests(cfg),
         priorities=priorities,
-        workloads=plan_workloads(cfg),
+        workloads=plan_workloads(cfg, project),
         registry_grants=registry_grants(cfg),
         apis=required_apis(cfg, project),
     )

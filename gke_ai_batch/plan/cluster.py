@@ -11,6 +11,7 @@ from typing import Any
 from gke_ai_batch.config.cluster import ClusterConfig
 from gke_ai_batch.config.maintenance import Exclusion, MaintenancePolicy
 from gke_ai_batch.config.stack import StackConfig
+from gke_ai_batch.plan.checkpoints import addons_args
 from gke_ai_batch.plan.pools import CLOUD_PLATFORM_SCOPE
 
 # pulumi-gcp Cluster: datapath_provider ADVANCED_DATAPATH is Dataplane V2 (the default,
@@ -122,6 +123,7 @@ def cluster_args(cfg: StackConfig, project: str) -> dict[str, Any]:
         args["resource_labels"] = dict(c.labels)
     if c.maintenance is not None:
         args["maintenance_policy"] = maintenance_policy_args(c.maintenance)
+    args.update(addons_args(cfg))
     if c.security_group:
         # Google Groups for RBAC, Standard and Autopilot alike (gcloud's create-auto takes
         # --security-group: 'authenticatorsecurity' is among its auto_flags).

@@ -16,7 +16,7 @@ from gke_ai_batch.plan.podsecurity import pod_specs
 from gke_ai_batch.domain import quantity
 from gke_ai_batch.domain.naming import scope_of
 
-from . import admission, cost as cost_view, fleet as fleet_view, maintenance, preemption, quota, replacement
+from . import admission, checkpoints, cost as cost_view, fleet as fleet_view, maintenance, preemption, quota, replacement
 from .diagram import diagram
 from .md import DASH, code, codes, plural, table
 
@@ -57,6 +57,11 @@ def render(result, violations: list[dict[str, Any]]) -> str:
         ("Changes that force replacement",
          replacement.section(plan, protected) if fleet is None else fleet_view.replacements(result)),
     ]
+    storage = checkpoints.section(plan)
+    if storage:
+        # After the teams' namespaces, whose service accounts the buckets grant.
+        sections.insert(next(i for i, (h, _) in enumerate(sections) if h.startswith("Namespaces")) + 1,
+                        ("Checkpoint storage", storage))
     overrides = _overrides(plan)
     if overrides:
         sections.insert(1, ("Catalogue overrides", overrides))
