@@ -91,6 +91,8 @@ NEAR_MISSES = [
     ("soft delete 7 days", lambda c: c[CK].update(softDeleteDays=7)),
     ("soft delete 90 days", lambda c: c[CK].update(softDeleteDays=90)),
     ("bucket name of 63 characters", lambda c: c[CK].update(bucketPrefix=LONG_PREFIX[1:])),
+    ("a default bucket name over 63 characters is cut and hashed",
+     lambda c: (c["gke-ai-batch:cluster"].update(name="c" * 40), c.update({"gcp:project": "p" * 30}))),
     ("lustre in a Managed Lustre region at its version", lambda c: c[CK].update(lustre=True)),
     ("a mount path below /", lambda c: c["gke-ai-batch:workloads"][0]["checkpoints"].update(mountPath="/ckpt/run-1")),
     ("buckets and no mount", lambda c: c["gke-ai-batch:workloads"][0].pop("checkpoints")),
@@ -102,6 +104,15 @@ def test_near_misses_render(tmp_path, change):
     cfg = config(BASE)
     change(cfg)
     rendered(tmp_path, cfg)
+
+
+def test_long_default_bucket_names_stay_distinct_and_valid():
+    from gke_ai_batch.config.checkpoints import CheckpointsConfig, bucket_name_problem
+
+    ck = CheckpointsConfig.model_validate(BASE)
+    names = {ck.bucket_name("p" * 30, "c" * 40, ns) for ns in ("team-a-long-namespace-1", "team-a-long-namespace-2")}
+    assert len(names) == 2 and all(len(n) == gcsfuse.BUCKET_NAME_MAX and bucket_name_problem(n) is None for n in names)
+    assert ck.bucket_name("acme", "ml", "team-a") == "acme-ml-team-a-ckpt"
 
 
 def test_lustre_regions_include_the_shipped_prod_region():
@@ -260,3 +271,55 @@ def test_sidecar_requests_set_by_the_workload_are_counted(tmp_path):
 def test_sidecar_requests_follow_the_webhook(annotations, expected):
     # populateResource in GoogleCloudPlatform/gcs-fuse-csi-driver pkg/webhook/config.go.
     assert gcsfuse.sidecar_requests(annotations) == expected
+
+
+# -- the component from any program ---------------------------------------------------------------
+
+PROGRAM = """
+import pulumi
+import pulumi_kubernetes as k8s
+
+from gke_ai_batch.components.storage import CheckpointBucket
+
+p = k8s.Provider("ml-shared", kubeconfig="{}")
+for ns in ("research", "evals"):
+    CheckpointBucket(ns + "-ckpt", {"bucket": "acme-" + ns + "-ckpt", "location": "us-central1", "project": "acme-ml",
+                                    "project_number": "123456789012", "namespace": ns, "delete_after_days": 30},
+                     pulumi.ResourceOptions(provider=p))
+"""
+
+
+def test_component_side_by_side_grants_each_team_its_own_bucket(tmp_path):
+    from support.programs import run_program
+
+    recording = run_program(tmp_path, PROGRAM)
+    by = {(r.type, r.name): r for r in recording.resources}
+    for ns in ("research", "evals"):
+        component = by[("gke-ai-batch:index:CheckpointBucket", f"{ns}-ckpt")]
+        bucket = by[(BUCKET_TYPE, f"{ns}-ckpt-acme-{ns}-ckpt")]
+        grant = by[(MEMBER_TYPE, f"{ns}-ckpt-acme-{ns}-ckpt-object-user")].inputs
+        ksa = by[("kubernetes:core/v1:ServiceAccount", f"{ns}-ckpt-{ns}/checkpoints")]
+        assert bucket.parent == component.urn and bucket.inputs["location"] == "US-CENTRAL1"
+        assert bucket.inputs["lifecycleRules"] == [{"action": {"type": "Delete"}, "condition": {"age": 30}}]
+        assert grant["member"].endswith(f"acme-ml.svc.id.goog/subject/ns/{ns}/sa/checkpoints")
+        assert grant["bucket"] == f"acme-{ns}-ckpt" and grant["role"] == "roles/storage.objectUser"
+        assert "ml-shared" in ksa.options["provider"] and "provider" not in bucket.options
+
+
+def test_component_args_are_checked_by_the_stack_rules():
+    from gke_ai_batch.components.storage import CheckpointBucket
+    from gke_ai_batch.config.errors import ArgsError
+
+    with pytest.raises(ArgsError) as caught:
+        CheckpointBucket("c", {"bucket": "Google-ckpt", "location": "us-central1", "project": "acme-ml",
+                               "project_number": "acme-ml", "namespace": "research", "soft_delete_days": 3, "x": 1})
+    lines = str(caught.value).splitlines()
+    assert lines[0] == "CheckpointBucket c: args.x: unknown arg", lines
+    with pytest.raises(ArgsError) as caught:
+        CheckpointBucket("c", {"bucket": "Google-ckpt", "location": "us-central1", "project": "acme-ml",
+                               "project_number": "acme-ml", "namespace": "research", "soft_delete_days": 3})
+    lines = str(caught.value).splitlines()
+    assert lines[0].startswith("CheckpointBucket c: args.project_number: 'acme-ml' is not a project number"), lines
+    assert lines[1].startswith("CheckpointBucket c: args.soft_delete_days: Cloud Storage keeps soft-deleted objects 0 (off) or 7 to 90"), lines
+    assert lines[2].startswith("CheckpointBucket c: args.bucket: 'Google-ckpt' has a character Cloud Storage refuses"), lines
+    assert len(lines) == 3

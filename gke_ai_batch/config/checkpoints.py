@@ -5,6 +5,7 @@ Managed Lustre; and a workload's `checkpoints` mount. docs/checkpoints.md."""
 
 from __future__ import annotations
 
+import hashlib
 import posixpath
 import re
 from typing import Iterator, Literal
@@ -19,6 +20,7 @@ from gke_ai_batch.domain import gcsfuse, regions, versions
 # projects/{project_number}; gcloud projects describe PROJECT --format='value(projectNumber)').
 PROJECT_NUMBER_RX = re.compile(r"[1-9][0-9]{0,18}", re.ASCII)
 BUCKET_SUFFIX = "-ckpt"
+BUCKET_HASH_LEN = 6
 # Lowercase letters, digits, '-' and '_', starting and ending with a letter or digit (dots left
 # out: gcsfuse.BUCKET_NAME_* says why).
 _BUCKET_RX = re.compile(r"[a-z0-9][a-z0-9_-]*[a-z0-9]", re.ASCII)
@@ -66,8 +68,18 @@ class CheckpointsConfig(Model):
         return v
 
     def bucket_name(self, project: str, cluster: str, namespace: str) -> str:
-        prefix = self.bucket_prefix if self.bucket_prefix is not None else f"{project}-{cluster}"
-        return f"{prefix}-{namespace}{BUCKET_SUFFIX}"
+        """<bucketPrefix>-<namespace>-ckpt. The default prefix, <project>-<cluster>, can make a
+        name longer than Cloud Storage's 63 characters (a 30-character project, a 40-character
+        cluster): such a name is cut, and a stable hash of the whole replaces the cut tail, so
+        two long names stay two buckets."""
+        if self.bucket_prefix is not None:
+            return f"{self.bucket_prefix}-{namespace}{BUCKET_SUFFIX}"
+        stem = f"{project}-{cluster}-{namespace}"
+        if len(stem) + len(BUCKET_SUFFIX) <= gcsfuse.BUCKET_NAME_MAX:
+            return stem + BUCKET_SUFFIX
+        digest = hashlib.sha256(stem.encode()).hexdigest()[:BUCKET_HASH_LEN]
+        room = gcsfuse.BUCKET_NAME_MAX - len(BUCKET_SUFFIX) - 1 - BUCKET_HASH_LEN
+        return f"{stem[:room].rstrip('-_')}-{digest}{BUCKET_SUFFIX}"
 
 
 SidecarResource = Literal["cpu", "memory", "ephemeral-storage"]
@@ -121,11 +133,9 @@ def checkpoint_problems(cfg, project: str | None) -> Iterator[RuleError]:
         name = ck.bucket_name(project or "", cfg.cluster.name, namespace)
         problem = bucket_name_problem(name)
         if problem:
-            where = "bucketPrefix" if ck.bucket_prefix is not None else "<gcp:project>-<cluster name>"
             yield RuleError(
                 (*at, "bucketPrefix"),
-                f"team {namespace}'s bucket {name!r} {problem}; its name is {where}-<namespace>{BUCKET_SUFFIX}: "
-                "set a shorter bucketPrefix",
+                f"team {namespace}'s bucket {name!r} {problem}; its name is <bucketPrefix>-<namespace>{BUCKET_SUFFIX}",
             )
 
 
