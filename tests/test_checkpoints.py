@@ -96,6 +96,8 @@ NEAR_MISSES = [
     ("lustre in a Managed Lustre region at its version", lambda c: c[CK].update(lustre=True)),
     ("a mount path below /", lambda c: c["gke-ai-batch:workloads"][0]["checkpoints"].update(mountPath="/ckpt/run-1")),
     ("buckets and no mount", lambda c: c["gke-ai-batch:workloads"][0].pop("checkpoints")),
+    # Pod Security's restricted level allows CSI ephemeral volumes (its volume-type list has csi).
+    ("a mount in a restricted namespace", lambda c: c["gke-ai-batch:teams"][0].update(podSecurity="restricted")),
 ]
 
 
