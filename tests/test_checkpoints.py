@@ -325,3 +325,23 @@ def test_component_args_are_checked_by_the_stack_rules():
     assert lines[1].startswith("CheckpointBucket c: args.soft_delete_days: Cloud Storage keeps soft-deleted objects 0 (off) or 7 to 90"), lines
     assert lines[2].startswith("CheckpointBucket c: args.bucket: 'Google-ckpt' has a character Cloud Storage refuses"), lines
     assert len(lines) == 3
+
+
+def test_every_workload_kind_mounts_schema_valid(tmp_path, shared_schemas):
+    # A queued Job and the ProvisioningRequest path (a PodTemplate and the Job that consumes it).
+    from support import manifests as M
+
+    cfg = yaml.safe_load((ROOT / "stacks" / "Pulumi.gpu-dws.yaml").read_text())["config"]
+    cfg[CK] = dict(BASE)
+    for wl in cfg["gke-ai-batch:workloads"]:
+        wl["checkpoints"] = {"sidecar": {"memory": "1Gi"}}
+    result = rendered(tmp_path, cfg)
+    docs = synth.manifests(result.recording)
+    templates = [m["template"] if m["kind"] == "PodTemplate" else m["spec"]["template"]
+                 for m in docs if m["kind"] in ("Job", "PodTemplate")]
+    assert len(templates) == 3
+    for t in templates:
+        assert t["metadata"]["annotations"][gcsfuse.VOLUMES_ANNOTATION] == "true"
+        assert t["metadata"]["annotations"]["gke-gcsfuse/memory-request"] == "1Gi"
+        assert t["spec"]["volumes"][0]["csi"]["volumeAttributes"]["bucketName"] == "acme-dws-dws-cluster-default-ckpt"
+    assert M.problems(docs, M.Validator(shared_schemas)) == []
