@@ -31,8 +31,9 @@ def services(recording) -> dict[tuple[str, str], object]:
 @pytest.mark.parametrize(
     "stack, project, extra",
     [
-        ("dev", "acme-ml-dev", set()),  # the bootstrap's node service account: no IAM API needed
-        ("prod", "acme-ml-prod", {api.KMS, api.BINARY_AUTHORIZATION}),  # secrets key, Binary Authorization
+        # The bootstrap's node service account: no IAM API needed; Cloud Storage for the checkpoint buckets.
+        ("dev", "acme-ml-dev", {api.STORAGE}),
+        ("prod", "acme-ml-prod", {api.KMS, api.BINARY_AUTHORIZATION, api.STORAGE}),  # secrets key, Binary Authorization
         ("gpu-dws", "acme-dws", {api.IAM}),  # the program creates the node service account
         ("batch-autopilot", "acme-batch", {api.IAM}),
     ],

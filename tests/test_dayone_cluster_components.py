@@ -243,7 +243,7 @@ def test_every_cluster_key_of_a_stack_is_an_arg():
     from gke_ai_batch.components.cluster import ExistingClusterArgs, GkeClusterArgs
     from gke_ai_batch.config.cluster import CREATION_ONLY, EXISTING_ONLY, ClusterConfig
 
-    extra = {"project", "registry_images", "catalogue"}
+    extra = {"project", "registry_images", "catalogue", "addons"}
     create = set(GkeClusterArgs.__annotations__) - extra
     assert create == set(ClusterConfig.model_fields) - {"existing", *EXISTING_ONLY}
     exists = set(ExistingClusterArgs.__annotations__) - extra
@@ -350,3 +350,24 @@ def test_an_existing_cluster_without_a_location_is_refused_not_a_crash(tmp_path)
     result = synth_config(tmp_path, config)
     assert result.exit_code == 2, result.error
     assert_names(result.error, tmp_path / "Pulumi.test.yaml", "gke-ai-batch:cluster.location", "required")
+
+
+def test_a_library_cluster_takes_the_checkpoint_drivers_as_addons(tmp_path):
+    """The drivers a stack's checkpoints key turns on are the cluster's args (addons) for any
+    program; on Autopilot the FUSE driver is GKE's already and is not set."""
+    from gke_ai_batch.components.cluster import GkeCluster
+    from gke_ai_batch.config.errors import ArgsError
+
+    recording = _run(tmp_path, """
+        from gke_ai_batch.components.cluster import GkeCluster
+        GkeCluster("a", {"name": "a", "location": "us-central1", "project": "acme-ml",
+                         "addons": {"gcs_fuse_csi_driver": True, "lustre_csi_driver": True}})
+        GkeCluster("b", {"name": "b", "location": "us-central1", "project": "acme-ml", "mode": "autopilot",
+                         "addons": {"gcs_fuse_csi_driver": True}})
+    """)
+    clusters = {r.name: r.inputs for r in recording.resources if r.type == "gcp:container/cluster:Cluster"}
+    assert clusters["a-cluster"]["addonsConfig"] == {"gcsFuseCsiDriverConfig": {"enabled": True}, "lustreCsiDriverConfig": {"enabled": True}}
+    assert "addonsConfig" not in clusters["b-cluster"]
+    with pytest.raises(ArgsError) as refused:
+        GkeCluster("c", {"name": "c", "location": "us-central1", "project": "acme-ml", "addons": {"gcs_fuse_csi_driver": "yes"}})
+    assert "args.addons.gcs_fuse_csi_driver: must be true or false" in str(refused.value)

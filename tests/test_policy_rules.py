@@ -1078,6 +1078,7 @@ def test_pack_needs_only_its_own_requirements():
             "gke_ai_batch.domain.pricing", "gke_ai_batch.domain.price_table",  # stack-budget
             "gke_ai_batch.domain.versions",  # the chart-version pin: helm-chart-pinned
             "gke_ai_batch.domain.podtemplates",  # where a resource's pods are
+            "gke_ai_batch.domain.gcsfuse",  # the FUSE sidecar's requests: kueue-admissible
             "gke_ai_batch.domain.registered",  # type tokens and readers of registered resources
             "gke_ai_batch.domain.machines",  # node allocatable: the admission model's node groups
             "gke_ai_batch.domain.kueue_releases",  # waitForPodsReady by Kueue release: kueue-admissible

@@ -35,6 +35,7 @@ from gke_ai_batch.plan.cluster import (
     node_service_account_id,
     registry_repository,
 )
+from gke_ai_batch.plan.checkpoints import addons_config
 from gke_ai_batch.plan.pools import system_pool_args
 
 
@@ -136,6 +137,15 @@ class MaintenanceArgs(TypedDict):
     exclusions: NotRequired[list[MaintenanceExclusionArgs]]
 
 
+class AddonsArgs(TypedDict):
+    """CSI drivers for checkpoint storage (docs/checkpoints.md)."""
+
+    gcs_fuse_csi_driver: NotRequired[bool]
+    """The Cloud Storage FUSE CSI driver (off on Standard unless enabled; Autopilot has it)."""
+    lustre_csi_driver: NotRequired[bool]
+    """The Managed Lustre CSI driver."""
+
+
 class _ClusterArgs(TypedDict):
     name: str
     """The cluster's GKE name."""
@@ -179,6 +189,7 @@ class GkeClusterArgs(_ClusterArgs):
     security_group: NotRequired[str]
     maintenance: NotRequired[MaintenanceArgs]
     """When GKE may upgrade the cluster and its nodes, and what it may not (docs/maintenance.md)."""
+    addons: NotRequired[AddonsArgs]
 
 
 class ExistingClusterArgs(_ClusterArgs):
@@ -342,6 +353,7 @@ class GkeCluster(_Cluster):
         # modes need the registry grants.
         self._finish(name, stack, args, opts, member)
         cargs = cluster_args(stack, project)
+        cargs.update(addons_config(c.standard, **args.get("addons", {})))
         if not c.standard:
             # Autopilot takes the node service account through auto-provisioning defaults.
             cargs["cluster_autoscaling"] = {
@@ -466,7 +478,7 @@ class StackExistingCluster(ExistingCluster):
 # Keys whose own keys are the user's (label keys, accelerator types), not arg names.
 _USER_KEYS = ("labels", "accelerators")
 # Args that are not keys of the stack's cluster entry.
-_NOT_CLUSTER_KEYS = ("project", "registry_images", "catalogue")
+_NOT_CLUSTER_KEYS = ("project", "registry_images", "catalogue", "addons")
 
 
 def _checked_cluster(
@@ -487,6 +499,11 @@ def _checked_cluster(
         problems.append(("args.registry_images", "must be a list of image names"))
     if not isinstance(args.get("catalogue", {}), dict):
         problems.append(("args.catalogue", f"must be a mapping, not {type(args['catalogue']).__name__}"))
+    addons = args.get("addons", {})
+    if not isinstance(addons, dict):
+        problems.append(("args.addons", f"must be a mapping (AddonsArgs), not {type(addons).__name__}"))
+    else:
+        problems += [(f"args.addons.{k}", "must be true or false") for k, v in addons.items() if not isinstance(v, bool)]
     project = args.get("project")
     if "project" in args and project is None:
         problems.append(("args.project", "required"))

@@ -21,6 +21,7 @@ from gke_ai_batch.components.computeclasses import ComputeClasses
 from gke_ai_batch.components.nodepools import CpuPool, GpuPool, TpuSlices
 from gke_ai_batch.components.priorities import Priorities
 from gke_ai_batch.components.queues import ClusterQueue, ProvisioningCheck, ResourceFlavor, Team
+from gke_ai_batch.components.storage import CheckpointBucket
 from gke_ai_batch.config.errors import NAMESPACE
 from gke_ai_batch.domain import cli
 
@@ -43,6 +44,7 @@ COMPONENTS: list[type[pulumi.ComponentResource]] = [
     ClusterQueue,
     Team,
     ComputeClasses,
+    CheckpointBucket,
 ]
 
 # The package is named as the project; its components' tokens are NAMESPACE:index:<Class>

@@ -36,6 +36,7 @@ from gke_ai_batch.components.queues import (
     stack_team_args,
 )
 from gke_ai_batch.components.services import enable_apis
+from gke_ai_batch.components.storage import CheckpointBucket, stack_bucket_args
 from gke_ai_batch.components.workloads import SampleWorkload
 
 
@@ -119,6 +120,7 @@ def deploy_cluster(
         if team.namespace not in teams:
             used = dict.fromkeys(t.cluster_queue for t in plan.teams if t.namespace == team.namespace)
             teams[team.namespace] = _team(plan, scope, team.namespace, provider, [*kueue_ready, *(queues[q] for q in used)])
+    buckets = deploy_checkpoints(plan, scope, teams, provider, apis)
     priorities = Priorities(
         scoped(scope, "priorities"),
         stack_priorities_args(cfg.priorities),
@@ -138,6 +140,9 @@ def deploy_cluster(
         # nodes have the grant.
         if wl.image in plan.registry_images:
             needs.extend(cluster.readers_for(wl.image))
+        if wl.checkpoints:
+            # Its pods run as the team's service account and mount the bucket it may use.
+            needs.append(buckets[wl.namespace])
         SampleWorkload(scoped(scope, wl.name), wl, provider, needs, scope=scope)
 
     outputs = {
@@ -234,3 +239,20 @@ def _team(
                 k8s_objects.apply(manifest, pulumi.ResourceOptions(parent=team, provider=provider, depends_on=list(previous)), scope=scope)
             )
     return team
+
+
+def deploy_checkpoints(
+    plan: Plan, scope: str, teams: dict[str, Team], provider: pulumi.ProviderResource, apis: Sequence[pulumi.Resource]
+) -> dict[str, CheckpointBucket]:
+    """A CheckpointBucket per team namespace (gke-ai-batch:checkpoints), each after the project's
+    APIs and the namespace its service account lives in."""
+    out: dict[str, CheckpointBucket] = {}
+    for bucket in plan.checkpoint_buckets:
+        team = teams[bucket.namespace]
+        needs = [*apis, team.namespace_object]
+        out[bucket.namespace] = CheckpointBucket(
+            scoped(scope, f"{bucket.namespace}-checkpoints"),
+            stack_bucket_args(bucket),
+            pulumi.ResourceOptions(provider=provider, depends_on=needs, protect=plan.config.production),
+        )
+    return out

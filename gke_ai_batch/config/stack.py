@@ -31,6 +31,7 @@ from gke_ai_batch.config.batch import (
 )
 from gke_ai_batch.config.catalogue import CatalogueOverride
 from gke_ai_batch.config.computeclasses import MAX_CLASSES, ComputeClassConfig, compute_class_problems
+from gke_ai_batch.config.checkpoints import CheckpointsConfig, checkpoint_problems
 from gke_ai_batch.config.cluster import ClusterConfig, region_of
 from gke_ai_batch.config.fleet import FleetConfig, MultiKueueSettings, fleet_problems
 from gke_ai_batch.config.gcpnames import is_project_id
@@ -99,6 +100,9 @@ class StackConfig(Model):
     fleet: FleetConfig | None = None
     """A MultiKueue fleet: `cluster` is then its manager (no nodePools) and the workers have the
     pools; teams, queues and priorities are declared once and mirrored on every cluster."""
+    checkpoints: CheckpointsConfig | None = None
+    """A checkpoint bucket per team namespace with Workload Identity access for the team's service account, and the
+    Cloud Storage FUSE (and Managed Lustre) CSI drivers (docs/checkpoints.md)."""
     catalogue: CatalogueOverride = CatalogueOverride()
     """Zones, accelerators and GKE versions newer than the built-in catalogues
     (gke_ai_batch/domain/regions.py, gke_ai_batch/domain/versions.py); synth's report lists them."""
@@ -114,7 +118,9 @@ class StackConfig(Model):
         # workload's pool checks need a known pool) skips the items that other rule refused,
         # so one mistake gives one message.
         project = (info.context or {}).get("project")
-        raise_all(sorted([*self._problems(), *self._check_networks(project)], key=_stack_order))
+        raise_all(sorted(
+            [*self._problems(), *self._check_networks(project), *checkpoint_problems(self, project)], key=_stack_order
+        ))
         return self
 
     def _problems(self) -> Iterator[RuleError]:

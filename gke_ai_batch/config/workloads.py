@@ -11,6 +11,7 @@ from pydantic import Field, model_validator
 
 from gke_ai_batch.domain import quantity
 from gke_ai_batch.config.base import CLUSTER_NODES_MAX, SEVEN_DAYS, K8sName, Labels, Model, PinnedImage, Quantity, QueueName, RuleError, raise_all
+from gke_ai_batch.config.checkpoints import CheckpointMount
 from gke_ai_batch.config.pools import GpuSpec, TpuSpec
 
 
@@ -54,6 +55,8 @@ class WorkloadBase(Model):
     privileged: bool = False
     """Needed only for TPUs on GKE before 1.28; the policy pack allows it on Standard TPU pools only."""
     labels: Labels = {}
+    checkpoints: CheckpointMount | None = None
+    """Mount the team's checkpoint bucket (gke-ai-batch:checkpoints) at mountPath; the pods run as the team's service account."""
 
     # Keys that no longer exist, with why: the unknown-key error says this instead of a guess.
     REMOVED_KEYS: ClassVar[dict[str, str]] = {

@@ -9,7 +9,7 @@ malformed object yields no template rather than an error.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 # Kinds whose spec.template is a pod template (k8s.io/api batch/v1 JobSpec, apps/v1
@@ -60,6 +60,10 @@ class PodSet:
     spec: Mapping[str, Any]  # the pod template's spec
     replicas: int  # JobSet replicated-job replicas; 1 for a Job
     pods_per_replica: int
+    # The pod template's annotations: admission webhooks act on them when the pods are created
+    # (the Cloud Storage FUSE sidecar: gke_ai_batch/domain/gcsfuse.py), after Kueue counted the
+    # template.
+    annotations: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def count(self) -> int:
@@ -78,6 +82,10 @@ def job_pods(spec: Mapping[str, Any]) -> int:
     return min(parallelism, completions)
 
 
+def _annotations(template: Mapping[str, Any]) -> Mapping[str, Any]:
+    return _dict(_dig(template, "metadata", "annotations"))
+
+
 def workload_pod_sets(manifests: Sequence[Mapping[str, Any]]) -> tuple[Mapping[str, Any], tuple[PodSet, ...]] | None:
     """The object that makes a sample workload's pods and its pod sets: a JobSet (one pod set
     per replicated job), else a ProvisioningRequest (one per podSet, from the PodTemplate it
@@ -90,7 +98,7 @@ def workload_pod_sets(manifests: Sequence[Mapping[str, Any]]) -> tuple[Mapping[s
         m = by_kind["JobSet"][0]
         return m, tuple(
             PodSet(rj["name"], rj["template"]["spec"]["template"].get("spec") or {}, rj.get("replicas", 1),
-                   job_pods(rj["template"]["spec"]))
+                   job_pods(rj["template"]["spec"]), _annotations(rj["template"]["spec"]["template"]))
             for rj in m["spec"].get("replicatedJobs") or ()
         )
     if "ProvisioningRequest" in by_kind:
@@ -100,9 +108,11 @@ def workload_pod_sets(manifests: Sequence[Mapping[str, Any]]) -> tuple[Mapping[s
         for i, ps in enumerate(request["spec"].get("podSets") or ()):
             template = templates.get(ps["podTemplateRef"]["name"])
             if template is not None:
-                pod_sets.append(PodSet(f"podset-{i}", template["template"].get("spec") or {}, 1, ps.get("count", 1)))
+                pod_sets.append(PodSet(f"podset-{i}", template["template"].get("spec") or {}, 1, ps.get("count", 1),
+                                       _annotations(template["template"])))
         return request, tuple(pod_sets)
     if "Job" in by_kind:
         m = by_kind["Job"][0]
-        return m, (PodSet("main", m["spec"]["template"].get("spec") or {}, 1, job_pods(m["spec"])),)
+        return m, (PodSet("main", m["spec"]["template"].get("spec") or {}, 1, job_pods(m["spec"]),
+                          _annotations(m["spec"]["template"])),)
     return None

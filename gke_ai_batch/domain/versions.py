@@ -50,6 +50,11 @@ FLEX_START_MIN = {"tpu": "1.33.0-gke.1712000", "gpu": "1.32.2-gke.1652000"}
 # it a Standard cluster creates a class's node pools only with cluster-level auto-provisioning.
 CUSTOM_COMPUTE_CLASS_MIN = "1.30.3-gke.1451000"
 COMPUTE_CLASS_AUTO_CREATION_MIN = "1.33.3-gke.1136000"
+
+# The Managed Lustre CSI driver (addonsConfig.lustreCsiDriverConfig) needs a cluster at
+# 1.33.2-gke.1111000 or later (GKE docs concepts/managed-lustre, "Requirements"; the same
+# floor for x86 nodes under "Limitations").
+LUSTRE_CSI_MIN = "1.33.2-gke.1111000"
 MINOR_RX = re.compile(r"1\.([0-9]{1,3})", re.ASCII)
 PATCH_RX = re.compile(r"1\.([0-9]{1,3})\.([0-9]{1,3})-gke\.([0-9]{1,12})", re.ASCII)
 # A Helm chart version pinned to one release: SemVer 2.0 (https://semver.org, its suggested

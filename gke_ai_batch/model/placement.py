@@ -26,10 +26,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gke_ai_batch.domain import catalogue, naming
+from gke_ai_batch.domain import catalogue, gcsfuse, naming
 from gke_ai_batch.model import selection
 from gke_ai_batch.model.objects import Flavor, NodeGroup, PodSet, World
-from gke_ai_batch.model.requests import pod_requests, show
+from gke_ai_batch.model.requests import pod_requests, scheduled_pod_requests, show
 
 GPU_LABEL = catalogue.GPU_ACCELERATOR_LABEL
 TPU_LABEL = catalogue.TPU_ACCELERATOR_LABEL
@@ -110,7 +110,7 @@ def fits_node(
 def place(world: World, ps: PodSet, flavors: list[Flavor], exclusive_key: str | None) -> Placement:
     out = Placement(ps.name)
     spec = injected_spec(ps.spec, flavors)
-    requests = pod_requests(ps.spec)
+    requests = scheduled_pod_requests(ps.spec, ps.annotations)
     chosen = (spec.get("nodeSelector") or {}).get(COMPUTE_CLASS_LABEL)
     custom = chosen if chosen in world.compute_classes else None
     if world.autopilot and custom is None:
@@ -139,6 +139,12 @@ def place(world: World, ps: PodSet, flavors: list[Flavor], exclusive_key: str | 
             out.note = "no node pool fits; node auto-provisioning may create one"
             return out
         out.error = "no node pool can run its pods: " + "; ".join(out.misses or ["the cluster has no node pools"])
+        sidecar = gcsfuse.sidecar_requests(ps.annotations)
+        if sidecar:
+            out.error += (
+                f" (each pod's requests include the {gcsfuse.SIDECAR_NAME} container GKE adds for its "
+                f"{gcsfuse.VOLUMES_ANNOTATION} annotation: " + ", ".join(f"{r} {q}" for r, q in sidecar.items()) + ")"
+            )
         return out
     groups = {g.name: g for g in world.node_groups}
     matched = [groups[n] for n in out.groups]

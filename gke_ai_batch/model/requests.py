@@ -20,7 +20,7 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from gke_ai_batch.domain import quantity
+from gke_ai_batch.domain import gcsfuse, quantity
 
 CPU = "cpu"
 MEMORY = "memory"
@@ -69,6 +69,19 @@ def pod_requests(spec: Mapping[str, Any]) -> dict[str, int]:
         for r, v in container_requests(c).items():
             total[r] = max(total.get(r, 0), v)
     for r, q in (spec.get("overhead") or {}).items():
+        total[r] = total.get(r, 0) + amount(r, q)
+    return total
+
+
+def scheduled_pod_requests(spec: Mapping[str, Any], annotations: Mapping[str, Any] | None) -> dict[str, int]:
+    """What kube-scheduler sees a pod of this template request: pod_requests, plus the Cloud
+    Storage FUSE sidecar GKE's webhook adds when the pod is created (gke_ai_batch/domain/gcsfuse.py).
+    Kueue counts the template before any pod exists, so its quota does not include the sidecar,
+    but the node must hold it: the sidecar is a container (or, where GKE injects it as a native
+    sidecar, a restartable init container, which kube-scheduler adds to the containers' sum too:
+    k8s.io/component-helpers/resource.PodRequests)."""
+    total = pod_requests(spec)
+    for r, q in gcsfuse.sidecar_requests(annotations).items():
         total[r] = total.get(r, 0) + amount(r, q)
     return total
 

@@ -11,6 +11,7 @@ from typing import Any
 from gke_ai_batch.config.batch import TeamConfig
 from gke_ai_batch.config.stack import StackConfig
 from gke_ai_batch.plan.apis import required_apis
+from gke_ai_batch.plan.checkpoints import BucketPlan, plan_buckets
 from gke_ai_batch.plan.computeclasses import compute_class_manifest
 from gke_ai_batch.plan.cluster import RegistryGrant, cluster_args, grants_for, registry_images
 from gke_ai_batch.plan.flavors import FlavorPlan, plan_flavors
@@ -82,6 +83,11 @@ class Plan:
         return webhook_probe(self.config.kueue)
 
     @property
+    def checkpoint_buckets(self) -> list[BucketPlan]:
+        """A checkpoint bucket per team namespace (gke-ai-batch:checkpoints), or none."""
+        return plan_buckets(self.config, self.project)
+
+    @property
     def cluster_args(self) -> dict[str, Any]:
         return cluster_args(self.config, self.project)
 
@@ -130,7 +136,7 @@ def build_plan(cfg: StackConfig, project: str = "my-project") -> Plan:
         teams=teams,
         team_rbac=team_rbac_manifests(cfg),
         priorities=priorities,
-        workloads=plan_workloads(cfg),
+        workloads=plan_workloads(cfg, project),
         registry_images=images,
         registry_grants=grants_for(images),
         apis=required_apis(cfg, project),

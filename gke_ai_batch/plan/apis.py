@@ -45,6 +45,9 @@ WHY: dict[str, str] = {
     # leaves loggingConfig and monitoringConfig at those defaults.
     LOGGING: "Cloud Logging: GKE's system and workload logs (on by default)",
     MONITORING: "Cloud Monitoring: GKE's system metrics and Managed Service for Prometheus (on by default)",
+    # The checkpoint buckets and their IAM grants (https://cloud.google.com/storage/docs/json_api,
+    # buckets.insert and buckets.setIamPolicy); a new project may have it off.
+    STORAGE: "Cloud Storage: the teams' checkpoint buckets (gke-ai-batch:checkpoints)",
     # GKE docs how-to/encrypting-secrets, "Before you begin": enable the Cloud KMS API.
     KMS: "Cloud KMS: application-layer secrets encryption (cluster.databaseEncryption)",
     # Binary Authorization docs (setting-up/enable-gke, "Enable the Binary Authorization API").
@@ -69,7 +72,7 @@ def required_apis(cfg: StackConfig, project: str) -> tuple[str, ...]:
     if c.existing:
         # The cluster runs, so its APIs are on; its pools need GKE's and Compute Engine's, and
         # nothing here grants a project role (no node role: the existing nodes' account has it).
-        return tuple(api for api in WHY if api in (CONTAINER, COMPUTE))
+        return tuple(api for api in WHY if api in (CONTAINER, COMPUTE) or (api == STORAGE and cfg.checkpoints))
     wanted = {CONTAINER, COMPUTE, RESOURCE_MANAGER, LOGGING, MONITORING}
     if c.node_service_account is None:
         wanted.add(IAM)
@@ -77,6 +80,8 @@ def required_apis(cfg: StackConfig, project: str) -> tuple[str, ...]:
         wanted.add(KMS)
     if c.binary_authorization:
         wanted.add(BINARY_AUTHORIZATION)
+    if cfg.checkpoints is not None:
+        wanted.add(STORAGE)
     return tuple(api for api in WHY if api in wanted)
 
 

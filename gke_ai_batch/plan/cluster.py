@@ -11,6 +11,7 @@ from typing import Any
 from gke_ai_batch.config.cluster import ClusterConfig
 from gke_ai_batch.config.maintenance import Exclusion, MaintenancePolicy
 from gke_ai_batch.config.stack import StackConfig
+from gke_ai_batch.plan.checkpoints import addons_args, addons_config
 from gke_ai_batch.plan.pools import CLOUD_PLATFORM_SCOPE
 
 # pulumi-gcp Cluster: datapath_provider ADVANCED_DATAPATH is Dataplane V2 (the default,
@@ -95,6 +96,9 @@ def cluster_component_args(cfg: StackConfig, project: str, images: list[str]) ->
     args.update(name=c.name, location=c.location, project=project)
     if images:
         args["registry_images"] = list(images)
+    addons = addons_args(cfg)
+    if addons:
+        args["addons"] = addons
     if cfg.catalogue.model_fields_set:
         args["catalogue"] = cfg.catalogue.model_dump(by_alias=True, exclude_unset=True)
     return args
@@ -146,6 +150,7 @@ def cluster_args(cfg: StackConfig, project: str) -> dict[str, Any]:
         args["resource_labels"] = dict(c.labels)
     if c.maintenance is not None:
         args["maintenance_policy"] = maintenance_policy_args(c.maintenance)
+    args.update(addons_config(cfg.cluster.standard, **addons_args(cfg)))
     if c.security_group:
         # Google Groups for RBAC, Standard and Autopilot alike (gcloud's create-auto takes
         # --security-group: 'authenticatorsecurity' is among its auto_flags).

@@ -14,7 +14,8 @@ from gke_ai_batch.config.stack import StackConfig
 from gke_ai_batch.config.workloads import JobSetWorkload, JobWorkload, ProvisioningRequestWorkload
 from gke_ai_batch.model import podsecurity
 from gke_ai_batch.model.objects import EXCLUSIVE_ANNOTATION, PRIORITY_LABEL, QUEUE_LABEL  # noqa: F401 (re-exported)
-from gke_ai_batch.domain.podtemplates import CONSUME_ANNOTATION
+from gke_ai_batch.domain.podtemplates import CONSUME_ANNOTATION, pod_templates
+from gke_ai_batch.plan import checkpoints
 from gke_ai_batch.plan.kueue import PROVISIONING_CLASS
 
 # pulumi-kubernetes waits for a Job to complete; a queued sample may wait for hours.
@@ -47,10 +48,26 @@ class WorkloadPlan:
     priority: str | None
     target: Target
     image: str
+    checkpoints: bool = False  # mounts its team's checkpoint bucket
 
 
-def plan_workloads(cfg: StackConfig) -> list[WorkloadPlan]:
-    return [_plan(cfg, wl) for wl in cfg.workloads]
+def plan_workloads(cfg: StackConfig, project: str = "my-project") -> list[WorkloadPlan]:
+    plans = [_plan(cfg, wl) for wl in cfg.workloads]
+    for wl, plan in zip(cfg.workloads, plans):
+        _mount_checkpoints(cfg, wl, plan.manifests, project)
+    return plans
+
+
+def _mount_checkpoints(cfg: StackConfig, wl, manifests: list[dict[str, Any]], project: str) -> None:
+    """Every pod template of a workload that mounts its team's checkpoint bucket gets the FUSE
+    annotations, the volume and the team's service account (gke_ai_batch/plan/checkpoints.py)."""
+    annotations = checkpoints.pod_annotations(wl)
+    if not annotations:
+        return
+    for manifest in manifests:
+        for template in pod_templates(manifest.get("kind", ""), manifest):
+            template.setdefault("metadata", {}).setdefault("annotations", {}).update(annotations)
+            checkpoints.mount(cfg, wl, template["spec"], project)
 
 
 def resolve_target(cfg: StackConfig, wl) -> Target:
@@ -162,7 +179,9 @@ def _plan(cfg: StackConfig, wl) -> WorkloadPlan:
     else:
         manifests = _provisioning_request(cfg, wl, target)
         queue = None
-    return WorkloadPlan(wl.name, wl.kind, wl.team, manifests, queue, wl.priority, target, wl.image)
+    return WorkloadPlan(
+        wl.name, wl.kind, wl.team, manifests, queue, wl.priority, target, wl.image, wl.checkpoints is not None
+    )
 
 
 def _jobset(cfg: StackConfig, wl: JobSetWorkload, target: Target) -> dict[str, Any]:

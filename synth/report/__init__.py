@@ -19,7 +19,7 @@ from gke_ai_batch.domain import naming, quantity
 from gke_ai_batch.domain.naming import scope_of
 
 from .. import policy
-from . import admission, computeclasses, cost as cost_view, fleet as fleet_view, maintenance, preemption, quota, replacement, reservations
+from . import admission, checkpoints, computeclasses, cost as cost_view, fleet as fleet_view, maintenance, preemption, quota, replacement, reservations
 from .diagram import diagram
 from .md import DASH, code, codes, plural, table
 
@@ -66,6 +66,11 @@ def render(result, violations: Sequence[Finding | Mapping[str, Any]]) -> str:
         sections.insert(3, ("Reservations", reserved))
     if plan.config.compute_classes:
         sections.insert(3, ("Compute classes: capacity in priority order", computeclasses.section(plan)))
+    storage = checkpoints.section(plan)
+    if storage:
+        # After the teams' namespaces, whose service accounts the buckets grant.
+        sections.insert(next(i for i, (h, _) in enumerate(sections) if h.startswith("Namespaces")) + 1,
+                        ("Checkpoint storage", storage))
     overrides = _overrides(plan)
     if overrides:
         sections.insert(1, ("Catalogue overrides", overrides))
