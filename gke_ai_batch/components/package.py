@@ -15,6 +15,7 @@ from pathlib import Path
 import pulumi
 
 from gke_ai_batch.components.batch import JobSetInstall, KueueInstall
+from gke_ai_batch.components.metrics import Metrics
 from gke_ai_batch.components.nodepools import CpuPool, GpuPool, TpuSlices
 from gke_ai_batch.components.priorities import Priorities
 from gke_ai_batch.config.errors import NAMESPACE
@@ -30,6 +31,7 @@ COMPONENTS: list[type[pulumi.ComponentResource]] = [
     JobSetInstall,
     KueueInstall,
     Priorities,
+    Metrics,
 ]
 
 # The package is named as the project; its components' tokens are NAMESPACE:index:<Class>

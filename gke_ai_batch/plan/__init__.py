@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from gke_ai_batch.config.batch import KueueConfig
 from gke_ai_batch.config.stack import StackConfig
 from gke_ai_batch.plan.apis import required_apis
 from gke_ai_batch.plan.cluster import RegistryGrant, cluster_args, registry_grants
@@ -68,9 +69,19 @@ class Plan:
     multi_kueue: MultiKueueSettings | None = None  # a fleet manager's (gke_ai_batch/plan/fleet.py)
 
     @property
+    def kueue(self) -> KueueConfig:
+        """The stack's kueue key as KueueInstall takes it: resourceMetrics, left unset, is on
+        where gke-ai-batch:metrics collects Kueue's metrics (the dashboard charts quota used)."""
+        k = self.config.kueue
+        c = self.config.collected
+        if k.resource_metrics is None and c is not None and c.managed_prometheus:
+            return k.model_copy(update={"resource_metrics": True})
+        return k
+
+    @property
     def kueue_values(self) -> dict[str, Any]:
         """The Kueue chart's values, as KueueInstall derives them from its args."""
-        return kueue_install_values(self.config.kueue, self.multi_kueue)
+        return kueue_install_values(self.kueue, self.multi_kueue)
 
     @property
     def webhook_probe(self) -> list[dict[str, Any]]:

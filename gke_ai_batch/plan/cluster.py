@@ -11,6 +11,7 @@ from typing import Any
 from gke_ai_batch.config.cluster import ClusterConfig
 from gke_ai_batch.config.maintenance import Exclusion, MaintenancePolicy
 from gke_ai_batch.config.stack import StackConfig
+from gke_ai_batch.plan.metrics import monitoring_config_args
 from gke_ai_batch.plan.pools import CLOUD_PLATFORM_SCOPE
 
 # pulumi-gcp Cluster: datapath_provider ADVANCED_DATAPATH is Dataplane V2 (the default,
@@ -122,6 +123,9 @@ def cluster_args(cfg: StackConfig, project: str) -> dict[str, Any]:
         args["resource_labels"] = dict(c.labels)
     if c.maintenance is not None:
         args["maintenance_policy"] = maintenance_policy_args(c.maintenance)
+    monitoring = monitoring_config_args(cfg.collected) if cfg.collected is not None else None
+    if monitoring is not None:
+        args["monitoring_config"] = monitoring
     if c.security_group:
         # Google Groups for RBAC, Standard and Autopilot alike (gcloud's create-auto takes
         # --security-group: 'authenticatorsecurity' is among its auto_flags).
