@@ -227,3 +227,13 @@ def test_the_scrapers_cluster_binding_passes_probe_namespaced_rbac_only_for_urls
     assert violations(lambda inputs: None) == []
     found = violations(lambda inputs: inputs["rules"].append({"apiGroups": [""], "resources": ["secrets"], "verbs": ["get"]}))
     assert len(found) == 2 and all("cluster-wide rights" in str(v) for v in found), found
+
+
+def test_an_installed_kueue_is_not_reconfigured_and_the_report_says_the_quota_chart_needs_it(tmp_path):
+    cfg = config({}, [GPU], "1.35.7-gke.1222000")
+    cfg["gke-ai-batch:kueue"] = {"installed": "0.19.2"}
+    result = rendered(tmp_path, cfg)
+    assert not result.plan.kueue.resource_metrics
+    assert "the dashboard's quota chart stays empty" in report_md.render(result, [])
+    cfg["gke-ai-batch:kueue"] = {"installed": "0.19.2", "resourceMetrics": True}
+    assert "the dashboard's quota chart stays empty" not in report_md.render(rendered(tmp_path, cfg), [])

@@ -71,10 +71,11 @@ class Plan:
     @property
     def kueue(self) -> KueueConfig:
         """The stack's kueue key as KueueInstall takes it: resourceMetrics, left unset, is on
-        where gke-ai-batch:metrics collects Kueue's metrics (the dashboard charts quota used)."""
+        where gke-ai-batch:metrics collects Kueue's metrics (the dashboard charts quota used)
+        and this program installs Kueue (an installed one is configured as it is)."""
         k = self.config.kueue
         c = self.config.collected
-        if k.resource_metrics is None and c is not None and c.managed_prometheus:
+        if k.resource_metrics is None and k.installed is None and c is not None and c.managed_prometheus:
             return k.model_copy(update={"resource_metrics": True})
         return k
 

@@ -48,6 +48,12 @@ def section(plan) -> list[str]:
         ]
     if plan.kueue.resource_metrics:
         lines += ["", "Kueue exports each cluster queue's quota and usage per flavor (`enableClusterQueueResources`)."]
+    elif c.managed_prometheus:
+        lines += [
+            "",
+            "⚠️ Kueue does not export quota and usage per flavor (`kueue.resourceMetrics` is off, or not stated for "
+            "the Kueue installed already): the dashboard's quota chart stays empty.",
+        ]
     if c.dashboard:
         panels = dashboard_panels(cfg.cluster.name, c, [], [])
         lines += [
