@@ -237,3 +237,33 @@ def test_an_installed_kueue_is_not_reconfigured_and_the_report_says_the_quota_ch
     assert "the dashboard's quota chart stays empty" in report_md.render(result, [])
     cfg["gke-ai-batch:kueue"] = {"installed": "0.19.2", "resourceMetrics": True}
     assert "the dashboard's quota chart stays empty" not in report_md.render(rendered(tmp_path, cfg), [])
+
+
+PROGRAM = """
+import pulumi
+import pulumi_kubernetes as k8s
+
+from gke_ai_batch.components.metrics import Metrics
+
+p = k8s.Provider("ml-shared", kubeconfig="{}")
+Metrics("a", {"cluster_name": "ml-shared", "tpu_pools": ["v6e"]}, pulumi.ResourceOptions(provider=p))
+Metrics("b", {"cluster_name": "ml-other", "dashboard": False}, pulumi.ResourceOptions(provider=p))
+"""
+
+
+def test_the_component_from_any_program_side_by_side(tmp_path):
+    from support.programs import run_program
+
+    recording = run_program(tmp_path, PROGRAM)
+    urns = [r.urn for r in recording.resources]
+    assert len(urns) == len(set(urns))
+    by = {(r.type, r.name): r for r in recording.resources}
+    assert ("gke-ai-batch:index:Metrics", "a") in by and ("gke-ai-batch:index:Metrics", "b") in by
+    monitoring = by[(POD_MONITORING, "a-kueue-system/kueue")]
+    assert "ml-shared" in monitoring.options["provider"]
+    dashboards = [r for r in recording.resources if r.type == DASHBOARD_TYPE]
+    assert [d.name for d in dashboards] == ["a-dashboard"]
+    body = json.loads(dashboards[0].inputs["dashboardJson"])
+    assert body["displayName"] == "gke-ai-batch ml-shared"
+    assert [t["widget"]["title"] for t in body["mosaicLayout"]["tiles"]][-1] == "TPU duty cycle per node (v6e)"
+    assert (POD_MONITORING, "b-jobset-system/jobset") in by

@@ -27,12 +27,12 @@ class MetricsConfig(Model):
     each). On a cluster this program creates it also turns managed collection on; on an existing
     cluster it states that managed collection is on there."""
     dcgm: bool | None = None
-    """GKE's managed DCGM metrics of the GPU nodes (needs GKE 1.30.1-gke.1204000). Default: on
+    """GKE's managed DCGM metrics of the GPU nodes (from the GKE version docs/metrics.md names). Default: on
     when the stack has a GPU pool and creates its cluster; on an existing cluster true states
     that the cluster collects them already (this program cannot change its monitoring)."""
     tpu: bool | None = None
-    """TPU utilization (GKE system metrics, GKE 1.28.1-gke.1066000) on the dashboard. Default:
-    on when the stack has a TPU pool."""
+    """TPU utilization (GKE system metrics, from the GKE version docs/metrics.md names) on the
+    dashboard. Default: on when the stack has a TPU pool."""
     dashboard: bool = True
     """A Cloud Monitoring dashboard for the cluster: pending and admitted workloads per cluster
     queue, quota used per flavor, accelerator utilization per node."""
