@@ -267,3 +267,11 @@ def test_the_component_from_any_program_side_by_side(tmp_path):
     assert body["displayName"] == "gke-ai-batch ml-shared"
     assert [t["widget"]["title"] for t in body["mosaicLayout"]["tiles"]][-1] == "TPU duty cycle per node (v6e)"
     assert (POD_MONITORING, "b-jobset-system/jobset") in by
+
+
+def test_an_existing_clusters_dashboard_has_the_monitoring_api(tmp_path):
+    # The cluster's own APIs are on already; the dashboard is a Cloud Monitoring resource.
+    from gke_ai_batch.plan.apis import MONITORING
+
+    assert MONITORING in rendered(tmp_path, config({}, [GPU], "1.35.7-gke.1222000")).plan.apis
+    assert MONITORING not in rendered(tmp_path, config({"dashboard": False}, [GPU], "1.35.7-gke.1222000")).plan.apis

@@ -101,7 +101,9 @@ class Metrics(pulumi.ComponentResource):
                 child_name(name, "metrics", "dashboard"),
                 dashboard_json=dashboard_json(checked.cluster_name, c, list(checked.gpu_pools), list(checked.tpu_pools)),
                 project=args.get("project"),
-                opts=pulumi.ResourceOptions(parent=self),
+                # What the component depends on includes, in a stack, the cluster and so the
+                # project's Cloud Monitoring API.
+                opts=pulumi.ResourceOptions(parent=self, depends_on=waits),
             )
         self.dashboard_id = self.dashboard.id if self.dashboard is not None else pulumi.Output.from_input("")
         self.register_outputs({"dashboard_id": self.dashboard_id})
