@@ -48,6 +48,24 @@ def synth_config(tmp_path: Path, config: dict[str, Any], stack: str = "test") ->
     return synth.synthesize(ROOT, synth.StackFile.locate(ROOT, None, path))
 
 
+def synth_refused(tmp_path: Path, config: dict[str, Any], path: str, words: str) -> None:
+    """synth refuses the stack (exit 2, nothing registered), naming `path` at a line of the
+    stack file, with `words` in the message."""
+    from support.diagnostics import assert_names
+
+    result = synth_config(tmp_path, config)
+    assert result.exit_code == 2, result.error
+    assert result.recording is None
+    assert_names(result.error, tmp_path / "Pulumi.test.yaml", path, words)
+
+
+def synth_rendered(tmp_path: Path, config: dict[str, Any]) -> synth.Result:
+    """synth renders the stack (exit 0)."""
+    result = synth_config(tmp_path, config)
+    assert result.exit_code == 0, result.error
+    return result
+
+
 def synth_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """`python -m synth ARGS` in a fresh process, as a user runs it."""
     return subprocess.run(

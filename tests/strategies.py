@@ -918,6 +918,16 @@ def valid_stacks(
         config[f"{NS}:kueue"] = kueue
     if draw(st.integers(0, 3)) == 0:
         config[f"{NS}:jobset"] = {"version": draw(st.sampled_from(("0.8.1", "0.12.0")))}
+    if draw(st.integers(0, 3)) == 0:
+        # Metrics GKE takes on a cluster this program creates (every channel is above the DCGM
+        # and TPU floors): DCGM only with managed collection, a dashboard only with a chart.
+        config[f"{NS}:metrics"] = draw(st.sampled_from((
+            {},
+            {"dashboard": False},
+            {"managedPrometheus": True, "dcgm": True, "tpu": False},
+            {"managedPrometheus": False, "dcgm": False, "tpu": True},
+            {"managedPrometheus": False, "dcgm": False, "tpu": False, "dashboard": False},
+        )))
     return config
 
 

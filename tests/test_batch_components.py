@@ -167,7 +167,7 @@ def test_the_package_hosts_them_with_their_inputs_and_outputs():
     jobset, kueue, prios = (resources[f"gke-ai-batch:index:{k}"] for k in ("JobSetInstall", "KueueInstall", "Priorities"))
     assert set(jobset["inputProperties"]) == {"version"} and set(jobset["properties"]) == {"version", "namespace"}
     assert {"version", "integrations", "waitForPodsReady", "fairSharing", "manageJobsWithoutQueueName", "webhookGate",
-            "probeImage", "multiKueue"} == set(kueue["inputProperties"])
+            "probeImage", "multiKueue", "resourceMetrics"} == set(kueue["inputProperties"])
     assert set(kueue["properties"]) == {"version", "namespace"}
     assert prios["requiredInputs"] == ["priorities"] and set(prios["properties"]) == {"priorities"}
     assert set(schema()["types"]["gke-ai-batch:index:PriorityArgs"]["required"]) == {"name", "value"}

@@ -243,7 +243,7 @@ def test_every_cluster_key_of_a_stack_is_an_arg():
     from gke_ai_batch.components.cluster import ExistingClusterArgs, GkeClusterArgs
     from gke_ai_batch.config.cluster import CREATION_ONLY, EXISTING_ONLY, ClusterConfig
 
-    extra = {"project", "registry_images", "catalogue", "addons"}
+    extra = {"project", "registry_images", "catalogue", "addons", "monitoring"}
     create = set(GkeClusterArgs.__annotations__) - extra
     assert create == set(ClusterConfig.model_fields) - {"existing", *EXISTING_ONLY}
     exists = set(ExistingClusterArgs.__annotations__) - extra
@@ -361,13 +361,18 @@ def test_a_library_cluster_takes_the_checkpoint_drivers_as_addons(tmp_path):
     recording = _run(tmp_path, """
         from gke_ai_batch.components.cluster import GkeCluster
         GkeCluster("a", {"name": "a", "location": "us-central1", "project": "acme-ml",
-                         "addons": {"gcs_fuse_csi_driver": True, "lustre_csi_driver": True}})
+                         "addons": {"gcs_fuse_csi_driver": True, "lustre_csi_driver": True},
+                         "monitoring": {"managed_prometheus": True, "dcgm": True}})
         GkeCluster("b", {"name": "b", "location": "us-central1", "project": "acme-ml", "mode": "autopilot",
                          "addons": {"gcs_fuse_csi_driver": True}})
     """)
     clusters = {r.name: r.inputs for r in recording.resources if r.type == "gcp:container/cluster:Cluster"}
     assert clusters["a-cluster"]["addonsConfig"] == {"gcsFuseCsiDriverConfig": {"enabled": True}, "lustreCsiDriverConfig": {"enabled": True}}
     assert "addonsConfig" not in clusters["b-cluster"]
+    # The monitoring arg as a stack's metrics key renders it; unset, GKE's defaults stand.
+    assert clusters["a-cluster"]["monitoringConfig"]["managedPrometheus"] == {"enabled": True}
+    assert "DCGM" in clusters["a-cluster"]["monitoringConfig"]["enableComponents"]
+    assert "monitoringConfig" not in clusters["b-cluster"]
     with pytest.raises(ArgsError) as refused:
         GkeCluster("c", {"name": "c", "location": "us-central1", "project": "acme-ml", "addons": {"gcs_fuse_csi_driver": "yes"}})
     assert "args.addons.gcs_fuse_csi_driver: must be true or false" in str(refused.value)

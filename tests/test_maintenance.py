@@ -8,8 +8,7 @@ import copy
 
 import pytest
 
-from conftest import base_config, by_name, synth_config
-from support.diagnostics import assert_names
+from conftest import base_config, by_name, synth_refused, synth_rendered
 from synth import report as report_md
 
 CLUSTER_TYPE = "gcp:container/cluster:Cluster"
@@ -32,17 +31,7 @@ def config(maintenance=None, pools=None, **cluster) -> dict:
     return c
 
 
-def refused(tmp_path, cfg, path: str, words: str) -> None:
-    result = synth_config(tmp_path, cfg)
-    assert result.exit_code == 2, result.error
-    assert result.recording is None
-    assert_names(result.error, tmp_path / "Pulumi.test.yaml", path, words)
-
-
-def rendered(tmp_path, cfg):
-    result = synth_config(tmp_path, cfg)
-    assert result.exit_code == 0, result.error
-    return result
+refused, rendered = synth_refused, synth_rendered
 
 
 M = "gke-ai-batch:cluster.maintenance"

@@ -741,7 +741,11 @@ def test_scopes_come_from_the_schemas_readme(shared_schemas):
     assert scopes[("jobset.x-k8s.io/v1alpha2", "JobSet")] == M.NAMESPACED
     assert scopes[("autoscaling.x-k8s.io/v1", "ProvisioningRequest")] == M.NAMESPACED
     (extra,) = M.EXTRA_SCHEMAS_DIRS
-    assert M.crd_scopes(extra) == {(KUEUE, "Workload"): M.NAMESPACED, ("cloud.google.com/v1", "ComputeClass"): M.CLUSTER}
+    assert M.crd_scopes(extra) == {
+        (KUEUE, "Workload"): M.NAMESPACED,
+        ("cloud.google.com/v1", "ComputeClass"): M.CLUSTER,
+        ("monitoring.googleapis.com/v1", "PodMonitoring"): M.NAMESPACED,
+    }
 
 
 def test_the_schemas_are_those_of_the_charts_the_program_installs(shared_schemas):

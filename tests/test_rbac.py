@@ -7,6 +7,7 @@ import pytest
 
 import synth
 from gke_ai_batch.domain import multikueue_worker as worker
+from gke_ai_batch.plan.metrics import SCRAPER
 from gke_ai_batch.plan.rbac import TEAM_ROLE
 from conftest import FLEET_STACKS, STACKS, by_name, synth_stack
 from policy import rules
@@ -32,12 +33,16 @@ def test_no_subject_the_stack_binds_may_create_pods_or_write_quota(stack):
     # namespaces they mirror, the MultiKueue writes (gke_ai_batch/domain/multikueue_worker.py); nothing else
     # is granted cluster-wide.
     fleet_roles = {worker.READ_ROLE, worker.WRITE_ROLE} if stack in FLEET_STACKS else set()
-    assert set(cluster_roles) <= fleet_roles, f"{stack}: the program grants nothing else cluster-wide"
+    # With gke-ai-batch:metrics, the scrapers may read /metrics, a right that exists only
+    # cluster-wide and opens no object (gke_ai_batch/plan/metrics.py).
+    metrics_role = {SCRAPER} if SCRAPER in cluster_roles else set()
+    assert all(cluster_roles[r]["rules"] == [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}] for r in metrics_role)
+    assert set(cluster_roles) <= fleet_roles | metrics_role, f"{stack}: the program grants nothing else cluster-wide"
     assert {b["metadata"]["name"] for b in bindings if b["kind"] == "ClusterRoleBinding"} <= (
-        {worker.READ_BINDING} if fleet_roles else set())
+        ({worker.READ_BINDING} if fleet_roles else set()) | metrics_role)
     assert all(
         (b["roleRef"]["kind"] == "Role" and (b["metadata"]["namespace"], b["roleRef"]["name"]) in roles)
-        or (b["roleRef"]["kind"] == "ClusterRole" and b["roleRef"]["name"] in fleet_roles)
+        or (b["roleRef"]["kind"] == "ClusterRole" and b["roleRef"]["name"] in fleet_roles | metrics_role)
         for b in bindings
     )
     # The rule itself, over what the stack records: every roleRef resolves and grants no bypass.
@@ -78,7 +83,7 @@ def test_team_groups_get_the_team_role_in_their_namespace(stack, groups):
         for group_, resource in (("", "pods"), ("", "pods/log"), ("kueue.x-k8s.io", "workloads"), ("kueue.x-k8s.io", "localqueues")):
             assert all(allows(rules, group_, resource, v) for v in ("get", "list", "watch"))
             assert not any(allows(rules, group_, resource, v) for v in ("create", "update", "patch", "delete"))
-        (binding,) = [b for b in bindings if b["metadata"]["namespace"] == namespace]
+        (binding,) = [b for b in bindings if b["metadata"].get("namespace") == namespace]
         assert binding["subjects"] == [{"kind": "Group", "apiGroup": "rbac.authorization.k8s.io", "name": group}]
     cluster = by_name(synth_stack(stack), "gcp:container/cluster:Cluster", "cluster")["inputs"]
     assert cluster["authenticatorGroupsConfig"] == {"securityGroup": "gke-security-groups@acme.com"}

@@ -207,6 +207,8 @@ class KueueInstallArgs(TypedDict):
     default: on, 30m), or false to turn it off."""
     manage_jobs_without_queue_name: NotRequired[bool]
     """Kueue also manages Jobs and JobSets that name no queue (default true)."""
+    resource_metrics: NotRequired[bool]
+    """Kueue exports each cluster queue's quota and usage per flavor and resource (default false)."""
     webhook_gate: NotRequired[bool]
     """Wait, after install, until Kueue's webhooks answer a server-side dry run (default true)."""
     probe_image: NotRequired[str]

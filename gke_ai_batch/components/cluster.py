@@ -36,6 +36,7 @@ from gke_ai_batch.plan.cluster import (
     registry_repository,
 )
 from gke_ai_batch.plan.checkpoints import addons_config
+from gke_ai_batch.plan.metrics import monitoring_config
 from gke_ai_batch.plan.pools import system_pool_args
 
 
@@ -146,6 +147,15 @@ class AddonsArgs(TypedDict):
     """The Managed Lustre CSI driver."""
 
 
+class MonitoringArgs(TypedDict):
+    """What the cluster reports to Cloud Monitoring (docs/metrics.md); unset: GKE's defaults."""
+
+    managed_prometheus: NotRequired[bool]
+    """Managed Service for Prometheus' managed collection."""
+    dcgm: NotRequired[bool]
+    """GKE's managed DCGM metrics of GPU nodes."""
+
+
 class _ClusterArgs(TypedDict):
     name: str
     """The cluster's GKE name."""
@@ -190,6 +200,7 @@ class GkeClusterArgs(_ClusterArgs):
     maintenance: NotRequired[MaintenanceArgs]
     """When GKE may upgrade the cluster and its nodes, and what it may not (docs/maintenance.md)."""
     addons: NotRequired[AddonsArgs]
+    monitoring: NotRequired[MonitoringArgs]
 
 
 class ExistingClusterArgs(_ClusterArgs):
@@ -354,6 +365,8 @@ class GkeCluster(_Cluster):
         self._finish(name, stack, args, opts, member)
         cargs = cluster_args(stack, project)
         cargs.update(addons_config(c.standard, **args.get("addons", {})))
+        if "monitoring" in args:
+            cargs["monitoring_config"] = monitoring_config(**args["monitoring"])
         if not c.standard:
             # Autopilot takes the node service account through auto-provisioning defaults.
             cargs["cluster_autoscaling"] = {
@@ -478,7 +491,7 @@ class StackExistingCluster(ExistingCluster):
 # Keys whose own keys are the user's (label keys, accelerator types), not arg names.
 _USER_KEYS = ("labels", "accelerators")
 # Args that are not keys of the stack's cluster entry.
-_NOT_CLUSTER_KEYS = ("project", "registry_images", "catalogue", "addons")
+_NOT_CLUSTER_KEYS = ("project", "registry_images", "catalogue", "addons", "monitoring")
 
 
 def _checked_cluster(
@@ -499,11 +512,12 @@ def _checked_cluster(
         problems.append(("args.registry_images", "must be a list of image names"))
     if not isinstance(args.get("catalogue", {}), dict):
         problems.append(("args.catalogue", f"must be a mapping, not {type(args['catalogue']).__name__}"))
-    addons = args.get("addons", {})
-    if not isinstance(addons, dict):
-        problems.append(("args.addons", f"must be a mapping (AddonsArgs), not {type(addons).__name__}"))
-    else:
-        problems += [(f"args.addons.{k}", "must be true or false") for k, v in addons.items() if not isinstance(v, bool)]
+    for key in ("addons", "monitoring"):
+        flags = args.get(key, {})
+        if not isinstance(flags, dict):
+            problems.append((f"args.{key}", f"must be a mapping of true or false, not {type(flags).__name__}"))
+        else:
+            problems += [(f"args.{key}.{k}", "must be true or false") for k, v in flags.items() if not isinstance(v, bool)]
     project = args.get("project")
     if "project" in args and project is None:
         problems.append(("args.project", "required"))

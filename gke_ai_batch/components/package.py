@@ -18,6 +18,7 @@ from gke_ai_batch.components.batch import JobSetInstall, KueueInstall
 from gke_ai_batch.components.cluster import ExistingCluster, GkeCluster
 from gke_ai_batch.components.multikueue import MultiKueueManager, MultiKueueWorker
 from gke_ai_batch.components.computeclasses import ComputeClasses
+from gke_ai_batch.components.metrics import Metrics
 from gke_ai_batch.components.nodepools import CpuPool, GpuPool, TpuSlices
 from gke_ai_batch.components.priorities import Priorities
 from gke_ai_batch.components.queues import ClusterQueue, ProvisioningCheck, ResourceFlavor, Team
@@ -45,6 +46,7 @@ COMPONENTS: list[type[pulumi.ComponentResource]] = [
     Team,
     ComputeClasses,
     CheckpointBucket,
+    Metrics,
 ]
 
 # The package is named as the project; its components' tokens are NAMESPACE:index:<Class>

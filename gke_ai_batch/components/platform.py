@@ -18,6 +18,7 @@ from gke_ai_batch.components import k8s as k8s_objects
 from gke_ai_batch.components.batch import JobSetInstall, KueueInstall, stack_jobset_args, stack_kueue_args
 from gke_ai_batch.components.cluster import ExistingCluster, GkeCluster, StackExistingCluster, StackGkeCluster
 from gke_ai_batch.components.computeclasses import ComputeClasses, stack_compute_classes_args
+from gke_ai_batch.components.metrics import Metrics, stack_metrics_args
 from gke_ai_batch.domain.naming import scoped
 from gke_ai_batch.components.nodepools import stack_pool_args
 from gke_ai_batch.plan import Plan
@@ -100,11 +101,18 @@ def deploy_cluster(
     if cfg.kueue.installed is None:
         kueue = KueueInstall(
             scoped(scope, "kueue"),
-            stack_kueue_args(cfg.kueue, plan.multi_kueue),
+            stack_kueue_args(plan.kueue, plan.multi_kueue),
             # Kueue's chart after JobSet's; the probe Pod after its image is readable.
             pulumi.ResourceOptions(provider=provider, depends_on=[*jobset, *cluster.readers_for(cfg.kueue.probe_image)]),
         )
         kueue_ready = kueue.ready
+    if cfg.metrics is not None:
+        # Its objects live in Kueue's and JobSet's namespaces, which their releases create.
+        Metrics(
+            scoped(scope, "metrics"),
+            stack_metrics_args(plan),
+            pulumi.ResourceOptions(provider=provider, depends_on=[*jobset, *kueue_ready]),
+        )
     extra: dict[str, pulumi.Resource] = {}
     previous: list[pulumi.Resource] = list(kueue_ready)
     for manifest in after_kueue:

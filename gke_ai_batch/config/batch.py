@@ -101,6 +101,11 @@ class KueueConfig(Model):
     probe_image: PinnedImage = PROBE_IMAGE
     """Image of the webhook probe (kubectl, no shell needed): a digest (image@sha256:...) is
     preferred and required by the policy pack in production; :latest and untagged are refused."""
+    resource_metrics: bool | None = None
+    """Kueue exports each cluster queue's quota and usage per flavor and resource
+    (kueue_cluster_queue_nominal_quota, kueue_cluster_queue_resource_usage; the Configuration's
+    metrics.enableClusterQueueResources). Default: on when gke-ai-batch:metrics collects Kueue's
+    metrics, else off."""
     provisioning_admission_check: K8sName = "dws-prov"
     """Name of the AdmissionCheck for queued-provisioning flavors."""
     provisioning_request_config: K8sName = "dws-config"

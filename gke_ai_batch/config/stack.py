@@ -35,6 +35,7 @@ from gke_ai_batch.config.checkpoints import CheckpointsConfig, checkpoint_proble
 from gke_ai_batch.config.cluster import ClusterConfig, region_of
 from gke_ai_batch.config.fleet import FleetConfig, MultiKueueSettings, fleet_problems
 from gke_ai_batch.config.gcpnames import is_project_id
+from gke_ai_batch.config.metrics import Collected, MetricsConfig, collected, metrics_problems
 from gke_ai_batch.config.pools import NodePoolConfig
 from gke_ai_batch.config.reservations import zone_problems as reservation_zone_problems
 from gke_ai_batch.config.workloads import JobSetWorkload, JobWorkload, ProvisioningRequestWorkload, Workload
@@ -110,6 +111,8 @@ class StackConfig(Model):
     """USD per 30 days with every pool at its maximum size; the stack-budget policy fails a stack priced above it (docs/cost.md)."""
     prices: dict[str, Annotated[float, Field(gt=0, allow_inf_nan=False)]] = Field({}, max_length=MAX_ENTRIES["prices"])
     """Negotiated or missing list prices in USD, replacing the vendored table's for every capacity type: a TPU generation per chip-hour, a GPU type per GPU-hour, a machine type per node-hour without its GPUs (docs/cost.md)."""
+    metrics: MetricsConfig | None = None
+    """Managed Prometheus collection of Kueue's and JobSet's metrics, GKE's DCGM (GPU) and TPU metrics and a Cloud Monitoring dashboard (docs/metrics.md). Unset: none."""
 
     @model_validator(mode="after")
     def _cross_references(self, info: ValidationInfo):
@@ -130,6 +133,7 @@ class StackConfig(Model):
         yield from self._check_kueue_release()
         yield from self._check_system_pool()
         yield from self._check_prices()
+        yield from self._check_metrics()
         if self.fleet is not None and self.cluster.existing:
             # A fleet's manager is made with the kubeconfig Secrets and MultiKueue objects that
             # wait for its workers (gke_ai_batch/components/fleet): this program creates it.
@@ -165,6 +169,20 @@ class StackConfig(Model):
                     f"{name!r} is neither a TPU generation ({', '.join(catalogue.TPU_GENERATIONS)}), a GPU type "
                     f"({', '.join(catalogue.GPU_TYPES)}) nor a machine type: {problem}",
                 )
+
+    # -- metrics ------------------------------------------------------------------------------
+
+    @property
+    def collected(self) -> Collected | None:
+        """The metrics key with its defaults resolved against the pools (None: no metrics)."""
+        if self.metrics is None:
+            return None
+        kinds = {p.kind for p in self.node_pools}
+        return collected(self.metrics, gpu_pools="gpu" in kinds, tpu_pools="tpu" in kinds, existing=self.cluster.existing)
+
+    def _check_metrics(self) -> Iterator[RuleError]:
+        if self.metrics is not None:
+            yield from metrics_problems(self.metrics, self.collected, self._version_floor)
 
     def _check_networks(self, project: str | None) -> Iterator[RuleError]:
         """A network or subnetwork named without a project is one of the cluster's project:

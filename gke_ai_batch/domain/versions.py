@@ -55,6 +55,16 @@ COMPUTE_CLASS_AUTO_CREATION_MIN = "1.33.3-gke.1136000"
 # 1.33.2-gke.1111000 or later (GKE docs concepts/managed-lustre, "Requirements"; the same
 # floor for x86 nodes under "Limitations").
 LUSTRE_CSI_MIN = "1.33.2-gke.1111000"
+
+# GKE's managed DCGM metrics package (monitoring_config.enable_components DCGM): GKE docs
+# how-to/dcgm-metrics, "Requirements": GKE 1.30.1-gke.1204000 or later (on by default on new
+# clusters from 1.32.1-gke.1357000, https://cloud.google.com/kubernetes-engine/docs/how-to/dcgm-metrics).
+DCGM_METRICS_MIN = "1.30.1-gke.1204000"
+# TPU utilization as GKE system metrics (kubernetes.io/node/accelerator/duty_cycle,
+# tensorcore_utilization, memory_*): exported by the TPU VMs' nodes from GKE 1.28.1-gke.1066000
+# (GKE docs how-to/tpus, "Observability and metrics", "Host metrics",
+# https://cloud.google.com/kubernetes-engine/docs/how-to/tpus#observability-metrics).
+TPU_METRICS_MIN = "1.28.1-gke.1066000"
 MINOR_RX = re.compile(r"1\.([0-9]{1,3})", re.ASCII)
 PATCH_RX = re.compile(r"1\.([0-9]{1,3})\.([0-9]{1,3})-gke\.([0-9]{1,12})", re.ASCII)
 # A Helm chart version pinned to one release: SemVer 2.0 (https://semver.org, its suggested

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from gke_ai_batch.config.batch import TeamConfig
+from gke_ai_batch.config.batch import KueueConfig, TeamConfig
 from gke_ai_batch.config.stack import StackConfig
 from gke_ai_batch.plan.apis import required_apis
 from gke_ai_batch.plan.checkpoints import BucketPlan, plan_buckets
@@ -74,9 +74,20 @@ class Plan:
     compute_classes: tuple[dict[str, Any], ...] = ()  # the ComputeClass objects (plan/computeclasses.py)
 
     @property
+    def kueue(self) -> KueueConfig:
+        """The stack's kueue key as KueueInstall takes it: resourceMetrics, left unset, is on
+        where gke-ai-batch:metrics collects Kueue's metrics (the dashboard charts quota used)
+        and this program installs Kueue (an installed one is configured as it is)."""
+        k = self.config.kueue
+        c = self.config.collected
+        if k.resource_metrics is None and k.installed is None and c is not None and c.managed_prometheus:
+            return k.model_copy(update={"resource_metrics": True})
+        return k
+
+    @property
     def kueue_values(self) -> dict[str, Any]:
         """The Kueue chart's values, as KueueInstall derives them from its args."""
-        return kueue_install_values(self.config.kueue, self.multi_kueue)
+        return kueue_install_values(self.kueue, self.multi_kueue)
 
     @property
     def webhook_probe(self) -> list[dict[str, Any]]:

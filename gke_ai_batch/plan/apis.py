@@ -42,7 +42,8 @@ WHY: dict[str, str] = {
     # told otherwise, and Managed Service for Prometheus' managed collection is on by default in
     # new clusters from 1.27 (https://cloud.google.com/kubernetes-engine/docs/concepts/observability,
     # https://cloud.google.com/stackdriver/docs/managed-prometheus/setup-managed); the program
-    # leaves loggingConfig and monitoringConfig at those defaults.
+    # leaves loggingConfig and monitoringConfig at those defaults unless gke-ai-batch:metrics
+    # sets monitoringConfig (docs/metrics.md). Its dashboard is a Cloud Monitoring resource.
     LOGGING: "Cloud Logging: GKE's system and workload logs (on by default)",
     MONITORING: "Cloud Monitoring: GKE's system metrics and Managed Service for Prometheus (on by default)",
     # The checkpoint buckets and their IAM grants (https://cloud.google.com/storage/docs/json_api,
@@ -72,7 +73,12 @@ def required_apis(cfg: StackConfig, project: str) -> tuple[str, ...]:
     if c.existing:
         # The cluster runs, so its APIs are on; its pools need GKE's and Compute Engine's, and
         # nothing here grants a project role (no node role: the existing nodes' account has it).
-        return tuple(api for api in WHY if api in (CONTAINER, COMPUTE) or (api == STORAGE and cfg.checkpoints))
+        dashboard = cfg.collected is not None and cfg.collected.dashboard
+        return tuple(
+            api
+            for api in WHY
+            if api in (CONTAINER, COMPUTE) or (api == STORAGE and cfg.checkpoints) or (api == MONITORING and dashboard)
+        )
     wanted = {CONTAINER, COMPUTE, RESOURCE_MANAGER, LOGGING, MONITORING}
     if c.node_service_account is None:
         wanted.add(IAM)

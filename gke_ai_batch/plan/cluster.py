@@ -12,6 +12,7 @@ from gke_ai_batch.config.cluster import ClusterConfig
 from gke_ai_batch.config.maintenance import Exclusion, MaintenancePolicy
 from gke_ai_batch.config.stack import StackConfig
 from gke_ai_batch.plan.checkpoints import addons_args, addons_config
+from gke_ai_batch.plan.metrics import monitoring_config_args
 from gke_ai_batch.plan.pools import CLOUD_PLATFORM_SCOPE
 
 # pulumi-gcp Cluster: datapath_provider ADVANCED_DATAPATH is Dataplane V2 (the default,
@@ -99,6 +100,8 @@ def cluster_component_args(cfg: StackConfig, project: str, images: list[str]) ->
     addons = addons_args(cfg)
     if addons:
         args["addons"] = addons
+    if cfg.collected is not None and not cfg.collected.existing:
+        args["monitoring"] = {"managed_prometheus": cfg.collected.managed_prometheus, "dcgm": cfg.collected.dcgm}
     if cfg.catalogue.model_fields_set:
         args["catalogue"] = cfg.catalogue.model_dump(by_alias=True, exclude_unset=True)
     return args
@@ -151,6 +154,9 @@ def cluster_args(cfg: StackConfig, project: str) -> dict[str, Any]:
     if c.maintenance is not None:
         args["maintenance_policy"] = maintenance_policy_args(c.maintenance)
     args.update(addons_config(cfg.cluster.standard, **addons_args(cfg)))
+    monitoring = monitoring_config_args(cfg.collected) if cfg.collected is not None else None
+    if monitoring is not None:
+        args["monitoring_config"] = monitoring
     if c.security_group:
         # Google Groups for RBAC, Standard and Autopilot alike (gcloud's create-auto takes
         # --security-group: 'authenticatorsecurity' is among its auto_flags).

@@ -417,6 +417,9 @@ def kueue_manager_config(k: KueueConfig, multi_kueue: dict[str, Any] | None = No
         },
         "integrations": {"frameworks": list(k.integrations)},
     }
+    if k.resource_metrics:
+        # Off by default in Kueue (v0.19.2 apis/config/v1beta2/configuration_types.go:182-185).
+        conf["metrics"]["enableClusterQueueResources"] = True
     if k.wait_for_pods_ready:
         wfpr: dict[str, Any] = {"timeout": go_duration(k.wait_for_pods_ready.timeout)}
         wfpr["blockAdmission"] = k.wait_for_pods_ready.block_admission

@@ -355,22 +355,34 @@ def no_queue_bypass(resources: Sequence[Resource], config: Mapping[str, Any] = E
             yield binding.urn, message
 
 
+def _only_non_resource_reads(rules: Any) -> bool:
+    """Rules that read URLs such as /metrics and no object: such a right exists only cluster-wide
+    (a Role cannot grant nonResourceURLs; Kubernetes docs reference/access-authn-authz/rbac,
+    "ClusterRole"), and it opens no namespace. The metrics scrapers' (gke_ai_batch/plan/metrics.py)."""
+    if _unknown(rules) or not is_list(rules) or not rules or beyond_reads(rules):
+        return False
+    return all(as_dict(r).get("nonResourceURLs") and not as_dict(r).get("resources") for r in as_list(rules))
+
+
 def probe_namespaced_rbac(
     resources: Sequence[Resource], config: Mapping[str, Any] = EMPTY
 ) -> Iterator[tuple[str, str]]:
     """The service accounts the stack creates (the Kueue webhook probe's) need rights in their
     own namespace only; a ClusterRoleBinding would let a compromised probe image act in every
-    namespace. One exception, a MultiKueue worker's binding of its read-only ClusterRole to the
+    namespace. Two exceptions: a MultiKueue worker's binding of its read-only ClusterRole to the
     manager's ServiceAccount: Kueue's remote client watches, lists and gets in every namespace
-    (gke_ai_batch/domain/multikueue_worker.py), and reading is all that binding may do."""
+    (gke_ai_batch/domain/multikueue_worker.py), and reading is all that binding may do; and a
+    ClusterRole that only reads non-resource URLs (the metrics scrapers' /metrics)."""
     ours = {(cluster_of(sa), k8s_namespace(sa.props), k8s_name(sa)) for sa in of_type(resources, K8S_SERVICE_ACCOUNT)}
     cluster_roles = {(cluster_of(r), k8s_name(r)): r.props for r in of_type(resources, CLUSTER_ROLE)}
     for binding in of_type(resources, CLUSTER_ROLE_BINDING):
         cluster = cluster_of(binding)
+        role = cluster_roles.get((cluster, as_dict(binding.props.get("roleRef")).get("name")))
         if is_multikueue_manager(binding):
-            role = cluster_roles.get((cluster, as_dict(binding.props.get("roleRef")).get("name")))
             if role is not None and not role.get("aggregationRule") and not beyond_reads(role.get("rules")):
                 continue
+        if role is not None and not role.get("aggregationRule") and _only_non_resource_reads(role.get("rules")):
+            continue
         for s in as_list(binding.props.get("subjects")):
             s = as_dict(s)
             if s.get("kind") == "ServiceAccount" and (cluster, s.get("namespace"), s.get("name")) in ours:

@@ -19,7 +19,7 @@ from gke_ai_batch.domain import naming, quantity
 from gke_ai_batch.domain.naming import scope_of
 
 from .. import policy
-from . import admission, checkpoints, computeclasses, cost as cost_view, fleet as fleet_view, maintenance, preemption, quota, replacement, reservations
+from . import admission, checkpoints, computeclasses, cost as cost_view, fleet as fleet_view, maintenance, metrics, preemption, quota, replacement, reservations
 from .diagram import diagram
 from .md import DASH, code, codes, plural, table
 
@@ -46,6 +46,7 @@ def render(result, violations: Sequence[Finding | Mapping[str, Any]]) -> str:
         ("Capacity per flavor", _flavors(plan)) if fleet is None else ("Fleet", fleet_view.section(fleet, result.recording)),
         ("Node pools", _pools(plan, protected) if fleet is None else fleet_view.pools(result)),
         ("Maintenance", maintenance.section(plan)),
+        ("Metrics", metrics.section(plan)),
         ("Cost", cost_view.section(result.cost if result.cost is not None else cost_view.compute(result))),
         ("Quota to request", quota.section([plan] if fleet is None else [fleet.manager, *(w.plan for w in fleet.workers)])),
         ("Cluster queues", _queues(plan)),

@@ -572,7 +572,54 @@ BUILTIN_CEL_RULES: dict[str, Callable[[Any], bool]] = {
     "self[size(self) - 1].nodeLabel == 'kubernetes.io/hostname'": lambda s: (
         not any(i["nodeLabel"] == "kubernetes.io/hostname" for i in s) or s[-1]["nodeLabel"] == "kubernetes.io/hostname"
     ),
+    # PodMonitoring (GMP v0.17.2): no namespace on a secret reference, at most one kind of auth,
+    # a timeout within the interval, no relabelling onto GMP's own target labels.
+    **{
+        f"self.spec.endpoints.all(e, !has(e.{a}) || !has(e.{a}.{b}) || !has(e.{a}.{b}.secret) || "
+        f"!has(e.{a}.{b}.secret.__namespace__))": (
+            lambda s, a=a, b=b: all(not _has(_dig(e, a, b, "secret"), "namespace") for e in s["spec"]["endpoints"])
+        )
+        for a, b in (("authorization", "credentials"), ("basicAuth", "password"), ("tls", "ca"), ("tls", "cert"),
+                     ("tls", "key"), ("oauth2", "clientSecret"))
+    },
+    "self != 'project_id' && self != 'location' && self != 'cluster' && self != 'namespace' && self != 'job' && "
+    "self != 'instance' && self != 'top_level_controller' && self != 'top_level_controller_type' && "
+    "self != '__address__'": lambda s: s not in (
+        "project_id", "location", "cluster", "namespace", "job", "instance", "top_level_controller",
+        "top_level_controller_type", "__address__",
+    ),
+    "!has(self.timeout) || self.timeout <= self.interval": lambda s: (
+        not _has(s, "timeout") or _prometheus_seconds(s["timeout"]) <= _prometheus_seconds(s["interval"])
+    ),
+    "((has(self.authorization) ? 1 : 0) + (has(self.basicAuth) ? 1 : 0) + (has(self.oauth2) ? 1 : 0)) <= 1": lambda s: (
+        [_has(s, k) for k in ("authorization", "basicAuth", "oauth2")].count(True) <= 1
+    ),
+    "has(self.cert) == has(self.key)": lambda s: _has(s, "cert") == _has(s, "key"),
+    "isURL(self) && !self.matches('@')": lambda s: bool(re.fullmatch(r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\s]+", s)) and "@" not in s,
+    "self != 0": lambda s: s != 0,
+    "!has(self.action) ||  self.action != 'labeldrop' || has(self.regex)": lambda s: (
+        not _has(s, "action") or s["action"] != "labeldrop" or _has(s, "regex")
+    ),
+    "self != 'Basic'": lambda s: s != "Basic",
 }
+
+
+def _dig(value: Any, *keys: str) -> Any:
+    for key in keys:
+        value = value.get(key) if isinstance(value, dict) else None
+    return value
+
+
+_PROMETHEUS_UNITS = {"ms": 0.001, "s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800, "y": 31536000}
+
+
+def _prometheus_seconds(text: str) -> float:
+    """A Prometheus duration (1h30m, 30s, 500ms) in seconds; KeyError if it is none, which
+    the caller reports as the rule failing to evaluate."""
+    parts = re.findall(r"([0-9]+)(ms|s|m|h|d|w|y)", text)
+    if not parts or "".join(n + u for n, u in parts) != text:
+        raise KeyError(f"{text!r} is not a Prometheus duration")
+    return sum(int(n) * _PROMETHEUS_UNITS[u] for n, u in parts)
 
 
 class CelError(Exception):
@@ -587,9 +634,25 @@ def _celpy_program(rule: str):
     return env.program(env.compile(rule))
 
 
+# Rules cel-python evaluates otherwise than the API server's cel-go: Kubernetes CEL compares
+# values of different types as unequal (PodMonitoring's int-or-string port, `self != 0`, with a
+# port name), where cel-python finds no overload; it escapes property names that are CEL
+# keywords (`__namespace__` is `namespace`: Kubernetes docs "Escaping" in
+# reference/using-api/cel), which cel-python reads literally; its library functions (isURL) and
+# typed duration fields are Kubernetes' own. These take the built-in evaluator.
+CELPY_DIVERGES = frozenset({
+    "self != 0",
+    "isURL(self) && !self.matches('@')",
+    "!has(self.timeout) || self.timeout <= self.interval",
+    *(rule for rule in BUILTIN_CEL_RULES if "__namespace__" in rule),
+})
+
+
 def eval_celpy(rule: str, value: Any) -> bool:
     import celpy
 
+    if rule in CELPY_DIVERGES:
+        return eval_builtin(rule, value)
     try:
         result = _celpy_program(rule).evaluate({"self": celpy.json_to_cel(value)})
     except Exception as exc:  # noqa: BLE001 - CELEvalError, or a compile error of an unsupported rule
