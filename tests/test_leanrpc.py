@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import collections.abc
+import functools
 import typing
 from typing import Any
 
@@ -95,25 +96,33 @@ class SyntheticChildArgs(SyntheticArgs):  # an input type by inheritance
     def overridden(self) -> typing.Optional[pulumi.Input[int]]: ...  # noqa: UP007
 
 
-TYPED = _typed_classes() + [SyntheticArgs, SyntheticChildArgs]
+# Computed on first use, not at import: every xdist worker imports this module to collect it,
+# and resolving the generated classes' type hints takes seconds.
+@functools.cache
+def typed() -> list[type]:
+    return _typed_classes() + [SyntheticArgs, SyntheticChildArgs]
 
 
-def _annotations() -> list[Any]:
+@functools.cache
+def annotations() -> list[Any]:
     hints: list[Any] = [None, Any, dict, list, typing.Mapping[str, str], typing.List[str], typing.Optional[int]]  # noqa: UP006
-    for cls in TYPED:
+    for cls in typed():
         hints.append(cls)
         hints.extend(ORIGINAL_TYPES(cls).values())
     return hints
 
 
-ANNOTATIONS = _annotations()
+@functools.cache
+def names() -> list[str]:
+    """Keys as programs write them: snake_case names of the typed classes, camelCase ones."""
+    return sorted(
+        {python for cls in typed() for python, _pulumi, _prop in _types._py_properties(cls)}
+        | {pulumi for cls in typed() for _python, pulumi, _prop in _types._py_properties(cls)}
+    )
 
-# Keys as programs write them: snake_case names of the typed classes, camelCase ones, others.
-NAMES = sorted(
-    {python for cls in TYPED for python, _pulumi, _prop in _types._py_properties(cls)}
-    | {pulumi for cls in TYPED for _python, pulumi, _prop in _types._py_properties(cls)}
-)
-keys = st.one_of(st.sampled_from(NAMES), st.text(max_size=3))
+
+ANNOTATION = st.deferred(lambda: st.sampled_from(annotations()))
+keys = st.one_of(st.deferred(lambda: st.sampled_from(names())), st.text(max_size=3))
 scalars = st.one_of(
     st.none(),
     st.booleans(),
@@ -151,9 +160,9 @@ def _outcome(call):
 
 
 def test_the_typed_classes_cover_nested_types():
-    assert len(TYPED) > 60
-    assert any(typing.get_origin(typing.Optional[h]) for h in ANNOTATIONS)  # noqa: UP007
-    assert gcp.container.outputs.NodePoolNodeConfigGuestAccelerator in TYPED
+    assert len(typed()) > 60
+    assert any(typing.get_origin(typing.Optional[h]) for h in annotations())  # noqa: UP007
+    assert gcp.container.outputs.NodePoolNodeConfigGuestAccelerator in typed()
 
 
 # -- serialize ---------------------------------------------------------------------------------
@@ -188,7 +197,7 @@ def _serialize_both(value: Any, typ: Any, transformer: Any) -> tuple[Any, Any]:
 
 
 @settings(max_examples=200, deadline=None)
-@given(plain_values, st.sampled_from(ANNOTATIONS), st.sampled_from([None, str.upper]))
+@given(plain_values, ANNOTATION, st.sampled_from([None, str.upper]))
 def test_serialize_plain_values_as_the_sdk(value, typ, transformer):
     expected, actual = _serialize_both(value, typ, transformer)
     assert actual == expected
@@ -256,7 +265,7 @@ def test_deserialize_as_the_sdk(inputs, keep_unknowns, keep_internal):
 
 
 @settings(max_examples=200, deadline=None)
-@given(plain_values, st.sampled_from(ANNOTATIONS), st.booleans())
+@given(plain_values, ANNOTATION, st.booleans())
 def test_translate_outputs_as_the_sdk(value, typ, by_metadata):
     fast = leanrpc.fast_translate_output_properties(ORIGINAL_TRANSLATE)
 
@@ -320,7 +329,7 @@ def test_transferred_properties_resolve_as_the_sdks():
 def test_lazy_types_answer_as_the_sdks_for_every_class_and_property():
     lazy_types = leanrpc.lazy_types_from_py_properties(ORIGINAL_TYPES)
     checked = 0
-    for cls in TYPED:
+    for cls in typed():
         expected = ORIGINAL_TYPES(cls)
         lazy = lazy_types(cls)
         for _python, pulumi_name, _prop in _types._py_properties(cls):
