@@ -53,7 +53,10 @@ def check(key: str, *, on_manager: bool = True, per_worker: bool = True):
     """Register `fn` as a check about the stack key `key`."""
 
     def register(fn):
-        module = fn.__module__.rsplit(".", 1)[-1]
+        package, _, module = fn.__module__.rpartition(".")
+        if package != __name__ or module not in MODULES:
+            # The order is MODULES': a check outside it would run nowhere (or anywhere).
+            raise ValueError(f"{fn.__module__}.{fn.__name__}: checks live in {__name__}, in a module named in MODULES")
         _registered.append((module, len(_registered), Check(fn, key, on_manager, per_worker)))
         return fn
 
@@ -62,10 +65,10 @@ def check(key: str, *, on_manager: bool = True, per_worker: bool = True):
 
 def registry() -> list[Check]:
     """Every check, in the order they run."""
-    if not _ordered:
-        for module in MODULES:
-            importlib.import_module(f"{__name__}.{module}")
-        _ordered.extend(c for _, _, c in sorted(_registered, key=lambda r: (MODULES.index(r[0]), r[1])))
+    for module in MODULES:
+        importlib.import_module(f"{__name__}.{module}")
+    if len(_ordered) != len(_registered):
+        _ordered[:] = (c for _, _, c in sorted(_registered, key=lambda r: (MODULES.index(r[0]), r[1])))
     return _ordered
 
 

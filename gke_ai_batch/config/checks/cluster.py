@@ -76,7 +76,8 @@ def version(cfg, ctx) -> Iterator[RuleError]:
 
 @check("cluster")
 def system_pool(cfg, ctx) -> Iterator[RuleError]:
-    """Compute Engine creates no VM of a machine type it does not have; GKE refuses the pool."""
+    """Compute Engine creates no VM of a machine type it does not have; GKE refuses the pool
+    (the machine types: gke_ai_batch/domain/machines.py, and the stack's catalogue override)."""
     system = cfg.cluster.system_pool
     if system is not None and cfg.cluster.standard:  # Autopilot's is refused as such
         problem = cfg.catalogue.machine_type_problem(system.machine_type)

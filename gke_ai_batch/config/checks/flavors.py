@@ -19,8 +19,9 @@ KUEUE_FLAVOR_MAX_TOLERATIONS = 8
 @check("flavors", on_manager=False)
 def flavor_references(cfg, ctx) -> Iterator[RuleError]:
     """A declared flavor names known pools, each pool in one flavor, of one kind and one
-    admission path, whose nodes carry the flavor's nodeLabels (Kueue places a workload by the
-    flavor's labels: a label no node carries places it nowhere)."""
+    admission path, whose nodes carry the flavor's nodeLabels (Kueue docs
+    concepts/resource_flavor: Kueue places a workload by the flavor's labels, so a label no
+    node carries places it nowhere)."""
     if cfg.flavors is None:
         # With node pools listed, "Autopilot has no node pools" is the message (and this one's
         # "no node pools to derive them from" would not be true yet).

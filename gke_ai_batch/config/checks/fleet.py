@@ -15,7 +15,7 @@ from gke_ai_batch.config.fleet import fleet_problems
 @check("cluster")
 def manager_is_created(cfg, ctx) -> Iterator[RuleError]:
     """A fleet's manager is made with the kubeconfig Secrets and MultiKueue objects that wait
-    for its workers (gke_ai_batch/components/fleet): this program creates it."""
+    for its workers (gke_ai_batch/components/fleet/deploy.py): this program creates it."""
     if cfg.fleet is not None and cfg.cluster.existing:
         yield RuleError(("cluster", "existing"), "a fleet's manager is a cluster this program creates; remove existing")
 
@@ -33,6 +33,7 @@ def fleet(cfg, ctx) -> Iterator[RuleError]:
 
 @check("computeClasses")
 def manager_has_no_compute_classes(cfg, ctx) -> Iterator[RuleError]:
-    """The manager creates and mirrors jobs; their pods run on the workers' nodes."""
+    """The manager creates and mirrors jobs; their pods run on the workers' nodes (as for its
+    nodePools: fleet_problems in gke_ai_batch/config/fleet.py, from Kueue docs concepts/multikueue)."""
     if cfg.fleet is not None and cfg.compute_classes:
         yield RuleError("computeClasses", "a fleet's manager runs no pods, so no node of a compute class; remove computeClasses")

@@ -14,7 +14,7 @@ def networks(cfg, ctx) -> Iterator[RuleError]:
     """A network or subnetwork named without a project is one of the cluster's project:
     gcp:project, or a fleet worker's own (config.load passes gcp:project as the context). A
     project that is not a project id is refused on its own, so it implies nothing here (the
-    rule and its source: ClusterConfig.implied_project_problem)."""
+    rule and its source: implied_project_problem in gke_ai_batch/config/cluster.py)."""
     project = ctx.project if is_project_id(ctx.project) else None
     problem = cfg.cluster.implied_project_problem(project)
     if problem:

@@ -142,7 +142,8 @@ def _versions(cfg, i: int, pool: NodePoolConfig) -> Iterator[RuleError]:
 
 @check("nodePools", on_manager=False)
 def node_limits(cfg, ctx) -> Iterator[RuleError]:
-    """GKE's node limits (NODES_PER_POOL_ZONE, NODES_PER_STANDARD_CLUSTER)."""
+    """GKE's node limits (NODES_PER_POOL_ZONE, NODES_PER_STANDARD_CLUSTER): GKE docs
+    https://cloud.google.com/kubernetes-engine/quotas, "Limits per cluster"."""
     total = 0
     over = False
     copied = copies(cfg.node_pools)

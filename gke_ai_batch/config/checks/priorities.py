@@ -12,7 +12,8 @@ from gke_ai_batch.config.checks import check
 
 @check("priorities", on_manager=False)
 def priorities(cfg, ctx) -> Iterator[RuleError]:
-    """A priority is declared once, and one named low ranks low (priority_problems)."""
+    """A priority is declared once, and one named low ranks low: kube-scheduler and Kueue
+    compare only values (Kubernetes docs pod-priority-preemption; _priority_order)."""
     yield from priority_problems(cfg.priorities, [wl.name for wl in cfg.workloads if wl.priority is None])
 
 

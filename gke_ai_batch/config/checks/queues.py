@@ -40,8 +40,9 @@ def fair_sharing(cfg, ctx) -> Iterator[RuleError]:
 
 @check("clusterQueues", on_manager=False)
 def cluster_queues(cfg, ctx) -> Iterator[RuleError]:
-    """A cluster queue is declared once, and names flavors the stack has, with quotas
-    (cluster_queue_problems)."""
+    """A cluster queue is declared once, and names flavors the stack has, with quotas Kueue
+    takes (Kueue docs concepts/cluster_queue; kubernetes-sigs/kueue
+    apis/kueue/v1beta1/clusterqueue_types.go: nominalQuota, lendingLimit)."""
     known = cfg.flavor_names()
     derived = flavors_with_capacity(cfg)
     # Which flavors there are, and what capacity they have, is unknown on an Autopilot stack

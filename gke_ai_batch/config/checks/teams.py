@@ -28,8 +28,9 @@ TEAM_ROLE_FRAMEWORKS = ("batch/job", "jobset.x-k8s.io/jobset")
 @check("teams", on_manager=False)
 def teams(cfg, ctx) -> Iterator[RuleError]:
     """Each team: a local queue of its own, a cluster queue the stack has, a namespace of its
-    own, a group GKE can put into requests, a NetworkPolicy GKE enforces; teams sharing a
-    namespace agree on its settings."""
+    own (Kubernetes docs namespaces, RESERVED_NAMESPACE_PREFIXES), a group GKE can put into
+    requests (GKE docs how-to/google-groups-rbac), a NetworkPolicy GKE enforces (GKE docs
+    concepts/dataplane-v2); teams sharing a namespace agree on its settings."""
     queues = list(dict.fromkeys(cq.name for cq in cfg.cluster_queues))
     # Sorted by entry afterwards (stack_problems), so each entry's problems keep this order.
     yield from local_queue_problems(cfg.teams)

@@ -17,7 +17,9 @@ from gke_ai_batch.config.workloads import JobSetWorkload, JobWorkload, Provision
 def workloads(cfg, ctx) -> Iterator[RuleError]:
     """Each sample workload: declared once, a team and local queue that resolve, Kueue's
     integration for its kind, a pool and priority the stack has, a shape GKE offers in the
-    cluster's zones, names Kubernetes can derive, and a pool its queue can admit it onto."""
+    cluster's zones (gke_ai_batch/domain/regions.py), names and host ports the API server takes
+    (k8s.io/kubernetes pkg/apis/core/validation/validation.go), and a pool its queue can admit
+    it onto (Kueue docs concepts/cluster_queue)."""
     pools = {p.name: p for p in cfg.node_pools}
     priorities = [p.name for p in cfg.priorities]
     for i, wl, twice, own in each_once("workloads", "workload", cfg.workloads):
