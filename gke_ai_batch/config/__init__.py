@@ -33,7 +33,7 @@ def load(
                    for w in fleet["workers"]]
         data["fleet"] = {**fleet, "workers": workers}
     try:
-        # The project resolves network references that name none (StackConfig._check_networks).
+        # The project resolves network references that name none (gke_ai_batch/config/checks/network.py).
         return StackConfig.model_validate(data, context={"project": project})
     except ValidationError as exc:
         err = from_validation_error(exc, StackConfig)

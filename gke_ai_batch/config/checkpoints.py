@@ -14,6 +14,7 @@ from pydantic import Field, field_validator
 
 from gke_ai_batch.config.base import K8sName, Model, Quantity, RuleError
 from gke_ai_batch.config.gcpnames import is_project_id
+from gke_ai_batch.config.lookups import version_floor
 from gke_ai_batch.domain import gcsfuse, regions, versions
 
 # A project number is a positive decimal integer (Resource Manager Project.name is
@@ -174,7 +175,7 @@ def _driver_problems(cfg, ck: CheckpointsConfig) -> Iterator[RuleError]:
                 f"so the driver would have nothing of the cluster's region to mount; it is offered in "
                 f"{', '.join(sorted(regions.LUSTRE_REGIONS))}",
             )
-        yield from cfg._version_floor((*at, "lustre"), versions.LUSTRE_CSI_MIN, "the Managed Lustre CSI driver and its volumes")
+        yield from version_floor(cfg, (*at, "lustre"), versions.LUSTRE_CSI_MIN, "the Managed Lustre CSI driver and its volumes")
 
 
 def _workload_problems(cfg) -> Iterator[RuleError]:

@@ -354,7 +354,7 @@ class ClusterConfig(Model):
         subnetwork = parse_subnetwork(self.subnetwork) if self.subnetwork else None
         network = self.network_reference
         # Both projects stated here; one implied by the cluster's project is checked by the stack,
-        # which knows it (StackConfig._check_network).
+        # which knows it (gke_ai_batch/config/checks/network.py).
         problem = subnetwork_project_problem(network, subnetwork)
         if problem:
             yield RuleError("subnetwork", problem)

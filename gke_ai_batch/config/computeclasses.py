@@ -19,6 +19,7 @@ from gke_ai_batch.domain import catalogue, machines, naming, versions
 from gke_ai_batch.config.base import K8sName, Model, RuleError, raise_all
 from gke_ai_batch.config.cluster import region_of
 from gke_ai_batch.config.gcpnames import check_reservation
+from gke_ai_batch.config.lookups import cluster_zones, version_floor, zones_known
 from gke_ai_batch.config.pools import GpuSpec, TpuSpec
 
 # The capacity types a priority can ask for: GKE's provisioning models (naming.CAPACITY_VALUES)
@@ -159,7 +160,7 @@ def compute_class_problems(cfg) -> Iterator[RuleError]:
 def _class_cluster_rules(cfg, i: int, cc: ComputeClassConfig) -> Iterator[RuleError]:
     at = ("computeClasses", i)
     cluster = cfg.cluster
-    yield from cfg._version_floor((*at, "name"), versions.CUSTOM_COMPUTE_CLASS_MIN, "custom ComputeClasses")
+    yield from version_floor(cfg, (*at, "name"), versions.CUSTOM_COMPUTE_CLASS_MIN, "custom ComputeClasses")
     if cluster.standard and cluster.auto_provisioning is None:
         if not cc.auto_create:
             # On Standard a class's nodes come from node pools that carry its label and taint,
@@ -172,7 +173,8 @@ def _class_cluster_rules(cfg, i: int, cc: ComputeClassConfig) -> Iterator[RuleEr
                 "set autoCreate true (GKE creates its node pools) or turn on cluster.autoProvisioning",
             )
         else:
-            yield from cfg._version_floor(
+            yield from version_floor(
+                cfg,
                 (*at, "autoCreate"),
                 versions.COMPUTE_CLASS_AUTO_CREATION_MIN,
                 "ComputeClasses that create their own node pools (autoCreate) without cluster.autoProvisioning",
@@ -180,8 +182,8 @@ def _class_cluster_rules(cfg, i: int, cc: ComputeClassConfig) -> Iterator[RuleEr
     for j, p in enumerate(cc.priorities):
         where = (*at, "priorities", j)
         if p.capacity == "flexStart" and p.kind in ("tpu", "gpu"):
-            yield from cfg._version_floor(
-                (*where, "capacity"), versions.FLEX_START_MIN[p.kind], f"flex-start {p.kind.upper()} nodes"
+            yield from version_floor(
+                cfg, (*where, "capacity"), versions.FLEX_START_MIN[p.kind], f"flex-start {p.kind.upper()} nodes"
             )
         if p.kind == "cpu":
             problem = cfg.catalogue.machine_type_problem(p.machine_type)
@@ -195,8 +197,8 @@ def _offered(cfg, where: tuple, p: ClassPriority) -> Iterator[RuleError]:
     """GKE creates a priority's nodes in the cluster's zones (the class names none here): a
     priority whose accelerator none of them offers never gets a node
     (gke_ai_batch/domain/regions.py, or the stack's catalogue override)."""
-    zones = cfg._cluster_zones()
-    if not cfg._zones_known(zones):
+    zones = cluster_zones(cfg)
+    if not zones_known(cfg, zones):
         return  # the cluster's location is reported already
     cat = cfg.regions
     region = region_of(cfg.cluster.location)

@@ -17,7 +17,7 @@ How a fleet maps onto single-cluster configs, so that every existing rule applie
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any, Iterator, Literal
+from typing import Annotated, Any, Callable, Iterable, Iterator, Literal
 
 from pydantic import AfterValidator, Field, model_validator
 
@@ -172,8 +172,12 @@ def worker_stack(top, worker: WorkerConfig) -> WorkerStack:
     return WorkerStack(config, tuple(queue_index), tuple(flavor_index), tuple(team_index), tuple(workload_index))
 
 
-def fleet_problems(top, fleet: FleetConfig) -> Iterator[RuleError]:
-    """Every reason the fleet would not work, each at its key path (rooted at the stack)."""
+def fleet_problems(
+    top, fleet: FleetConfig, shared: Iterable[RuleError], cluster_problems: Callable[[Any], Iterable[RuleError]]
+) -> Iterator[RuleError]:
+    """Every reason the fleet would not work, each at its key path (rooted at the stack).
+    `shared`: the problems of the fleet's teams and priorities; `cluster_problems(config)`: the
+    stack's checks run on one worker's single-cluster config (gke_ai_batch/config/checks)."""
     if top.node_pools:
         yield RuleError(
             ("nodePools",),
@@ -192,8 +196,7 @@ def fleet_problems(top, fleet: FleetConfig) -> Iterator[RuleError]:
     yield from _reach_problems(top, fleet)
     # The fleet's teams and priorities once, at their own indices; then each worker as a stack
     # of its own, its problems under fleet.workers[i] or, for the fleet's queues, named once.
-    yield from top._check_teams()
-    yield from top._check_priorities()
+    yield from shared
     reported: set[tuple] = set()
     offered_anywhere: set[str] = set()
     # A workload is the fleet's problem only if no worker could take it: MultiKueue dispatches
@@ -212,7 +215,7 @@ def fleet_problems(top, fleet: FleetConfig) -> Iterator[RuleError]:
                 "add its flavor to a queue or drop the worker",
             )
         faulty: set[int] = set()
-        for problem in ws.config._problems():
+        for problem in cluster_problems(ws.config):
             path = problem.path  # RuleError keeps it as a tuple
             if path and path[0] == "workloads" and len(path) > 1 and isinstance(path[1], int):
                 k = ws.workloads[path[1]]

@@ -18,17 +18,12 @@ from gke_ai_batch.config.batch import ClusterQueueConfig, FlavorConfig, JobSetCo
 from gke_ai_batch.config.computeclasses import MAX_CLASSES, ComputeClassConfig
 from gke_ai_batch.config.errors import located_problems
 from gke_ai_batch.config.fleet import MultiKueueSettings
-from gke_ai_batch.config.stack import (
-    MAX_ENTRIES,
-    StackConfig,
-    cluster_queue_problems,
-    flavor_limit_problems,
-    kueue_release_problems,
-    local_queue_problems,
-    namespace_settings_problems,
-    priority_problems,
-    team_namespace_problems,
-)
+from gke_ai_batch.config.checks.flavors import flavor_limit_problems
+from gke_ai_batch.config.checks.kueue import kueue_release_problems
+from gke_ai_batch.config.checks.priorities import priority_problems
+from gke_ai_batch.config.checks.queues import cluster_queue_problems
+from gke_ai_batch.config.checks.teams import local_queue_problems, namespace_settings_problems, team_namespace_problems
+from gke_ai_batch.config.stack import MAX_ENTRIES, StackConfig
 
 # What a component validates in place of a node service account given as an Output (an account
 # the same program creates): one is given, and its email is known only at deploy time. The

@@ -157,7 +157,7 @@ def _limits(tpu: bool, floor: int, ceiling: int) -> dict[str, int]:
     TPU Flex Start" (its dws-flex-start and dws-flex-start-queued-provisioning v6e and tpu7x
     examples use them).
 
-    Every TPU pool here lives in exactly one zone (StackConfig._check_pool_location), so the
+    Every TPU pool here lives in exactly one zone (gke_ai_batch/config/checks/pools.py), so the
     per-zone limit is the pool's total. Single-host TPU pools get the same: GKE's check is
     against a slice topology they do not carry, so total limits would probably pass, but
     Google's xpk sizes every flex-start TPU pool per zone (src/xpk/core/capacity.py:
