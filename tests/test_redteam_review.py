@@ -166,3 +166,29 @@ def test_the_cli_says_a_corrupt_base_in_one_line_with_exit_2(tmp_path, head, cap
     assert code == 2, err
     assert "Traceback" not in err and "internal error" not in err
     assert f"{base / 'cost.json'}: --base: cost.json.pools is not a list as synth writes it" in err
+
+
+@pytest.mark.parametrize(
+    "text, span",
+    [
+        ("plain", "`plain`"),
+        ("a`b", "`` a`b ``"),
+        # A double backtick run in a sample's command closed the old double fence early, and the
+        # rest of the cell (and the row) spilled out as Markdown.
+        ('["bash", "-c", "echo ``x`` | tee"]', '``` ["bash", "-c", "echo ``x`` | tee"] ```'),
+        ("```", "```` ``` ````"),
+    ],
+)
+def test_a_code_span_is_fenced_longer_than_any_backtick_run_inside(text, span):
+    from synth.report.md import code
+
+    assert code(text) == span
+
+
+def test_a_changed_command_with_backticks_and_pipes_stays_one_table_cell():
+    from synth import diff
+    from synth.report.md import cell
+
+    value = diff._value(["bash", "-c", "echo ``x`` | tee <b>"])
+    assert value.startswith("``` ") and value.endswith(" ```")
+    assert cell(value).count("|") == cell(value).count("\\|") == 1
