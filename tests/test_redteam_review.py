@@ -192,3 +192,26 @@ def test_a_changed_command_with_backticks_and_pipes_stays_one_table_cell():
     value = diff._value(["bash", "-c", "echo ``x`` | tee <b>"])
     assert value.startswith("``` ") and value.endswith(" ```")
     assert cell(value).count("|") == cell(value).count("\\|") == 1
+
+
+def _pr_comment_script():
+    import importlib.util
+
+    from conftest import ROOT
+
+    spec = importlib.util.spec_from_file_location("gha_pr_comment_redteam", ROOT / ".github" / "scripts" / "pr_comment.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("char", ["x", "→", "中", "😀"])
+def test_a_huge_comment_fits_githubs_limit_in_code_points_and_in_bytes(char):
+    # GitHub's error says "maximum is 65536 characters"; measured, a comment body is refused past
+    # 65,536 code points (dead-claudia/github-limits#13) and past 262,144 UTF-8 bytes
+    # (infracost/infracost#2119): an emoji-dense diff must stay under both.
+    pc = _pr_comment_script()
+    lines = (char * 70 + " | `a``b` <b>x</b>\n") * 5000
+    text = pc.compose(lines, lines, lines, "new")
+    assert len(text) <= 65_536 and len(text.encode("utf-8")) <= 262_144
+    assert pc.TRUNCATED in text
