@@ -199,9 +199,7 @@ def _removed(stack: str, out: Path | None, base: Path) -> Outcome:
     out = out if given else ROOT / "build" / stack
     outcome.out = str(out)
     try:
-        if not os.path.isdir(base):
-            raise diff.DiffError("is not a folder: --base takes a folder synth wrote for the same stack", base)
-        files = diff.files(stack, diff.Render.from_folder(base), diff.Render.empty(), removed=True)
+        files = diff.files(stack, diff.base_render(base, stack), diff.Render.empty(), removed=True)
     except diff.DiffError as exc:
         outcome.diagnostics = [Diagnostic(str(exc), "usage", file=str(exc.path), path="--base")]
         outcome.exit_code = EXIT_INVALID_CONFIG
@@ -341,9 +339,7 @@ def _diff(stack: str, files: dict[str, str], base: Path | None, may_be_new: bool
         head = diff.Render.from_files(files)
         if base is None or (may_be_new and not os.path.lexists(base)):
             return diff.files(stack, diff.Render.empty(), head, new=True)
-        if not os.path.isdir(base):
-            raise diff.DiffError("is not a folder: --base takes a folder synth wrote for the same stack", base)
-        return diff.files(stack, diff.Render.from_folder(base), head)
+        return diff.files(stack, diff.base_render(base, stack), head)
     except diff.DiffError as exc:
         return Diagnostic(str(exc), "usage", file=str(exc.path), path="--base")
 

@@ -9,6 +9,8 @@ the prices are cost.json's, so the diff says what the report and the policy pack
 from __future__ import annotations
 
 import json
+import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,10 +25,13 @@ from gke_ai_batch.model.facts import cluster_facts, pool_facts, selects
 from .report.md import DASH, code, table
 from .report.replacement import FORCE_NEW, KUBERNETES_FORCE_NEW
 
-FILES = ("resources.json", "cost.json", "policy.json", "manifests.yaml")
-# Written since the diff compares admission verdicts: a base branch's synth that predates it
-# leaves it out, and the diff then says the verdicts are not compared.
-OPTIONAL = ("admission.json",)
+FILES = ("resources.json", "policy.json", "manifests.yaml")
+# Written since the diff compares costs and admission verdicts: a base branch's synth that
+# predates one leaves it out, and the diff then says what it does not compare.
+OPTIONAL = ("cost.json", "admission.json")
+# A render's files are a few hundred KB (prod's resources.json ~150 KB); a base file past this
+# is not one synth wrote, and is refused before it is read into memory.
+MAX_BYTES = 64 * 2**20
 # Where GKE, Helm and Pulumi document what an operation does to running work.
 DOCS = {
     "pool-create": "https://cloud.google.com/kubernetes-engine/docs/how-to/node-pools#add",
@@ -45,32 +50,120 @@ class DiffError(Exception):
         super().__init__(message)
 
 
+class _Shape(Exception):
+    """A parsed file that departs from what synth writes, at `where`."""
+
+    def __init__(self, where: str, kind: str):
+        super().__init__(f"{where} is not {'an' if kind[0] in 'aeiou' else 'a'} {kind} as synth writes it")
+
+
+_KINDS = {dict: "object", list: "list", str: "string"}
+
+
+def _expect(value: Any, kind: type, where: str, optional: bool = False) -> Any:
+    if (value is None and optional) or isinstance(value, kind):
+        return value
+    raise _Shape(where, _KINDS[kind])
+
+
+def _number(value: Any, where: str) -> None:
+    """A price: a finite number or null (cost.json writes null for a pool it cannot price)."""
+    if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+        raise _Shape(where, "number")
+
+
+def _check_resources(value: Any) -> None:
+    for i, r in enumerate(_expect(value, list, "resources.json")):
+        where = f"resources.json[{i}]"
+        _expect(r, dict, where)
+        for key in ("urn", "type", "name"):
+            _expect(r.get(key), str, f"{where}.{key}")
+        for key in ("inputs", "options"):
+            _expect(r.get(key), dict, f"{where}.{key}", optional=True)
+
+
+def _check_cost(value: Any) -> None:
+    _expect(value, dict, "cost.json")
+    for i, pool in enumerate(_expect(value.get("pools"), list, "cost.json.pools", optional=True) or []):
+        _number(_expect(pool, dict, f"cost.json.pools[{i}]").get("per30DaysMax"), f"cost.json.pools[{i}].per30DaysMax")
+    _number((_expect(value.get("total"), dict, "cost.json.total", optional=True) or {}).get("per30DaysMax"),
+            "cost.json.total.per30DaysMax")
+
+
+def _check_policy(value: Any) -> None:
+    for i, v in enumerate(_expect(value, list, "policy.json")):
+        _expect(v, dict, f"policy.json[{i}]")
+
+
+def _check_admission(value: Any) -> None:
+    _expect(value, dict, "admission.json")
+    for key in ("workloads", "queues"):
+        for name, v in (_expect(value.get(key), dict, f"admission.json.{key}", optional=True) or {}).items():
+            _expect(v, dict, f"admission.json.{key}.{name}")
+
+
+def _check_manifests(docs: list[Any]) -> None:
+    """The objects the diff reads (queues, teams, priorities), in the shape it reads them."""
+    for d in docs:
+        if not isinstance(d, dict) or d.get("kind") not in ("ClusterQueue", "LocalQueue", "PriorityClass", "WorkloadPriorityClass"):
+            continue
+        metadata = d.get("metadata")
+        where = f"manifests.yaml: {d['kind']} {metadata.get('name') if isinstance(metadata, dict) else '?'}:"
+        _expect(metadata, dict, f"{where} metadata")
+        spec = _expect(d.get("spec"), dict, f"{where} spec", optional=True) or {}
+        if d["kind"] != "ClusterQueue":
+            continue
+        for g, group in enumerate(_expect(spec.get("resourceGroups"), list, f"{where} spec.resourceGroups", optional=True) or []):
+            at = f"{where} spec.resourceGroups[{g}]"
+            for f, flavor in enumerate(_expect(_expect(group, dict, at).get("flavors"), list, f"{at}.flavors", optional=True) or []):
+                at_f = f"{at}.flavors[{f}]"
+                for r, res in enumerate(_expect(_expect(flavor, dict, at_f).get("resources"), list, f"{at_f}.resources", optional=True) or []):
+                    _expect(res, dict, f"{at_f}.resources[{r}]")
+
+
+_CHECKS = {"resources.json": _check_resources, "cost.json": _check_cost, "policy.json": _check_policy,
+           "admission.json": _check_admission, "manifests.yaml": _check_manifests}
+
+
+def _no_constant(name: str) -> Any:
+    # json.loads reads NaN and Infinity, which JSON has not and synth never writes: a NaN cost
+    # differs from itself, so a render would not even match its own copy.
+    raise ValueError(f"{name} is not a JSON number")
+
+
 @dataclass(frozen=True)
 class Render:
     resources: list[dict[str, Any]]
-    cost: dict[str, Any]
+    cost: dict[str, Any] | None  # cost.json; None: the render has none
     policy: list[dict[str, Any]]
     manifests: list[dict[str, Any]]
     admission: dict[str, Any] | None = None  # admission.json; None: the render has none
 
     @classmethod
     def from_files(cls, files: dict[str, str], where: Path | None = None) -> Render:
-        def parse(name: str, load, kind: type):
+        def parse(name: str):
+            if name not in files:
+                return None
             try:
-                value = load(files[name])
-            except (ValueError, yaml.YAMLError) as exc:
-                raise DiffError(f"is not {'JSON' if name.endswith('.json') else 'YAML'}: {_one_line(exc)}", _at(where, name)) from None
-            if not isinstance(value, kind):
-                raise DiffError(f"is not a {kind.__name__} as synth writes it", _at(where, name))
+                if name.endswith(".json"):
+                    value = json.loads(files[name], parse_constant=_no_constant)
+                else:
+                    value = list(yaml.safe_load_all(files[name]))
+                _CHECKS[name](value)
+            except (ValueError, RecursionError, yaml.YAMLError) as exc:
+                what = "JSON" if name.endswith(".json") else "YAML"
+                detail = "nested too deeply" if isinstance(exc, RecursionError) else _one_line(exc)
+                raise DiffError(f"is not {what}: {detail}", _at(where, name)) from None
+            except _Shape as exc:
+                raise DiffError(str(exc), _at(where, name)) from None
             return value
 
-        docs = parse("manifests.yaml", lambda t: list(yaml.safe_load_all(t)), list)
         return cls(
-            [r for r in parse("resources.json", json.loads, list) if isinstance(r, dict)],
-            parse("cost.json", json.loads, dict),
-            [v for v in parse("policy.json", json.loads, list) if isinstance(v, dict)],
-            [d for d in docs if isinstance(d, dict)],
-            parse("admission.json", json.loads, dict) if "admission.json" in files else None,
+            parse("resources.json"),
+            parse("cost.json"),
+            parse("policy.json"),
+            [d for d in parse("manifests.yaml") if isinstance(d, dict)],
+            parse("admission.json"),
         )
 
     @classmethod
@@ -83,7 +176,7 @@ class Render:
         files = {}
         for name in FILES + OPTIONAL:
             try:
-                files[name] = (folder / name).read_text(encoding="utf-8")
+                files[name] = _read(folder / name)
             except FileNotFoundError:
                 if name in OPTIONAL:
                     continue
@@ -91,6 +184,35 @@ class Render:
             except (OSError, UnicodeDecodeError) as exc:
                 raise DiffError(f"cannot be read: {getattr(exc, 'strerror', None) or exc}", folder / name) from None
         return cls.from_files(files, folder)
+
+    def stacks(self) -> set[str]:
+        """The stacks its URNs name (urn:pulumi:STACK::PROJECT::TYPE::NAME)."""
+        return {r["urn"].split("::")[0].split(":")[-1] for r in self.resources if r["urn"].startswith("urn:pulumi:")}
+
+
+def _read(path: Path) -> str:
+    """A base file, only if it is a regular file synth could have written: a FIFO or device
+    would block or never end, and a huge file would be read whole into memory."""
+    info = os.stat(path)
+    if not stat.S_ISREG(info.st_mode):
+        raise DiffError("is not a regular file: --base takes a folder synth wrote for the same stack", path)
+    if info.st_size > MAX_BYTES:
+        raise DiffError(f"is larger than {MAX_BYTES // 2**20} MiB: not a file synth wrote", path)
+    with open(path, encoding="utf-8") as f:
+        return f.read(MAX_BYTES + 1)
+
+
+def base_render(folder: Path, stack: str) -> Render:
+    """The --base folder, read: a folder synth wrote for the same stack (another stack's render
+    would diff two different platforms)."""
+    if not os.path.isdir(folder):
+        raise DiffError("is not a folder: --base takes a folder synth wrote for the same stack", folder)
+    base = Render.from_folder(folder)
+    others = sorted(base.stacks() - {stack})
+    if others:
+        raise DiffError(f"is a render of stack {others[0]!r}, not {stack!r}: --base takes a folder synth wrote for "
+                        "the same stack", folder / "resources.json")
+    return base
 
 
 def _at(where: Path | None, name: str) -> Path:
@@ -236,7 +358,18 @@ def _changed_map(old: dict, new: dict) -> dict[str, dict[str, Any]]:
 
 
 def _pool_costs(render: Render) -> dict[str, float | None]:
-    return {f"{p.get('cluster')}/{p.get('pool')}": p.get("per30DaysMax") for p in render.cost.get("pools") or []}
+    return {f"{p.get('cluster')}/{p.get('pool')}": p.get("per30DaysMax") for p in (render.cost or {}).get("pools") or []}
+
+
+def _cost(base: Render, head: Render) -> dict[str, Any]:
+    """The total and per-pool cost before → after; not compared when a render has no cost.json
+    (a base branch's synth that predates it), rather than shown as a change from nothing."""
+    old_total = ((base.cost or {}).get("total") or {}).get("per30DaysMax")
+    new_total = ((head.cost or {}).get("total") or {}).get("per30DaysMax")
+    if base.cost is None or head.cost is None:
+        return {"before": old_total, "after": new_total, "pools": {}, "compared": False}
+    return {"before": old_total, "after": new_total, "pools": _changed_map(_pool_costs(base), _pool_costs(head)),
+            "compared": True}
 
 
 def _findings(render: Render) -> set[tuple[str, str, str, str]]:
@@ -244,8 +377,6 @@ def _findings(render: Render) -> set[tuple[str, str, str, str]]:
 
 
 def compute(base: Render, head: Render) -> dict[str, Any]:
-    old_total = (base.cost.get("total") or {}).get("per30DaysMax")
-    new_total = (head.cost.get("total") or {}).get("per30DaysMax")
     old_f, new_f = _findings(base), _findings(head)
     data = {
         "resources": _resources(base, head),
@@ -253,7 +384,7 @@ def compute(base: Render, head: Render) -> dict[str, Any]:
         "clusterQueues": _changed_map(_queues(base), _queues(head)),
         "teams": _changed_map(_teams(base), _teams(head)),
         "priorities": _changed_map(_priorities(base), _priorities(head)),
-        "cost": {"before": old_total, "after": new_total, "pools": _changed_map(_pool_costs(base), _pool_costs(head))},
+        "cost": _cost(base, head),
         "admission": _admission(base, head),
         "policy": {
             "new": [dict(zip(("enforcement", "policy", "urn", "message"), f)) for f in sorted(new_f - old_f)],
@@ -269,9 +400,13 @@ def is_empty(data: dict[str, Any]) -> bool:
     r = data["resources"]
     return not any(r[k] for k in ("added", "changed", "replaced", "deleted")) and not any(
         data[k] for k in ("capacity", "clusterQueues", "teams", "priorities")
-    ) and data["cost"]["before"] == data["cost"]["after"] and not data["cost"]["pools"] and not (
+    ) and not _cost_changes(data["cost"]) and not (
         data["policy"]["new"] or data["policy"]["resolved"]
     ) and not (data["admission"]["workloads"] or data["admission"]["queues"])
+
+
+def _cost_changes(cost: dict[str, Any]) -> bool:
+    return cost["compared"] and (cost["pools"] or cost["before"] != cost["after"])
 
 
 # -- admission ---------------------------------------------------------------------------------
@@ -411,12 +546,17 @@ def markdown(stack: str, data: dict[str, Any]) -> str:
         lines += ["**New stack:** the base branch has no render of it; everything below is created.", ""]
     if data.get("removedStack"):
         return "\n".join(lines + _removed(data)) + "\n"
+    cost, adm = data["cost"], data["admission"]
     if data["empty"]:
-        return "\n".join(lines + ["No changes: the render matches the base render.", ""])
+        return "\n".join(lines + ["No changes: the render matches the base render.", *_uncompared(cost, adm), ""])
     res = data["resources"]
     counts = ", ".join(f"{len(res[k])} {k}" for k in ("added", "changed", "replaced", "deleted") if res[k])
-    lines.append(f"**Resources:** {counts or 'none changed'}. **Cost** per 30 days at maximum size: "
-                 f"{_usd(data['cost']['before'])} → {_usd(data['cost']['after'])}.")
+    if cost["compared"]:
+        lines.append(f"**Resources:** {counts or 'none changed'}. **Cost** per 30 days at maximum size: "
+                     f"{_usd(cost['before'])} → {_usd(cost['after'])}.")
+    else:
+        lines.append(f"**Resources:** {counts or 'none changed'}. "
+                     "Cost is not compared: the base render has no `cost.json` (written since this diff).")
     if res["protected"]:
         lines += ["", f"**Protected resources change:** {', '.join(code(_short(u)) for u in res['protected'])}: "
                   "`pulumi up` refuses to delete or replace them until protection is lifted."]
@@ -453,7 +593,6 @@ def markdown(stack: str, data: dict[str, Any]) -> str:
             if not b or not a:
                 rows.append([code(name), "queue", "—" if not b else "exists", "removed" if not a else "added"])
         lines += ["", "### Cluster queues", "", *table(["cluster queue", "what", "before", "after"], rows)]
-    adm = data["admission"]
     if adm["workloads"] or adm["queues"]:
         lines += ["", "### Admission verdicts that change", ""]
         if adm["workloads"]:
@@ -468,7 +607,7 @@ def markdown(stack: str, data: dict[str, Any]) -> str:
         if data[key]:
             rows = [[code(k), _value(v["before"]), _value(v["after"])] for k, v in data[key].items()]
             lines += ["", f"### {title}", "", *table([head, "before", "after"], rows)]
-    if data["cost"]["pools"] or data["cost"]["before"] != data["cost"]["after"]:
+    if _cost_changes(cost):
         rows = [[code(k), _usd(v["before"]), _usd(v["after"]), _delta(v["before"], v["after"])] for k, v in data["cost"]["pools"].items()]
         c = data["cost"]
         rows.append(["**total**", _usd(c["before"]), _usd(c["after"]), _delta(c["before"], c["after"])])
@@ -480,6 +619,15 @@ def markdown(stack: str, data: dict[str, Any]) -> str:
                 f"- {v['enforcement']}: {v['policy']}: {code(_short(v['urn']) if '::' in v['urn'] else v['urn'])}: {v['message']}"
                 for v in data["policy"][key]]
     return "\n".join(lines) + "\n"
+
+
+def _uncompared(cost: dict[str, Any], adm: dict[str, Any]) -> list[str]:
+    """What an empty diff could not compare: a base rendered before synth wrote these files."""
+    missing = [name for name, part in (("cost.json", cost), ("admission.json", adm)) if not part["compared"]]
+    if not missing:
+        return []
+    what = {1: "Cost is" if missing == ["cost.json"] else "Admission verdicts are", 2: "Cost and admission verdicts are"}
+    return [f"{what[len(missing)]} not compared: the base render has no {' or '.join(map(code, missing))} (written since this diff)."]
 
 
 def _removed(data: dict[str, Any]) -> list[str]:

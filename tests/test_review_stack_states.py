@@ -30,7 +30,8 @@ def test_a_removed_stack_shows_its_base_cost_and_capacity_and_a_new_one_everythi
     assert _cli(capsys, "tpu-multislice", "--out", tmp_path / "base", "--quiet") == (0, "")
     cost = json.loads((tmp_path / "base" / "cost.json").read_text())["total"]["per30DaysMax"]
 
-    assert _cli(capsys, "gone", "--removed", "--base", tmp_path / "base", "--out", tmp_path / "gone", "--quiet") == (0, "")
+    # The base is the removed stack's own render on the base branch (another stack's is refused).
+    assert _cli(capsys, "tpu-multislice", "--removed", "--base", tmp_path / "base", "--out", tmp_path / "gone", "--quiet") == (0, "")
     assert sorted(p.name for p in (tmp_path / "gone").iterdir() if not p.name.startswith(".")) == ["diff.json", "diff.md"]
     data = json.loads((tmp_path / "gone" / "diff.json").read_text())
     assert data["removedStack"] and data["cost"] == {**data["cost"], "before": cost, "after": None}

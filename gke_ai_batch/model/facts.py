@@ -25,6 +25,8 @@ INTERRUPTIBLE = ("spot", "flex-start", "queued")
 
 
 def tpu_generation(machine_type: Any) -> catalogue.TpuGeneration | None:
+    if not isinstance(machine_type, str):  # recorded inputs are any JSON: a list or mapping is no key
+        return None
     for gen in catalogue.TPU_GENERATIONS.values():
         if machine_type in gen.machine_types:
             return gen

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any, Iterable
 
 DASH = "—"
@@ -14,9 +15,13 @@ def cell(value: Any) -> str:
 
 
 def code(name: Any) -> str:
+    """A code span of any text (a sample's command is free text): its fence is a backtick run
+    longer than any inside, which a span's equal-length closing run cannot meet, padded with a
+    space that the span strips (CommonMark 0.31.2, 6.1 Code spans: https://spec.commonmark.org/0.31.2/#code-spans)."""
     text = str(name)
-    fence = "``" if "`" in text else "`"
-    pad = " " if fence == "``" else ""
+    longest = max((len(run) for run in re.findall("`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if longest else ""
     return f"{fence}{pad}{text}{pad}{fence}"
 
 
