@@ -38,6 +38,7 @@ from gke_ai_batch.config.gcpnames import is_project_id
 from gke_ai_batch.config.metrics import Collected, MetricsConfig, collected, metrics_problems
 from gke_ai_batch.config.pools import NodePoolConfig
 from gke_ai_batch.config.reservations import zone_problems as reservation_zone_problems
+from gke_ai_batch.config.topology import TopologyConfig, topology_problems
 from gke_ai_batch.config.workloads import JobSetWorkload, JobWorkload, ProvisioningRequestWorkload, Workload
 
 # GKE limits per cluster (https://cloud.google.com/kubernetes-engine/quotas, "Limits per
@@ -90,6 +91,9 @@ class StackConfig(Model):
     compute_classes: list[ComputeClassConfig] = Field([], max_length=MAX_CLASSES)
     """GKE custom ComputeClasses: node shapes and capacity types tried in priority order
     (docs/capacity-fallback.md); a declared flavor selects one with computeClass."""
+    topologies: list[TopologyConfig] = Field([], max_length=MAX_ENTRIES["flavors"])
+    """Kueue Topologies for Topology-Aware Scheduling: node labels, widest domain first; a declared
+    flavor names one with topologyName (docs/batch-layer.md, "Topology-aware scheduling")."""
     kueue: KueueConfig = KueueConfig()
     jobset: JobSetConfig = JobSetConfig()
     flavors: list[FlavorConfig] | None = Field(None, max_length=MAX_ENTRIES["flavors"])
@@ -153,6 +157,7 @@ class StackConfig(Model):
         yield from self._check_teams()
         yield from self._check_priorities()
         yield from self._check_workloads()
+        yield from topology_problems(self)
 
     # -- prices ------------------------------------------------------------------------------
 
