@@ -183,3 +183,41 @@ def test_near_miss_the_model_admits_a_registered_topology_with_the_level():
     assert model_topology.judge(world, _pod_set(2), ["f"], Placement("main", ["pool-0"], {"pool-0": 1})) == (None, None)
     never, _ = model_topology.judge(world, _pod_set(3), ["f"], Placement("main", ["pool-0"], {"pool-0": 1}))
     assert never is not None and "holds 2" in never
+
+
+# -- the component ---------------------------------------------------------------------------------
+
+
+def test_the_component_refuses_bad_args_at_their_paths():
+    from gke_ai_batch.components.topology import Topologies
+    from gke_ai_batch.config.errors import ArgsError
+
+    with pytest.raises(ArgsError) as caught:
+        Topologies("tas", {"topologies": [{"name": "t", "levels": [HOSTNAME, NODEPOOL]}, {"name": "u", "levels": []}]})
+    lines = str(caught.value).splitlines()
+    assert lines[0].startswith("Topologies tas: args.topologies[0].levels[0]: kubernetes.io/hostname can only be the lowest (last) level"), lines
+    assert lines[1].startswith("Topologies tas: args.topologies[1].levels: "), lines
+    once = {"name": "t", "levels": [NODEPOOL]}
+    with pytest.raises(ArgsError, match=r"Topologies tas: args.topologies\[1\].name: topology 't' is declared twice"):
+        Topologies("tas", {"topologies": [once, once]})
+    with pytest.raises(ArgsError, match=r"Topologies tas: args.topologies: required"):
+        Topologies("tas", {})
+
+
+def test_the_component_from_any_program(tmp_path):
+    from support.programs import run_program
+
+    recording = run_program(tmp_path, """
+        import pulumi
+        import pulumi_kubernetes as k8s
+        from gke_ai_batch.components.topology import Topologies
+
+        p = k8s.Provider("ml-shared", kubeconfig="{}")
+        Topologies("tas", {"topologies": [{"name": "a4-blocks", "levels": [
+            "cloud.google.com/gce-topology-block", "cloud.google.com/gce-topology-subblock", "kubernetes.io/hostname"]}]},
+            pulumi.ResourceOptions(provider=p))
+        """)
+    (made,) = [r for r in recording.resources if r.type == "kubernetes:kueue.x-k8s.io/v1beta2:Topology"]
+    assert made.name == "tas-a4-blocks"
+    assert M.validate(made.inputs) == []
+    assert [level["nodeLabel"] for level in made.inputs["spec"]["levels"]][-1] == HOSTNAME
