@@ -138,6 +138,29 @@ def test_required_and_preferred_together_are_refused(tmp_path):
                   "gke-ai-batch:workloads[0].topology", "give one of required or preferred")
 
 
+def _mixed_queue(workload: dict) -> dict:
+    c = config(workloads=[workload])
+    c["gke-ai-batch:nodePools"].append({"name": "cpu", "machineType": "n2-standard-8", "maxNodes": 2, "zones": ["us-central1-a"]})
+    c["gke-ai-batch:flavors"].append({"name": "cpu", "pools": ["cpu"]})
+    c["gke-ai-batch:clusterQueues"] = [{"name": "cq", "flavors": [
+        "v5e", {"name": "cpu", "quotas": {"cpu": 16, "memory": "64Gi"}}]}]
+    return c
+
+
+def test_a_sample_without_a_request_on_a_mixed_queue_whose_tas_flavor_alone_fits_is_refused(tmp_path):
+    plain = {k: v for k, v in sample().items() if k != "topology"}
+    synth_refused(tmp_path, _mixed_queue(plain), "gke-ai-batch:workloads[0]", "supports only TopologyAwareScheduling")
+
+
+def test_near_miss_a_sample_without_a_request_on_a_tas_only_queue_renders(tmp_path):
+    plain = {k: v for k, v in sample().items() if k != "topology"}
+    result = synth_rendered(tmp_path, config(workloads=[plain]))
+    assert result.admission.at_once["train"] == "admitted"
+    # On the mixed queue, the same sample with a request is admitted.
+    mixed = synth_rendered(tmp_path, _mixed_queue(sample()))
+    assert mixed.admission.at_once["train"] == "admitted"
+
+
 def test_a_pod_set_larger_than_any_slice_is_refused_by_the_model(tmp_path):
     # Two replicas of a 2-host slice job are 4 pods; one node pool (a slice) holds 2.
     synth_refused(tmp_path, config(workloads=[sample(slices=2)]), "gke-ai-batch:workloads[0]",

@@ -96,17 +96,17 @@ def topology_problems(cfg) -> Iterator[RuleError]:
     yield from _workload_problems(cfg, levels)
 
 
-def _queue_flavors(cfg, wl) -> list | None:
-    """The declared flavors Kueue may put the sample on: its ClusterQueue's (all, when the queue
-    lists none), narrowed to those of its pool where any lists it. None when the team or queue
-    is unknown (refused at its own key)."""
+def _queue_flavors(cfg, wl) -> tuple[list, list] | None:
+    """The declared flavors of the sample's ClusterQueue (all, when the queue lists none), and
+    those Kueue may put the sample on: narrowed to its pool's where any lists it. None when the
+    team or queue is unknown (refused at its own key)."""
     team = next((t for t in cfg.teams if t.namespace == wl.team and wl.local_queue in (None, t.local_queue)), None)
     cq = next((q for q in cfg.cluster_queues if team is not None and q.name == team.cluster_queue), None)
     if cq is None:
         return None
     names = [f if isinstance(f, str) else f.name for f in cq.flavors] or [f.name for f in cfg.flavors or ()]
     flavors = [f for f in cfg.flavors or () if f.name in names]
-    return [f for f in flavors if wl.pool in f.pools] or flavors
+    return flavors, [f for f in flavors if wl.pool in f.pools] or flavors
 
 
 def _workload_problems(cfg, levels: dict[str, list[str]]) -> Iterator[RuleError]:
@@ -117,14 +117,18 @@ def _workload_problems(cfg, levels: dict[str, list[str]]) -> Iterator[RuleError]
     # A sample whose flavors all fail that stays pending for ever.
     known = {p.name for p in cfg.node_pools}
     for i, wl in enumerate(cfg.workloads):
-        if wl.topology is None or (wl.pool is not None and wl.pool not in known):
+        if wl.pool is not None and wl.pool not in known:
             continue  # an unknown pool is refused at its own key
+        found = _queue_flavors(cfg, wl) if wl.kind != "provisioningRequest" else ([], [])
+        if found is None:
+            continue
+        queue, flavors = found
+        if wl.topology is None:
+            yield from _untopological(i, queue, flavors)
+            continue
         at = ("workloads", i, "topology", wl.topology.mode)
         if wl.kind == "provisioningRequest":
             yield RuleError(at, "a provisioningRequest sample is not queued in Kueue, so no Topology places its pods")
-            continue
-        flavors = _queue_flavors(cfg, wl)
-        if flavors is None:
             continue
         if not any(wl.topology.level in levels.get(f.topology_name or "", ()) for f in flavors):
             what = ", ".join(f"{f.name} (topology {f.topology_name})" if f.topology_name else f"{f.name} (no topologyName)" for f in flavors)
@@ -133,3 +137,18 @@ def _workload_problems(cfg, levels: dict[str, list[str]]) -> Iterator[RuleError]
                 f"Kueue admits a pod set that asks for a {wl.topology.level} domain only to a flavor whose Topology "
                 f"has that level, and its queue's flavors have none: {what or 'no declared flavors (gke-ai-batch:flavors)'}",
             )
+
+
+def _untopological(i: int, queue: list, flavors: list) -> Iterator[RuleError]:
+    """A pod set without a topology request goes only to a flavor without a topologyName ("Flavor
+    %q supports only TopologyAwareScheduling"), unless every flavor of its ClusterQueue has one
+    (isTASImplied: the request is then implied; tas_flavorassigner.go, v0.19.2)."""
+    if not flavors or not all(f.topology_name for f in flavors) or all(f.topology_name for f in queue):
+        return
+    yield RuleError(
+        ("workloads", i),
+        f"its queue mixes flavors with and without a topologyName and the ones it can run on "
+        f"({', '.join(f.name for f in flavors)}) all have one: Kueue places a pod set without a topology request "
+        "only on a flavor without one (\"supports only TopologyAwareScheduling\"); give the sample a topology, "
+        "or every flavor of its queue a topologyName",
+    )
