@@ -17,7 +17,7 @@ ORDER = [
     "prices.prices", "metrics.metrics", "fleet.manager_is_created", "fleet.fleet",
     "fleet.manager_has_no_compute_classes", "pools.pools", "pools.node_limits", "computeclasses.compute_classes",
     "flavors.flavor_references", "flavors.flavor_limits", "queues.fair_sharing", "queues.cluster_queues",
-    "teams.teams", "priorities.priorities", "workloads.workloads", "network.networks", "checkpoints.checkpoints",
+    "teams.teams", "priorities.priorities", "workloads.workloads", "topology.topologies", "network.networks", "checkpoints.checkpoints",
 ]
 # A docstring names its source: a URL, a repository path, upstream docs or a CRD.
 SOURCE = re.compile(r"https?://|[\w/.-]+\.(?:py|go|yaml|md)\b|\b(?:GKE|Kueue|Kubernetes)\b[\w. ]{0,12}\bdocs\b|\bCRD\b")

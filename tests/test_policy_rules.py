@@ -1083,6 +1083,7 @@ def test_pack_needs_only_its_own_requirements():
             "gke_ai_batch.domain.machines",  # node allocatable: the admission model's node groups
             "gke_ai_batch.domain.kueue_releases",  # waitForPodsReady by Kueue release: kueue-admissible
             "gke_ai_batch.domain.findings",  # the one Finding type the pack reports
+            "gke_ai_batch.domain.topology",  # TAS annotations and levels: kueue-admissible
             # A fleet's names and Kueue's MultiKueue queue rules (rbac, fleet-multikueue-only).
             "gke_ai_batch.model.multikueue", "gke_ai_batch.domain.multikueue_worker"}
     model = {m for m in loaded if m == "gke_ai_batch.model" or m.startswith("gke_ai_batch.model.")}

@@ -343,6 +343,7 @@ def test_multislice_autopilot_variant(tmp_path):
     config["gke-ai-batch:clusterQueues"][0]["flavors"] = [{"name": "vlp-24", "quotas": {"google.com/tpu": 24}}]
     for wl in config["gke-ai-batch:workloads"]:
         del wl["pool"], wl["privileged"]
+        wl.pop("topology", None)  # the Standard variant's topology-aware sample: its domains are the pools
         wl["tpu"] = {"version": "v5e", "topology": "2x4"}
     result = synth_config(tmp_path, config)
     assert result.error is None, result.error

@@ -18,6 +18,7 @@ from gke_ai_batch.components.batch import JobSetInstall, KueueInstall
 from gke_ai_batch.components.cluster import ExistingCluster, GkeCluster
 from gke_ai_batch.components.multikueue import MultiKueueManager, MultiKueueWorker
 from gke_ai_batch.components.computeclasses import ComputeClasses
+from gke_ai_batch.components.topology import Topologies
 from gke_ai_batch.components.metrics import Metrics
 from gke_ai_batch.components.nodepools import CpuPool, GpuPool, TpuSlices
 from gke_ai_batch.components.priorities import Priorities
@@ -45,6 +46,7 @@ COMPONENTS: list[type[pulumi.ComponentResource]] = [
     ClusterQueue,
     Team,
     ComputeClasses,
+    Topologies,
     CheckpointBucket,
     Metrics,
 ]

@@ -18,6 +18,7 @@ from gke_ai_batch.components import k8s as k8s_objects
 from gke_ai_batch.components.batch import JobSetInstall, KueueInstall, stack_jobset_args, stack_kueue_args
 from gke_ai_batch.components.cluster import ExistingCluster, GkeCluster, StackExistingCluster, StackGkeCluster
 from gke_ai_batch.components.computeclasses import ComputeClasses, stack_compute_classes_args
+from gke_ai_batch.components.topology import Topologies, stack_topologies_args
 from gke_ai_batch.components.metrics import Metrics, stack_metrics_args
 from gke_ai_batch.domain.naming import scoped
 from gke_ai_batch.components.nodepools import stack_pool_args
@@ -121,6 +122,13 @@ def deploy_cluster(
         previous = [*kueue_ready, made]
     if cfg.compute_classes:
         ComputeClasses(scoped(scope, "compute-classes"), stack_compute_classes_args(cfg.compute_classes), k8s_opts)
+    if cfg.topologies:
+        # Kueue serves the Topology CRD; the flavors name these objects.
+        Topologies(
+            scoped(scope, "topologies"),
+            stack_topologies_args(cfg.topologies),
+            pulumi.ResourceOptions(provider=provider, depends_on=kueue_ready),
+        )
     queues = _queues(plan, scope, provider, kueue_ready, admission_objects, admission_needs)
 
     teams: dict[str, Team] = {}

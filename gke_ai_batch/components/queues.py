@@ -77,6 +77,8 @@ class FlavorArgs(TypedDict):
     """The accelerator resource the nodes hold (google.com/tpu or nvidia.com/gpu) when capacity
     does not say (nodes GKE creates on demand, a ComputeClass's): a queue lists the flavor after
     those without accelerators."""
+    topology_name: NotRequired[str]
+    """A Kueue Topology (a Topologies component's): Kueue places the flavor's pods by its levels."""
 
 
 class ResourceFlavorArgs(FlavorArgs):

@@ -212,6 +212,8 @@ class FlavorConfig(Model):
     compute_class: K8sName | None = None
     """A custom ComputeClass of the stack (computeClasses): the flavor stands for the nodes GKE
     creates for it, in the class's priority order (no pools, no nodeLabels)."""
+    topology_name: K8sName | None = None
+    """A topology of gke-ai-batch:topologies: Kueue places the flavor's pods by its levels (TAS)."""
 
     @field_validator("pools")
     @classmethod

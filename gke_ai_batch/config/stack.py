@@ -26,6 +26,7 @@ from gke_ai_batch.config.fleet import FleetConfig
 from gke_ai_batch.config.lookups import cluster_zones
 from gke_ai_batch.config.metrics import Collected, MetricsConfig, collected
 from gke_ai_batch.config.pools import NodePoolConfig
+from gke_ai_batch.config.topology import TopologyConfig
 from gke_ai_batch.config.workloads import Workload
 
 # Entries per list, checked before any rule walks them, so that a generated stack cannot make
@@ -50,6 +51,9 @@ class StackConfig(Model):
     compute_classes: list[ComputeClassConfig] = Field([], max_length=MAX_CLASSES)
     """GKE custom ComputeClasses: node shapes and capacity types tried in priority order
     (docs/capacity-fallback.md); a declared flavor selects one with computeClass."""
+    topologies: list[TopologyConfig] = Field([], max_length=MAX_ENTRIES["flavors"])
+    """Kueue Topologies for Topology-Aware Scheduling: node labels, widest domain first; a declared
+    flavor names one with topologyName (docs/batch-layer.md, "Topology-aware scheduling")."""
     kueue: KueueConfig = KueueConfig()
     jobset: JobSetConfig = JobSetConfig()
     flavors: list[FlavorConfig] | None = Field(None, max_length=MAX_ENTRIES["flavors"])

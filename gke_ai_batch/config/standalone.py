@@ -16,6 +16,7 @@ from pydantic import Field, ValidationError, model_validator
 from gke_ai_batch.config.base import Model, RuleError, raise_all
 from gke_ai_batch.config.batch import ClusterQueueConfig, FlavorConfig, JobSetConfig, KueueConfig, PriorityConfig, TeamConfig
 from gke_ai_batch.config.computeclasses import MAX_CLASSES, ComputeClassConfig
+from gke_ai_batch.config.topology import TopologyConfig, duplicate_names
 from gke_ai_batch.config.errors import located_problems
 from gke_ai_batch.config.fleet import MultiKueueSettings
 from gke_ai_batch.config.checks.flavors import flavor_limit_problems
@@ -103,10 +104,22 @@ class _ComputeClasses(Model):
         return self
 
 
+class _Topologies(Model):
+    topologies: list[TopologyConfig] = Field([], max_length=MAX_ENTRIES["flavors"])
+
+    @model_validator(mode="after")
+    def _unique(self):
+        raise_all(duplicate_names(self.topologies))
+        return self
+
+
 def batch_key(key: str, data: Mapping[str, Any]) -> tuple[Any, list[tuple[tuple, str]]]:
-    """`data` ({kueue, multiKueue}, {jobset}, {priorities} or {classes}, camelCase as a stack file spells
-    them) validated: the model, or None and every problem as (stack key path, message)."""
-    model = {"kueue": _KueueInstall, "jobset": _JobSetInstall, "priorities": _Priorities, "classes": _ComputeClasses}[key]
+    """`data` ({kueue, multiKueue}, {jobset}, {priorities}, {classes} or {topologies}, camelCase as a stack file
+    spells them) validated: the model, or None and every problem as (stack key path, message)."""
+    model = {
+        "kueue": _KueueInstall, "jobset": _JobSetInstall, "priorities": _Priorities, "classes": _ComputeClasses,
+        "topologies": _Topologies,
+    }[key]
     return _as_model(model, data)
 
 

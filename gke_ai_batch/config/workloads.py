@@ -13,6 +13,7 @@ from gke_ai_batch.domain import quantity
 from gke_ai_batch.config.base import CLUSTER_NODES_MAX, SEVEN_DAYS, K8sName, Labels, Model, PinnedImage, Quantity, QueueName, RuleError, raise_all
 from gke_ai_batch.config.checkpoints import CheckpointMount
 from gke_ai_batch.config.pools import GpuSpec, TpuSpec
+from gke_ai_batch.config.topology import WorkloadTopology
 
 
 # Bounds checked with the field, so that nothing is sized from a huge number: Kubernetes caps an
@@ -57,6 +58,8 @@ class WorkloadBase(Model):
     labels: Labels = {}
     checkpoints: CheckpointMount | None = None
     """Mount the team's checkpoint bucket (gke-ai-batch:checkpoints) at mountPath; the pods run as the team's service account."""
+    topology: WorkloadTopology | None = None
+    """{required: LABEL} or {preferred: LABEL}: one domain of that level of the flavor's topology for all the pods (TAS)."""
 
     # Keys that no longer exist, with why: the unknown-key error says this instead of a guess.
     REMOVED_KEYS: ClassVar[dict[str, str]] = {

@@ -25,6 +25,7 @@ GCP_SERVICE_ACCOUNT = "gcp:serviceaccount/account:Account"
 HELM_RELEASES = ("kubernetes:helm.sh/v3:Release", "kubernetes:helm.sh/v4:Chart")
 # Kueue and JobSet objects match any API version, so a version bump cannot silently switch a rule off.
 RESOURCE_FLAVOR = "kubernetes:kueue.x-k8s.io/*:ResourceFlavor"
+TOPOLOGY = "kubernetes:kueue.x-k8s.io/*:Topology"
 CLUSTER_QUEUE = "kubernetes:kueue.x-k8s.io/*:ClusterQueue"
 LOCAL_QUEUE = "kubernetes:kueue.x-k8s.io/*:LocalQueue"
 ADMISSION_CHECK = "kubernetes:kueue.x-k8s.io/*:AdmissionCheck"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gke_ai_batch.model import assigner, placement
+from gke_ai_batch.model import assigner, placement, topology
 from gke_ai_batch.model.objects import UNMANAGED_JOB_NAMESPACES, ClusterQueue, Workload, World, selector_matches
 from gke_ai_batch.model.requests import drop_excluded, pod_requests, show, times
 
@@ -95,6 +95,12 @@ def judge(world: World, wl: Workload, capacity_types: dict[str, set[str]] | None
             elif model == "spot":
                 v.waits.append(f"{flavor} is spot capacity: GKE may reclaim the nodes")
     _place(world, v, [world.flavors[f] for f in v.flavors if f in world.flavors])
+    for ps, psa, p in zip(v.workload.pod_sets, v.assignment.pod_sets, v.placements):
+        never, wait = topology.judge(world, ps, sorted(set(psa.flavors.values())), p)
+        if never and v.never is None:
+            v.never, v.rule = f"pod set {ps.name}: {never}", "topology"
+        if wait:
+            v.waits.append(f"pod set {ps.name} {wait}")
     return v
 
 

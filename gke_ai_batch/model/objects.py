@@ -53,15 +53,18 @@ class Flavor:
     node_labels: Mapping[str, str]
     node_taints: tuple[Mapping[str, Any], ...] = ()
     tolerations: tuple[Mapping[str, Any], ...] = ()
+    topology_name: str | None = None  # a Kueue Topology (TAS)
 
     @classmethod
     def from_manifest(cls, m: Mapping[str, Any]) -> "Flavor":
         spec = m.get("spec") or {}
+        topology = spec.get("topologyName")
         return cls(
             m["metadata"]["name"],
             dict(spec.get("nodeLabels") or {}),
             tuple(spec.get("nodeTaints") or ()),
             tuple(spec.get("tolerations") or ()),
+            topology if isinstance(topology, str) else None,
         )
 
 
@@ -237,6 +240,7 @@ class World:
     wait_for_pods_ready: bool = True
     priorities: Mapping[str, int] = field(default_factory=dict)
     compute_classes: Mapping[str, str] = field(default_factory=dict)  # custom ComputeClass -> whenUnsatisfiable
+    topologies: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # Kueue Topology -> its levels' node labels
 
     def namespace_labels(self, name: str) -> dict[str, str]:
         # The API server labels every namespace with its own name (NamespaceDefaultLabelName).

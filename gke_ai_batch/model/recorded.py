@@ -45,6 +45,7 @@ from gke_ai_batch.domain.registered import (
     POD_TEMPLATE,
     PROVISIONING_REQUEST,
     RESOURCE_FLAVOR,
+    TOPOLOGY,
     UNKNOWN,
     WORKLOAD_PRIORITY_CLASS,
     as_dict,
@@ -176,7 +177,17 @@ def world(resources: Sequence[Any], cluster: facts.ClusterFacts | None = None, p
         wait_for_pods_ready=wait_for_pods_ready(resources),
         priorities=priorities,
         compute_classes={name: when for name, (when, _) in classes.items()},
+        topologies=topologies(resources),
     )
+
+
+def topologies(resources: Sequence[Any]) -> dict[str, tuple[str, ...]]:
+    """Kueue Topology -> its levels' node labels, widest first."""
+    out = {}
+    for r in of_type(resources, TOPOLOGY):
+        levels = [as_dict(level).get("nodeLabel") for level in as_list(dig(r.props, "spec", "levels"))]
+        out[_meta(r)[0]] = tuple(label for label in levels if isinstance(label, str))
+    return out
 
 
 def workload_manifests(resources: Sequence[Any]) -> list[list[Mapping[str, Any]]]:

@@ -29,6 +29,7 @@ from gke_ai_batch.config.fleet import MultiKueueSettings
 from gke_ai_batch.plan.installs import kueue_install_values, webhook_probe
 from gke_ai_batch.plan.pools import PoolPlan, plan_pools, system_pool_args
 from gke_ai_batch.plan.rbac import team_rbac_manifests
+from gke_ai_batch.plan.topology import topology_manifest
 from gke_ai_batch.plan.workloads import WorkloadPlan, plan_workloads
 
 __all__ = ["Plan", "build_plan", "PoolPlan", "FlavorPlan", "QueuePlan", "WorkloadPlan"]
@@ -72,6 +73,7 @@ class Plan:
     apis: tuple[str, ...]  # Google Cloud APIs the cluster's project must have enabled (plan.apis)
     multi_kueue: MultiKueueSettings | None = None  # a fleet manager's (gke_ai_batch/plan/fleet.py)
     compute_classes: tuple[dict[str, Any], ...] = ()  # the ComputeClass objects (plan/computeclasses.py)
+    topologies: tuple[dict[str, Any], ...] = ()  # the Kueue Topology objects (plan/topology.py)
 
     @property
     def kueue(self) -> KueueConfig:
@@ -152,4 +154,5 @@ def build_plan(cfg: StackConfig, project: str = "my-project") -> Plan:
         registry_grants=grants_for(images),
         apis=required_apis(cfg, project),
         compute_classes=tuple(compute_class_manifest(cc) for cc in cfg.compute_classes),
+        topologies=tuple(topology_manifest(t.name, t.levels) for t in cfg.topologies),
     )

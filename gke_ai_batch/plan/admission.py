@@ -68,6 +68,7 @@ def registered(plan, objects: Sequence[dict[str, Any]] = ()) -> list[Registered]
     })
     manifests = [
         *plan.compute_classes,
+        *plan.topologies,
         *(f.manifest() for f in plan.flavors),
         *plan.provisioning,
         *objects,

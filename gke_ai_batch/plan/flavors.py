@@ -37,6 +37,7 @@ class FlavorPlan:
     capacity: dict[str, int]  # resource -> amount the pools provide (cpu in millicores, memory in bytes)
     slices: int
     vms: int
+    topology_name: str | None = None  # a Kueue Topology (gke-ai-batch:topologies)
 
     @property
     def accelerator_resource(self) -> str | None:
@@ -52,6 +53,8 @@ class FlavorPlan:
         if self.accelerator_resource is not None and self.accelerator_resource not in self.capacity:
             # Nodes GKE makes on demand (a ComputeClass's): no capacity to read the kind off.
             out["accelerator"] = self.accelerator_resource
+        if self.topology_name is not None:
+            out["topology_name"] = self.topology_name
         return out
 
     @classmethod
@@ -72,6 +75,7 @@ class FlavorPlan:
             capacity=capacity,
             slices=0,
             vms=0,
+            topology_name=args.get("topology_name"),
         )
 
     def manifest(self) -> dict[str, Any]:
@@ -80,6 +84,8 @@ class FlavorPlan:
             spec["nodeLabels"] = dict(self.node_labels)
         if self.tolerations:
             spec["tolerations"] = [dict(t) for t in self.tolerations]
+        if self.topology_name is not None:
+            spec["topologyName"] = self.topology_name
         return {
             "apiVersion": "kueue.x-k8s.io/v1beta2",
             "kind": "ResourceFlavor",
@@ -102,7 +108,7 @@ def plan_flavors(cfg: StackConfig, pools: list[PoolPlan]) -> list[FlavorPlan]:
         return [_flavor(name, members, None, None, False, entries, by_entry) for name, members in groups.items()]
     classes = {cc.name: cc for cc in cfg.compute_classes}
     return [
-        _class_kind(_flavor(
+        replace(_class_kind(_flavor(
             f.name,
             f.pools,
             f.node_labels if f.compute_class is None else class_flavor_labels(f.compute_class),
@@ -110,7 +116,7 @@ def plan_flavors(cfg: StackConfig, pools: list[PoolPlan]) -> list[FlavorPlan]:
             f.queued_provisioning,
             entries,
             by_entry,
-        ), classes.get(f.compute_class))
+        ), classes.get(f.compute_class)), topology_name=f.topology_name)
         for f in cfg.flavors
     ]
 

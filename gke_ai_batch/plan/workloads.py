@@ -15,6 +15,7 @@ from gke_ai_batch.config.workloads import JobSetWorkload, JobWorkload, Provision
 from gke_ai_batch.model import podsecurity
 from gke_ai_batch.model.objects import EXCLUSIVE_ANNOTATION, PRIORITY_LABEL, QUEUE_LABEL  # noqa: F401 (re-exported)
 from gke_ai_batch.domain.podtemplates import CONSUME_ANNOTATION, pod_templates
+from gke_ai_batch.plan import topology
 from gke_ai_batch.plan import checkpoints
 from gke_ai_batch.plan.kueue import PROVISIONING_CLASS
 
@@ -55,6 +56,7 @@ def plan_workloads(cfg: StackConfig, project: str = "my-project") -> list[Worklo
     plans = [_plan(cfg, wl) for wl in cfg.workloads]
     for wl, plan in zip(cfg.workloads, plans):
         _mount_checkpoints(cfg, wl, plan.manifests, project)
+        topology.annotate(wl, plan.manifests)
     return plans
 
 

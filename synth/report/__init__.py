@@ -19,7 +19,7 @@ from gke_ai_batch.domain import naming, quantity
 from gke_ai_batch.domain.naming import scope_of
 
 from .. import policy
-from . import admission, checkpoints, computeclasses, cost as cost_view, fleet as fleet_view, maintenance, metrics, preemption, quota, replacement, reservations
+from . import admission, checkpoints, computeclasses, cost as cost_view, topology, fleet as fleet_view, maintenance, metrics, preemption, quota, replacement, reservations
 from .diagram import diagram
 from .md import DASH, code, codes, plural, table
 
@@ -67,6 +67,10 @@ def render(result, violations: Sequence[Finding | Mapping[str, Any]]) -> str:
         sections.insert(3, ("Reservations", reserved))
     if plan.config.compute_classes:
         sections.insert(3, ("Compute classes: capacity in priority order", computeclasses.section(plan)))
+    domains = topology.section(result.admission.world, [v.workload for v in result.admission.verdicts]) if fleet is None else []
+    if domains:
+        # After the cluster queues, whose flavors these are.
+        sections.insert(next(i for i, (h, _) in enumerate(sections) if h == "Cluster queues") + 1, ("Topology", domains))
     storage = checkpoints.section(plan)
     if storage:
         # After the teams' namespaces, whose service accounts the buckets grant.

@@ -20,7 +20,7 @@ from gke_ai_batch.config.base import RuleError
 # The modules of checks, in the order they run.
 MODULES = (
     "cluster", "kueue", "prices", "metrics", "fleet", "pools", "computeclasses", "flavors", "queues", "teams",
-    "priorities", "workloads", "network", "checkpoints",
+    "priorities", "workloads", "topology", "network", "checkpoints",
 )
 
 

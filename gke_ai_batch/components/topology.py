@@ -1,0 +1,59 @@
+"""Kueue Topologies as a component any Pulumi program can use: Topologies(name, args, opts)
+registers one kueue.x-k8s.io/v1beta2 Topology per entry, for ResourceFlavors to name with their
+topology_name (Topology-Aware Scheduling; docs/batch-layer.md, "Topology-aware scheduling").
+
+Args mirror the stack's gke-ai-batch:topologies key in snake_case and are checked on
+construction by the stack config's own rules (gke_ai_batch/config/standalone.py). Kueue must be
+installed first: pass its readiness in `opts.depends_on`; the Kubernetes provider comes from
+`opts`, inherited by the children.
+
+No `from __future__ import annotations`: Pulumi's component analyzer reads these annotations
+as objects."""
+
+from typing import TypedDict
+
+import pulumi
+
+from gke_ai_batch.components import k8s as k8s_objects
+from gke_ai_batch.components.batch import _validated, _waits
+from gke_ai_batch.components.nodepools import type_token
+from gke_ai_batch.config.topology import TopologyConfig
+from gke_ai_batch.domain.naming import child_name
+from gke_ai_batch.plan.topology import topology_manifest
+
+
+class TopologyArgs(TypedDict):
+    name: str
+    levels: list[str]
+    """Node labels, the widest domain first; kubernetes.io/hostname only last."""
+
+
+class TopologiesArgs(TypedDict):
+    topologies: list[TopologyArgs]
+
+
+class Topologies(pulumi.ComponentResource):
+    """One Kueue Topology per entry."""
+
+    topologies: pulumi.Output[list[str]]
+    """The topologies' names, in order."""
+
+    def __init__(self, name: str, args: TopologiesArgs, opts: pulumi.ResourceOptions | None = None):
+        checked = _validated(type(self).__name__, name, "topologies", args, TopologiesArgs, {})
+        super().__init__(type_token(type(self)), name, None, opts)
+        self.config: list[TopologyConfig] = checked.topologies
+        waits = _waits(opts)  # Pulumi's children do not wait for what the component depends on
+        for t in self.config:
+            manifest = topology_manifest(t.name, t.levels)
+            k8s_objects.apply(
+                manifest,
+                pulumi.ResourceOptions(parent=self, depends_on=waits),
+                name=child_name(name, "topologies", k8s_objects.resource_name(manifest)),
+            )
+        self.topologies = pulumi.Output.from_input([t.name for t in self.config])
+        self.register_outputs({"topologies": self.topologies})
+
+
+def stack_topologies_args(topologies: list[TopologyConfig]) -> dict:
+    """Topologies' args for a stack's topologies key, as set in the stack file."""
+    return {"topologies": [t.model_dump(exclude_unset=True) for t in topologies]}

@@ -1,0 +1,154 @@
+"""`gke-ai-batch:topologies`: Kueue Topology-Aware Scheduling (TAS).
+
+A topology lists node labels from the widest domain to the narrowest (a Kueue `Topology`,
+kueue.x-k8s.io/v1beta2, schema/upstream/kueue.x-k8s.io/v1beta2/Topology.json); a declared flavor
+names one with `topologyName`, and a sample asks for one domain of a level with
+`topology: {required: LABEL}` or `{preferred: LABEL}` (the pod-template annotations of
+gke_ai_batch/domain/topology.py). docs/batch-layer.md, "Topology-aware scheduling"."""
+
+from __future__ import annotations
+
+from typing import Annotated, Iterator
+
+from pydantic import AfterValidator, Field, field_validator, model_validator
+
+from gke_ai_batch.config.base import K8sName, Model, RuleError, check_qualified_name, raise_all
+from gke_ai_batch.domain import topology
+
+# A level is a node label key (TopologyLevel.nodeLabel: a qualified name, at most 316 characters).
+LevelLabel = Annotated[str, AfterValidator(lambda v: check_qualified_name(v, "node label"))]
+
+
+class TopologyConfig(Model):
+    name: K8sName
+    """The Topology's name, which a flavor's topologyName refers to."""
+    levels: list[LevelLabel] = Field(min_length=1, max_length=topology.MAX_LEVELS)
+    """Node labels, the widest domain first: e.g. cloud.google.com/gce-topology-block,
+    cloud.google.com/gce-topology-subblock, kubernetes.io/hostname (A4, A3 Ultra), or
+    cloud.google.com/gke-nodepool, kubernetes.io/hostname (TPU slices)."""
+
+    @field_validator("levels")
+    @classmethod
+    def _levels(cls, levels: list[str]) -> list[str]:
+        raise_all(level_problems(levels))
+        return levels
+
+
+def level_problems(levels: list[str]) -> Iterator[RuleError]:
+    """The Topology CRD's validations of spec.levels (x-kubernetes-validations in
+    apis/kueue/v1beta2/topology_types.go, v0.19.2): the API server refuses the object otherwise."""
+    for i, label in enumerate(levels):
+        if label in levels[:i]:
+            yield RuleError(i, f"{label} is listed twice: a Topology's levels must be unique")
+        if label == topology.HOSTNAME_LABEL and i != len(levels) - 1:
+            yield RuleError(i, f"{label} can only be the lowest (last) level of a Topology (the Topology CRD refuses it higher)")
+
+
+class WorkloadTopology(Model):
+    """One domain of a level for all of a sample's pods: `required` (Kueue admits the workload
+    only where one domain holds them all) or `preferred` (Kueue tries, then spreads)."""
+
+    required: LevelLabel | None = None
+    preferred: LevelLabel | None = None
+
+    @model_validator(mode="after")
+    def _one(self):
+        if (self.required is None) == (self.preferred is None):
+            raise RuleError((), "give one of required or preferred: the level whose single domain should hold the pods")
+        return self
+
+    @property
+    def mode(self) -> str:
+        return "required" if self.required is not None else "preferred"
+
+    @property
+    def level(self) -> str:
+        return self.required or self.preferred  # type: ignore[return-value]
+
+
+def duplicate_names(topologies: list[TopologyConfig]) -> Iterator[RuleError]:
+    names = [t.name for t in topologies]
+    for i, name in enumerate(names):
+        if name in names[:i]:
+            yield RuleError(("topologies", i, "name"), f"topology {name!r} is declared twice")
+
+
+def topology_problems(cfg) -> Iterator[RuleError]:
+    """The stack's topologies, the flavors that name them and the samples that ask for a level."""
+    yield from duplicate_names(cfg.topologies)
+    names = [t.name for t in cfg.topologies]
+    levels = {t.name: t.levels for t in cfg.topologies}
+    for i, f in enumerate(cfg.flavors or ()):
+        if f.topology_name is None:
+            continue
+        if f.topology_name not in levels:
+            yield RuleError(
+                ("flavors", i, "topologyName"),
+                f"no topology {f.topology_name!r} in gke-ai-batch:topologies ({', '.join(names) or 'none declared'})",
+            )
+        if not f.pools and not f.node_labels and f.compute_class is None:
+            # ResourceFlavor CRD: "at least one nodeLabel is required when topology is set".
+            yield RuleError(
+                ("flavors", i, "topologyName"),
+                "a ResourceFlavor with a topologyName needs nodeLabels (the ResourceFlavor CRD refuses it): "
+                "give pools or nodeLabels",
+            )
+    yield from _workload_problems(cfg, levels)
+
+
+def _queue_flavors(cfg, wl) -> tuple[list, list] | None:
+    """The declared flavors of the sample's ClusterQueue (all, when the queue lists none), and
+    those Kueue may put the sample on: narrowed to its pool's where any lists it. None when the
+    team or queue is unknown (refused at its own key)."""
+    team = next((t for t in cfg.teams if t.namespace == wl.team and wl.local_queue in (None, t.local_queue)), None)
+    cq = next((q for q in cfg.cluster_queues if team is not None and q.name == team.cluster_queue), None)
+    if cq is None:
+        return None
+    names = [f if isinstance(f, str) else f.name for f in cq.flavors] or [f.name for f in cfg.flavors or ()]
+    flavors = [f for f in cfg.flavors or () if f.name in names]
+    return flavors, [f for f in flavors if wl.pool in f.pools] or flavors
+
+
+def _workload_problems(cfg, levels: dict[str, list[str]]) -> Iterator[RuleError]:
+    # Kueue's flavor assigner skips a flavor without a topologyName ("Flavor %q does not support
+    # TopologyAwareScheduling") or whose Topology lacks the requested level ("Flavor %q does not
+    # contain the requested level"): kubernetes-sigs/kueue
+    # pkg/scheduler/flavorassigner/tas_flavorassigner.go checkPodSetAndFlavorMatchForTAS, v0.19.2.
+    # A sample whose flavors all fail that stays pending for ever.
+    known = {p.name for p in cfg.node_pools}
+    for i, wl in enumerate(cfg.workloads):
+        if wl.pool is not None and wl.pool not in known:
+            continue  # an unknown pool is refused at its own key
+        found = _queue_flavors(cfg, wl) if wl.kind != "provisioningRequest" else ([], [])
+        if found is None:
+            continue
+        queue, flavors = found
+        if wl.topology is None:
+            yield from _untopological(i, queue, flavors)
+            continue
+        at = ("workloads", i, "topology", wl.topology.mode)
+        if wl.kind == "provisioningRequest":
+            yield RuleError(at, "a provisioningRequest sample is not queued in Kueue, so no Topology places its pods")
+            continue
+        if not any(wl.topology.level in levels.get(f.topology_name or "", ()) for f in flavors):
+            what = ", ".join(f"{f.name} (topology {f.topology_name})" if f.topology_name else f"{f.name} (no topologyName)" for f in flavors)
+            yield RuleError(
+                at,
+                f"Kueue admits a pod set that asks for a {wl.topology.level} domain only to a flavor whose Topology "
+                f"has that level, and its queue's flavors have none: {what or 'no declared flavors (gke-ai-batch:flavors)'}",
+            )
+
+
+def _untopological(i: int, queue: list, flavors: list) -> Iterator[RuleError]:
+    """A pod set without a topology request goes only to a flavor without a topologyName ("Flavor
+    %q supports only TopologyAwareScheduling"), unless every flavor of its ClusterQueue has one
+    (isTASImplied: the request is then implied; tas_flavorassigner.go, v0.19.2)."""
+    if not flavors or not all(f.topology_name for f in flavors) or all(f.topology_name for f in queue):
+        return
+    yield RuleError(
+        ("workloads", i),
+        f"its queue mixes flavors with and without a topologyName and the ones it can run on "
+        f"({', '.join(f.name for f in flavors)}) all have one: Kueue places a pod set without a topology request "
+        "only on a flavor without one (\"supports only TopologyAwareScheduling\"); give the sample a topology, "
+        "or every flavor of its queue a topologyName",
+    )
