@@ -38,6 +38,15 @@ def synth_stack(stack: str) -> synth.Result:
     return synth.synthesize(ROOT, synth.StackFile.locate(ROOT, stack, None))
 
 
+@functools.lru_cache(maxsize=None)
+def component_schema_text() -> str:
+    """The component package's schema as gke_ai_batch.components.package writes it, inferred
+    once per test session (~0.5 s each time); json.loads it for a copy of your own."""
+    from gke_ai_batch.components.package import schema_text
+
+    return schema_text()
+
+
 def synth_config(tmp_path: Path, config: dict[str, Any], stack: str = "test") -> synth.Result:
     """Synthesize a stack file written from `config` (the stack file's `config:` mapping)."""
     path = tmp_path / f"Pulumi.{stack}.yaml"

@@ -5,9 +5,11 @@ stack program's args giving the plan's Kueue values."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
-from conftest import by_name, synth_stack
+from conftest import by_name, component_schema_text, synth_stack
 from support.programs import run_program
 
 PROGRAM = """
@@ -161,16 +163,15 @@ def test_the_stack_programs_args_give_the_plans_kueue_values(stack):
 
 
 def test_the_package_hosts_them_with_their_inputs_and_outputs():
-    from gke_ai_batch.components.package import schema
-
-    resources = schema()["resources"]
+    schema = json.loads(component_schema_text())
+    resources = schema["resources"]
     jobset, kueue, prios = (resources[f"gke-ai-batch:index:{k}"] for k in ("JobSetInstall", "KueueInstall", "Priorities"))
     assert set(jobset["inputProperties"]) == {"version"} and set(jobset["properties"]) == {"version", "namespace"}
     assert {"version", "integrations", "waitForPodsReady", "fairSharing", "manageJobsWithoutQueueName", "webhookGate",
             "probeImage", "multiKueue", "resourceMetrics"} == set(kueue["inputProperties"])
     assert set(kueue["properties"]) == {"version", "namespace"}
     assert prios["requiredInputs"] == ["priorities"] and set(prios["properties"]) == {"priorities"}
-    assert set(schema()["types"]["gke-ai-batch:index:PriorityArgs"]["required"]) == {"name", "value"}
+    assert set(schema["types"]["gke-ai-batch:index:PriorityArgs"]["required"]) == {"name", "value"}
 
 
 def test_a_deployed_stack_keeps_its_installs_through_aliases_to_the_old_tokens():
