@@ -24,6 +24,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 from pydantic.alias_generators import to_camel, to_snake
 
+from gke_ai_batch.components.component import Component
 from gke_ai_batch.components import k8s as k8s_objects
 from gke_ai_batch.components.nodepools import _snake, _unknown_keys, _whole_numbers, type_token
 from gke_ai_batch.config.batch import JobSetConfig, KueueConfig
@@ -137,7 +138,7 @@ class JobSetInstallArgs(TypedDict):
     the one this project pins, gke_ai_batch/domain/versions.py)."""
 
 
-class JobSetInstall(pulumi.ComponentResource):
+class JobSetInstall(Component):
     """JobSet's controller and CRDs, from its chart, in jobset-system."""
 
     version: pulumi.Output[str]
@@ -217,7 +218,7 @@ class KueueInstallArgs(TypedDict):
     """A MultiKueue manager's settings, written into its Configuration."""
 
 
-class KueueInstall(pulumi.ComponentResource):
+class KueueInstall(Component):
     """Kueue with its manager configuration from the args, then (by default) a probe that holds
     back every Kueue object and workload until Kueue's webhooks answer.
 

@@ -20,6 +20,7 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 from pydantic.alias_generators import to_camel, to_snake
 
+from gke_ai_batch.components.component import Component
 from gke_ai_batch.components.nodepools import ClusterRef, _whole_numbers, child_options, declared_account, opts_problems, type_token
 from gke_ai_batch.config.errors import ArgsError, did_you_mean, join_path
 from gke_ai_batch.config.gcpnames import project_id_problem
@@ -216,7 +217,7 @@ class ExistingClusterArgs(_ClusterArgs):
     """Email of the account its nodes run as."""
 
 
-class _Cluster(pulumi.ComponentResource):
+class _Cluster(Component):
     """What both cluster components share: checked args, outputs, the registry grants of the
     nodes' account, a Kubernetes provider and the ClusterRef for the pool components."""
 

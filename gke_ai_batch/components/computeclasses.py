@@ -17,6 +17,7 @@ from typing import NotRequired, TypedDict
 
 import pulumi
 
+from gke_ai_batch.components.component import Component
 from gke_ai_batch.components import k8s as k8s_objects
 from gke_ai_batch.components.batch import _validated
 from gke_ai_batch.components.nodepools import type_token
@@ -64,7 +65,7 @@ class ComputeClassesArgs(TypedDict):
     classes: list[ComputeClassArgs]
 
 
-class ComputeClasses(pulumi.ComponentResource):
+class ComputeClasses(Component):
     """One ComputeClass per class. GKE serves the CRD on every cluster from 1.30.3-gke.1451000
     on, so nothing else needs to exist first."""
 

@@ -19,6 +19,7 @@ import pulumi_gcp as gcp
 from pydantic import ValidationError
 from pydantic.alias_generators import to_camel, to_snake
 
+from gke_ai_batch.components.component import Component
 from gke_ai_batch.components import k8s as k8s_objects
 from gke_ai_batch.components.batch import _outputs_in, _waits
 from gke_ai_batch.components.nodepools import _unknown_keys, type_token
@@ -70,7 +71,7 @@ def _checked(name: str, args: MetricsArgs) -> MetricsOnCluster:
     return model
 
 
-class Metrics(pulumi.ComponentResource):
+class Metrics(Component):
     """Kueue's and JobSet's metrics collected by Managed Service for Prometheus, and a dashboard:
     pending and admitted workloads per cluster queue, quota used per flavor, accelerator
     utilization per node. The Kubernetes objects wait for what the component depends on (the

@@ -17,6 +17,7 @@ from typing import Any, NotRequired, TypedDict
 
 import pulumi
 
+from gke_ai_batch.components.component import Component
 from gke_ai_batch.components import k8s as k8s_objects
 from gke_ai_batch.components.nodepools import _unknown_keys, opts_problems, type_token
 from gke_ai_batch.config.base import _check_k8s_name
@@ -117,7 +118,7 @@ def _worker_rules(name: str):
     return rules
 
 
-class MultiKueueWorker(pulumi.ComponentResource):
+class MultiKueueWorker(Component):
     """On a worker cluster: ServiceAccount multikueue-sa in kueue-system, a read-only
     ClusterRole bound cluster-wide, a write ClusterRole bound in each team namespace, a
     long-lived token Secret, and the manager's kubeconfig for this worker (hand it to
@@ -179,7 +180,7 @@ def _manager_rules(name: str):
     return rules
 
 
-class MultiKueueManager(pulumi.ComponentResource):
+class MultiKueueManager(Component):
     """On the manager cluster: each worker's kubeconfig Secret (kueue-system/multikueue-<worker>)
     and MultiKueueCluster, the MultiKueueConfig listing them, and the AdmissionCheck a
     ClusterQueue names (spec.admissionChecks) to dispatch its jobs through MultiKueue."""

@@ -18,6 +18,7 @@ import pulumi
 import pulumi_gcp as gcp
 from pydantic.alias_generators import to_camel, to_snake
 
+from gke_ai_batch.components.component import Component
 from gke_ai_batch.config.cluster import region_of
 from gke_ai_batch.config.errors import NAMESPACE, ArgsError, did_you_mean, join_path
 from gke_ai_batch.config.pools import NodePoolConfig
@@ -196,7 +197,7 @@ _NOT_ENTRY_KEYS = ("cluster", "pool_name")
 _TPU_KEYS = ("version", "topology", "machine_type")
 
 
-class _NodePools(pulumi.ComponentResource):
+class _NodePools(Component):
     """What the three pool components share: check the args as a stack entry, plan the pools
     as the stack program does (gke_ai_batch/plan/pools.py), register them."""
 

@@ -13,6 +13,7 @@ from typing import NotRequired, TypedDict
 
 import pulumi
 
+from gke_ai_batch.components.component import Component
 from gke_ai_batch.components import k8s as k8s_objects
 from gke_ai_batch.components.batch import _aliased, _validated, _waits
 from gke_ai_batch.components.nodepools import type_token
@@ -36,7 +37,7 @@ class PrioritiesArgs(TypedDict):
     """Each priority once; one named low must rank below one named high."""
 
 
-class Priorities(pulumi.ComponentResource):
+class Priorities(Component):
     """A PriorityClass and a WorkloadPriorityClass per priority. Only the WorkloadPriorityClasses
     wait for what the component depends on (Kueue's install: its CRD and webhooks): a
     PriorityClass is core Kubernetes, and Pulumi's children do not wait for their parent's

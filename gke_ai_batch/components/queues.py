@@ -22,6 +22,7 @@ import pulumi_kubernetes as k8s
 from pydantic import ValidationError
 from pydantic import alias_generators
 
+from gke_ai_batch.components.component import Component
 from gke_ai_batch.components import k8s as k8s_objects
 from gke_ai_batch.components.nodepools import _unknown_keys, _whole_numbers, type_token
 from gke_ai_batch.config.batch import KueueConfig, QueueFlavor, QuotaLimits
@@ -291,7 +292,7 @@ def _flavor_problems(flavor: Any, at: str, spec: type) -> list[tuple[str, str]]:
     return problems
 
 
-class ResourceFlavor(pulumi.ComponentResource):
+class ResourceFlavor(Component):
     """One Kueue ResourceFlavor (kueue.x-k8s.io/v1beta2): node labels, tolerations."""
 
     flavor_name: pulumi.Output[str]
@@ -317,7 +318,7 @@ class ResourceFlavor(pulumi.ComponentResource):
 _KUEUE_DEFAULTS = KueueConfig()
 
 
-class ProvisioningCheck(pulumi.ComponentResource):
+class ProvisioningCheck(Component):
     """GKE's ProvisioningRequest admission check (Dynamic Workload Scheduler): a
     ProvisioningRequestConfig and the AdmissionCheck that names it, once per cluster. A
     ClusterQueue with a queued flavor names it in `provisioning_check`."""
@@ -361,7 +362,7 @@ class ProvisioningCheck(pulumi.ComponentResource):
         self.register_outputs({"admissionCheck": self.admission_check})
 
 
-class ClusterQueue(pulumi.ComponentResource):
+class ClusterQueue(Component):
     """One Kueue ClusterQueue over flavors given as data, quotas defaulting to the flavors'
     capacity, as the stack program plans them."""
 
@@ -428,7 +429,7 @@ class ClusterQueue(pulumi.ComponentResource):
 _POD_SECURITY_VERSION_RX = re.compile(r"latest|v1\.(0|[1-9][0-9]*)", re.ASCII)
 
 
-class Team(pulumi.ComponentResource):
+class Team(Component):
     """A team's namespace (created, or for one every cluster has, patched with its Pod Security
     labels), its NetworkPolicy, its LocalQueues, and the Role and RoleBinding of its Google
     Groups."""

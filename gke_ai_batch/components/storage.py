@@ -18,6 +18,7 @@ import pulumi
 import pulumi_gcp as gcp
 from pydantic import TypeAdapter, ValidationError
 
+from gke_ai_batch.components.component import Component
 from gke_ai_batch.components import k8s as k8s_objects
 from gke_ai_batch.components.batch import _waits
 from gke_ai_batch.components.nodepools import type_token
@@ -116,7 +117,7 @@ def bucket_args(plan: BucketPlan) -> dict:
     return args
 
 
-class CheckpointBucket(pulumi.ComponentResource):
+class CheckpointBucket(Component):
     """A team's checkpoint bucket, its Kubernetes service account, and the one IAM grant that
     lets pods running as that account (and nothing else) read and write it."""
 

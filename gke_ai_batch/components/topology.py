@@ -14,6 +14,7 @@ from typing import TypedDict
 
 import pulumi
 
+from gke_ai_batch.components.component import Component
 from gke_ai_batch.components import k8s as k8s_objects
 from gke_ai_batch.components.batch import _validated, _waits
 from gke_ai_batch.components.nodepools import type_token
@@ -32,7 +33,7 @@ class TopologiesArgs(TypedDict):
     topologies: list[TopologyArgs]
 
 
-class Topologies(pulumi.ComponentResource):
+class Topologies(Component):
     """One Kueue Topology per entry."""
 
     topologies: pulumi.Output[list[str]]
