@@ -27,6 +27,7 @@ from gke_ai_batch.plan.flavors import FlavorPlan
 from gke_ai_batch.plan.rbac import role_binding_manifest, role_manifest
 
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
+KUEUE_GROUP = KUEUE_API.split("/")[0]
 PROVISIONING_CLASS = "queued-provisioning.gke.io"
 KUEUE_CHART = "oci://registry.k8s.io/kueue/charts/kueue"
 JOBSET_CHART = "oci://registry.k8s.io/jobset/charts/jobset"
@@ -369,15 +370,7 @@ def provisioning_check_manifests(check: str, config_name: str, queued: list[Flav
             "metadata": {"name": config_name},
             "spec": {"provisioningClassName": PROVISIONING_CLASS, "managedResources": managed},
         },
-        {
-            "apiVersion": KUEUE_API,
-            "kind": "AdmissionCheck",
-            "metadata": {"name": check},
-            "spec": {
-                "controllerName": PROVISIONING_CONTROLLER,
-                "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "ProvisioningRequestConfig", "name": config_name},
-            },
-        },
+        admission_check_manifest(check, PROVISIONING_CONTROLLER, "ProvisioningRequestConfig", config_name),
     ]
 
 
@@ -538,3 +531,18 @@ def webhook_probe_manifests(probe_image: str) -> list[dict[str, Any]]:
             },
         },
     ]
+
+
+def admission_check_manifest(name: str, controller: str, parameters_kind: str, parameters_name: str) -> dict[str, Any]:
+    """An AdmissionCheck whose controller reads its parameters from a Kueue object. Kueue marks
+    the check BadConfig unless the reference names Kueue's group and the object's kind
+    (refValidForGK, pkg/util/admissioncheck/admissioncheck.go:110-126)."""
+    return {
+        "apiVersion": KUEUE_API,
+        "kind": "AdmissionCheck",
+        "metadata": {"name": name},
+        "spec": {
+            "controllerName": controller,
+            "parameters": {"apiGroup": KUEUE_GROUP, "kind": parameters_kind, "name": parameters_name},
+        },
+    }

@@ -14,7 +14,7 @@ from typing import Any, Mapping, Sequence
 from gke_ai_batch.model.multikueue import MULTIKUEUE_CONTROLLER, cluster_queue_problems  # noqa: F401 (re-exported)
 from gke_ai_batch.config.base import _check_k8s_name as _k8s_name
 from gke_ai_batch.domain import kueue_releases
-from gke_ai_batch.plan.kueue import KUEUE_API, KUEUE_NAMESPACE, go_duration
+from gke_ai_batch.plan.kueue import KUEUE_API, KUEUE_NAMESPACE, admission_check_manifest, go_duration
 from gke_ai_batch.config.fleet import DISPATCHERS, WORKERS_MAX, MultiKueueSettings  # noqa: F401 (re-exported)
 from gke_ai_batch.domain.versions import MANAGED_BY_MINOR, managed_by_problem  # noqa: F401 (re-exported)
 from gke_ai_batch.domain.multikueue_worker import kubeconfig_secret_name  # noqa: F401 (re-exported)
@@ -104,17 +104,7 @@ def multikueue_manifests(
     if problems:
         raise ValueError("; ".join(problems))
     kubeconfigs = kubeconfigs or {}
-    check = {
-        "apiVersion": KUEUE_API,
-        "kind": "AdmissionCheck",
-        "metadata": {"name": fleet_name},
-        "spec": {
-            "controllerName": MULTIKUEUE_CONTROLLER,
-            # Kueue marks the check BadConfig unless the reference names this group and kind
-            # (refValidForGK, pkg/util/admissioncheck/admissioncheck.go:110-126).
-            "parameters": {"apiGroup": "kueue.x-k8s.io", "kind": "MultiKueueConfig", "name": fleet_name},
-        },
-    }
+    check = admission_check_manifest(fleet_name, MULTIKUEUE_CONTROLLER, "MultiKueueConfig", fleet_name)
     config = {
         "apiVersion": KUEUE_API,
         "kind": "MultiKueueConfig",
