@@ -9,8 +9,9 @@ import json
 
 import pytest
 
-from conftest import ROOT
+from conftest import ROOT, synth_config
 from support import manifests as M
+from support.diagnostics import assert_names
 
 CLASS = {"apiVersion": "cloud.google.com/v1", "kind": "ComputeClass", "metadata": {"name": "c"},
          "spec": {"priorities": [{"machineType": "n2-standard-8"}], "whenUnsatisfiable": "DoNotScaleUp"}}
@@ -79,3 +80,19 @@ def test_vendoring_keeps_the_fields_emitted_and_drops_rules_on_fields_cut(tmp_pa
     vendor.KEEP = {"spec": {"priorities": {"gpu": None}}}
     with pytest.raises(SystemExit, match="gpu"):
         vendor.schema_of(tmp_path)
+
+
+def test_lustre_refusal_offers_the_regions_of_the_current_locations_table(tmp_path):
+    """Managed Lustre's current locations table adds australia-southeast2 and europe-central2
+    (read from its zh-TW and ko translations): a cluster where Lustre is not offered is refused,
+    at the key, with those among the regions it is offered in."""
+    from test_checkpoints import BASE, REFUSALS, config
+
+    [(change, path, words)] = [r[1:] for r in REFUSALS if r[0] == "lustre where Managed Lustre is not offered"]
+    cfg = config(BASE)
+    change(cfg)
+    result = synth_config(tmp_path, cfg)
+    assert result.exit_code == 2, result.error
+    for text in (words, "australia-southeast2,", "europe-central2,"):
+        assert_names(result.error, tmp_path / "Pulumi.test.yaml", path, text)
+
