@@ -96,3 +96,11 @@ def test_lustre_refusal_offers_the_regions_of_the_current_locations_table(tmp_pa
     for text in (words, "australia-southeast2,", "europe-central2,"):
         assert_names(result.error, tmp_path / "Pulumi.test.yaml", path, text)
 
+
+def test_on_demand_v6e_quota_names_its_metric():
+    """v6e's on-demand chips are the TPUS_PER_TPU_FAMILY quota (Cloud TPU docs v6e-intro): the
+    report names the metric beside the console's name, so it can be found by either."""
+    from test_report_quota import to_request
+
+    sums = to_request("tpu-hotswap")
+    assert sums[("us-east5", "TPUs per TPU family (tpu_family: CT6E) (`TPUS_PER_TPU_FAMILY`)")] == 2 * 4 * 4
