@@ -6,7 +6,8 @@ next (GKE docs concepts/about-custom-compute-classes, "Fallback compute prioriti
 flavor selects a class with `computeClass` (gke_ai_batch/plan/flavors.py); docs/capacity-fallback.md.
 
 The object's fields are GKE's ComputeClass CRD (cloud.google.com/v1,
-https://cloud.google.com/kubernetes-engine/docs/reference/crds/computeclass), vendored as
+https://cloud.google.com/kubernetes-engine/docs/reference/crds/computeclass; Google's Go types and
+CRD: GoogleCloudPlatform/compute-class-api api/cloud.google.com/v1/types.go), vendored as
 schema/upstream-extra/cloud.google.com/v1/ComputeClass.json."""
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from gke_ai_batch.config.pools import GpuSpec, TpuSpec
 # as the CRD spells them (spot: true; flexStart.enabled: true; reservations.affinity: Specific;
 # otherwise on-demand). Queued provisioning is a ProvisioningRequest, not a ComputeClass priority.
 PriorityCapacity = Literal[tuple(c for c in naming.CAPACITY_VALUES if c != "queued")]  # type: ignore[valid-type]
-# spec.priorities maxItems in GKE's ComputeClass CRD.
+# spec.priorities maxItems in GKE's ComputeClass CRD (GoogleCloudPlatform/compute-class-api
+# api/cloud.google.com/v1/types.go:110, ComputeClassSpec.Priorities, at 8067eaeb).
 MAX_PRIORITIES = 1000
 MAX_CLASSES = 100
 

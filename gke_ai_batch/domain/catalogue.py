@@ -50,6 +50,11 @@ class Quota:
 # the reservation itself: creating it consumed the quota, and a pool that uses it needs none.
 PREEMPTIBLE_QUOTA_CAPACITIES = ("spot", "flexStart", "queued")
 RESERVATION_CAPACITY = "reservation"
+# The on-demand TPU chips of v6e and later, one quota with the family as a dimension (tpu_family
+# CT6E, tpu7x): Cloud TPU docs v6e-intro, "Prerequisites" ("Verify that your project has enough
+# TPUS_PER_TPU_FAMILY quota", https://cloud.google.com/tpu/docs/v6e-intro, read in its ?hl=ja
+# translation); the display names and dimension values are from GKE docs troubleshooting/tpus.
+TPUS_PER_TPU_FAMILY = "TPUS_PER_TPU_FAMILY"
 
 
 @dataclass(frozen=True)
@@ -68,7 +73,7 @@ class TpuGeneration:
     # Compute Engine's TPU quotas, in chips (compute/resource-usage#tpu_quota; GKE docs
     # troubleshooting/tpus#insufficient_quota): on-demand, and preemptible (spot, flex-start,
     # queued). v6e and tpu7x on-demand chips are one metric, "TPUs per TPU family", with the
-    # family as a dimension.
+    # family as a dimension (TPUS_PER_TPU_FAMILY below).
     quota: Quota | None = None
     preemptible_quota: Quota | None = None
     # Reservations (RESERVATION_FEATURES below): a node pool may target one block or sub-block
@@ -220,7 +225,7 @@ TPU_GENERATIONS: dict[str, TpuGeneration] = {
         dims=2,
         machine_types={"ct6e-standard-1t": 1, "ct6e-standard-4t": 4, "ct6e-standard-8t": 8},
         default_machine_type="ct6e-standard-4t",
-        quota=Quota("TPUs per TPU family (tpu_family: CT6E)"),
+        quota=Quota("TPUs per TPU family (tpu_family: CT6E)", TPUS_PER_TPU_FAMILY),
         preemptible_quota=Quota("Preemptible TPU slices v6e"),
         single_chip_machine_type="ct6e-standard-1t",
         shapes_2d=SHAPES_2D,
@@ -232,7 +237,7 @@ TPU_GENERATIONS: dict[str, TpuGeneration] = {
         dims=3,
         machine_types={"tpu7x-standard-4t": 4},
         default_machine_type="tpu7x-standard-4t",
-        quota=Quota("TPUs per TPU family (tpu_family: tpu7x)"),
+        quota=Quota("TPUs per TPU family (tpu_family: tpu7x)", TPUS_PER_TPU_FAMILY),
         preemptible_quota=Quota("Preemptible TPU slices tpu7x"),
         max_cubes=144,
         workload_policy=True,

@@ -87,7 +87,13 @@ DAY_SECONDS = 86400
 # delete objects, which writing a checkpoint through FUSE takes (it rewrites and deletes
 # temporary objects), and nothing on the bucket itself (no bucket or IAM policy changes).
 # roles/storage.objectUser is the GCS FUSE guide's role for read/write mounts (GKE docs
-# cloud-storage-fuse-csi-driver-setup, "Configure access to Cloud Storage buckets").
+# cloud-storage-fuse-csi-driver-setup, "Configure access to Cloud Storage buckets"), and the
+# driver's own: GoogleCloudPlatform/gcs-fuse-csi-driver docs/authentication.md:100-111 (at
+# 5fcdc04a) binds objectViewer (read-only) or objectUser to the pod's Workload Identity principal
+# on the bucket, and its mount-time bucket check needs only storage.objects.list
+# (pkg/cloud_provider/storage/storage.go:230). No narrower predefined role can overwrite and
+# delete objects: objectUser is objectAdmin less object ACLs and retention (google/skills
+# skills/cloud/google-cloud-storage-basics/references/data-management.md:48, at 1af77752).
 OBJECT_USER_ROLE = "roles/storage.objectUser"
 
 

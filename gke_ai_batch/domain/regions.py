@@ -201,11 +201,15 @@ def known_regions() -> list[str]:
 # Managed Lustre CSI driver has an instance of its own region to mount (instances live in zones
 # of these regions; GKE's nodes reach one over the VPC, best from the same region): Managed
 # Lustre docs "Supported regions and zones" (https://cloud.google.com/managed-lustre/docs/locations,
-# read 2026-11). Only the regions read off that table are listed; a region GKE has added since
-# is refused until it is added here.
+# read 2026-11). This list is the union of two versions of that table: an earlier one, read whole
+# in its zh-TW translation (asia-northeast1 to us-central1, 14 regions), and the current one,
+# read from africa-south1 to europe-central2 (the English page and its ?hl=zh-tw and ?hl=ko
+# translations). The current table's rows after europe-central2 could not be read, so a region
+# listed only there is refused until it is added here.
 LUSTRE_REGIONS = frozenset({
     "africa-south1", "asia-east1", "asia-east2", "asia-northeast1", "asia-northeast2", "asia-northeast3",
     "asia-south1", "asia-south2", "asia-southeast1", "asia-southeast2", "australia-southeast1",
+    "australia-southeast2", "europe-central2",
     "europe-west1", "europe-west2", "europe-west3", "europe-west4", "europe-west9", "me-central2", "me-west1",
     "northamerica-northeast1", "southamerica-east1", "us-central1",
 })

@@ -59,11 +59,17 @@ LUSTRE_CSI_MIN = "1.33.2-gke.1111000"
 # GKE's managed DCGM metrics package (monitoring_config.enable_components DCGM): GKE docs
 # how-to/dcgm-metrics, "Requirements": GKE 1.30.1-gke.1204000 or later (on by default on new
 # clusters from 1.32.1-gke.1357000, https://cloud.google.com/kubernetes-engine/docs/how-to/dcgm-metrics).
+# The floor itself is as SkyPilot's GKE GPU-metrics guide gives it: the page's "Requirements"
+# section could not be read here (docs/verification.md says what was searched); its
+# translations confirm the on-by-default version.
 DCGM_METRICS_MIN = "1.30.1-gke.1204000"
-# TPU utilization as GKE system metrics (kubernetes.io/node/accelerator/duty_cycle,
-# tensorcore_utilization, memory_*): exported by the TPU VMs' nodes from GKE 1.28.1-gke.1066000
-# (GKE docs how-to/tpus, "Observability and metrics", "Host metrics",
-# https://cloud.google.com/kubernetes-engine/docs/how-to/tpus#observability-metrics).
+# TPU utilization as GKE system metrics: the runtime metrics (kubernetes.io/node/accelerator/
+# duty_cycle, memory_used, memory_total) from GKE 1.27.4-gke.900, the host metrics
+# (tensorcore_utilization, memory_bandwidth_utilization) from 1.28.1-gke.1066000 (GKE docs
+# how-to/tpus, "Observability and metrics",
+# https://cloud.google.com/kubernetes-engine/docs/how-to/tpus#observability-metrics; Google's own
+# google/skills skills/cloud/gke-ai-troubleshooting-tpu-metrics-monitoring/SKILL.md:38,133 at
+# 1af77752). `metrics.tpu` promises all of them, so the later floor.
 TPU_METRICS_MIN = "1.28.1-gke.1066000"
 MINOR_RX = re.compile(r"1\.([0-9]{1,3})", re.ASCII)
 PATCH_RX = re.compile(r"1\.([0-9]{1,3})\.([0-9]{1,3})-gke\.([0-9]{1,12})", re.ASCII)

@@ -473,6 +473,12 @@ BUILTIN_CEL_RULES: dict[str, Callable[[Any], bool]] = {
     "!(has(self.flexStart) && has(self.spot) && self.spot == true && self.flexStart.enabled == true)": lambda s: not (
         _has(s, "flexStart") and _has(s, "spot") and s["spot"] is True and s["flexStart"]["enabled"] is True
     ),
+    "!(has(self.machineFamily) && self.machineFamily == 'ek')": lambda s: not (
+        _has(s, "machineFamily") and s["machineFamily"] == "ek"
+    ),
+    "!(has(self.machineType) && self.machineType.startsWith('ek'))": lambda s: not (
+        _has(s, "machineType") and s["machineType"].startswith("ek")
+    ),
     # ComputeClass .spec.priorities[].reservations
     'has(self.specific) && self.specific.size() > 0 ? self.affinity == "Specific" : true': lambda s: (
         s["affinity"] == "Specific" if _has(s, "specific") and len(s["specific"]) > 0 else True
