@@ -288,7 +288,7 @@ def _old_urns(resources: list[dict]) -> set[str]:
             if isinstance(alias, str):
                 found.add(alias)
                 continue
-            p = alias.get("parentUrn", parent)
+            p = None if alias.get("noParent") else alias.get("parentUrn", parent)
             prefix = f"{_type_chain(p)}$" if p and by_urn.get(p, {}).get("type") != "pulumi:pulumi:Stack" else ""
             found.add(f"{head}::{prefix}{alias.get('type', r['type'])}::{alias.get('name', r['name'])}")
         memo[urn] = found

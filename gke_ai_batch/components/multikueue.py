@@ -8,7 +8,9 @@ install, the team namespaces) every object waits for, as children do not inherit
 
 The objects are the fleet's (gke_ai_batch/domain/multikueue_worker.py, plan/multikueue.py,
 plan/kubeconfig.py), in the order gke_ai_batch/components/fleet/__init__.py explains; the stack
-program registers the same ones through its fleet deploy (components/fleet/deploy.py).
+program registers its fleet through these two (components/fleet/deploy.py): named
+"<cluster>/multikueue", their objects keep the names (and, through aliases, the URNs) the stack
+gave them before.
 
 No `from __future__ import annotations`: Pulumi's component analyzer reads these annotations."""
 
@@ -23,8 +25,9 @@ from gke_ai_batch.components.nodepools import _unknown_keys, opts_problems, type
 from gke_ai_batch.config.base import _check_k8s_name
 from gke_ai_batch.config.errors import ArgsError
 from gke_ai_batch.domain.multikueue_worker import token_secret, worker_rbac_manifests
+from gke_ai_batch.domain.naming import child_name
 from gke_ai_batch.plan.kubeconfig import worker_kubeconfig
-from gke_ai_batch.plan.multikueue import encode_kubeconfig, multikueue_manifests, worker_name_problems
+from gke_ai_batch.plan.multikueue import encode_kubeconfig, manager_manifests, worker_name_problems
 
 
 def kubeconfig_for(worker: str, endpoint: pulumi.Input[str], ca: pulumi.Input[str], token: Any) -> pulumi.Output[str]:
@@ -36,18 +39,27 @@ def kubeconfig_for(worker: str, endpoint: pulumi.Input[str], ca: pulumi.Input[st
     return pulumi.Output.secret(text)
 
 
-def _in_order(owner: pulumi.Resource, name: str, manifests: list[dict[str, Any]], opts) -> dict[str, pulumi.Resource]:
-    """Each object after the one before it and after opts.depends_on, named <name>-<object>."""
+# The base name of both components: named "<scope>/multikueue", as the stack program names
+# them, their objects are "<scope>/<namespace>/<name>" (naming.child_name), which the policy pack
+# and the report read a cluster's scope from; any other name prefixes its objects': "<name>-<object>".
+BASE = "multikueue"
+
+
+def _in_order(
+    owner: pulumi.Resource, name: str, manifests: list[dict[str, Any]], opts, *, after_all: bool = False
+) -> dict[tuple[str, str], pulumi.Resource]:
+    """Each object, by (kind, namespace/name), after opts.depends_on and the one before it, or,
+    `after_all`, every one before it (the manager's: a MultiKueueConfig names every
+    MultiKueueCluster, not only the last)."""
     waits = (opts.depends_on if opts is not None else None) or []
     waits = waits if isinstance(waits, list) else [waits]
-    made: dict[str, pulumi.Resource] = {}
+    made: dict[tuple[str, str], pulumi.Resource] = {}
     previous: list[pulumi.Resource] = []
     for manifest in manifests:
         key = k8s_objects.resource_name(manifest)
-        made[key] = k8s_objects.apply(
-            manifest, pulumi.ResourceOptions(parent=owner, depends_on=[*waits, *previous]), name=f"{name}-{key}"
-        )
-        previous = [made[key]]
+        options = pulumi.ResourceOptions(parent=owner, depends_on=[*waits, *previous])
+        made[(manifest["kind"], key)] = done = k8s_objects.apply(manifest, options, name=child_name(name, BASE, key))
+        previous = [*previous, done] if after_all else [done]
     return made
 
 
@@ -89,11 +101,19 @@ class MultiKueueWorkerArgs(TypedDict):
     """The worker's cluster CA, base64 PEM: GkeCluster.cluster_ca_certificate."""
     worker: NotRequired[str]
     """The worker's name in the manager's kubeconfig and MultiKueueCluster; default: the component's name."""
+    bind_namespaces: NotRequired[bool]
+    """Default true: one RoleBinding of the write ClusterRole in each of `namespaces`, in the chain
+    (so every object waits for the namespaces). False: none; the caller binds each namespace once
+    it exists (`role_bindings` holds the manifests), and the rest need not wait for the namespaces
+    (the stack program binds them with each Team)."""
 
 
 def _worker_rules(name: str):
     def rules(args: dict[str, Any]):
         wrong = _not_strings(args, "args", ("worker",), ("endpoint", "ca_certificate"))
+        bind = args.get("bind_namespaces", True)
+        if not isinstance(bind, bool):
+            wrong.append(("args.bind_namespaces", f"must be true or false, not {type(bind).__name__}"))
         if wrong:
             yield from wrong
             return
@@ -130,11 +150,15 @@ class MultiKueueWorker(Component):
     def __init__(self, name: str, args: MultiKueueWorkerArgs, opts: pulumi.ResourceOptions | None = None):
         _check(type(self).__name__, name, args, MultiKueueWorkerArgs, opts, _worker_rules(name))
         super().__init__(type_token(type(self)), name, None, opts)
-        # Kubernetes resources of the worker, by their namespace/name.
-        self.objects: dict[str, pulumi.Resource] = _in_order(
-            self, name, worker_rbac_manifests(args["frameworks"], args["namespaces"]), opts
+        manifests = worker_rbac_manifests(args["frameworks"], args["namespaces"])
+        bind = args.get("bind_namespaces", True)
+        # The RoleBindings the caller registers, where bind_namespaces is false.
+        self.role_bindings: list[dict[str, Any]] = [] if bind else [m for m in manifests if m["kind"] == "RoleBinding"]
+        # Kubernetes resources of the worker, by (kind, namespace/name).
+        self.objects: dict[tuple[str, str], pulumi.Resource] = _in_order(
+            self, name, [m for m in manifests if m not in self.role_bindings], opts
         )
-        token = self.objects[k8s_objects.resource_name(token_secret())]
+        token = self.objects[("Secret", k8s_objects.resource_name(token_secret()))]
         self.kubeconfig = kubeconfig_for(args.get("worker", name), args["endpoint"], args["ca_certificate"], token)
         self.register_outputs({"kubeconfig": self.kubeconfig})
 
@@ -146,6 +170,15 @@ class WorkerKubeconfigArgs(TypedDict):
     """MultiKueueWorker.kubeconfig."""
 
 
+class ManagerCheckArgs(TypedDict):
+    """One AdmissionCheck and the MultiKueueConfig it names, over some of the workers."""
+
+    name: str
+    """The AdmissionCheck's name, and its MultiKueueConfig's."""
+    workers: list[str]
+    """The workers it dispatches to, in order of preference: names from args.workers."""
+
+
 class MultiKueueManagerArgs(TypedDict):
     """The workers a manager dispatches to, in order of preference."""
 
@@ -153,6 +186,45 @@ class MultiKueueManagerArgs(TypedDict):
     """1 to 20 workers (a MultiKueueConfig's limit); the Incremental dispatcher follows this order."""
     admission_check: NotRequired[str]
     """The AdmissionCheck's (and MultiKueueConfig's) name; default: the component's name."""
+    admission_checks: NotRequired[list[ManagerCheckArgs]]
+    """Instead of admission_check: several AdmissionChecks, each with a MultiKueueConfig of its
+    own over some of the workers, for ClusterQueues that only those workers serve (a worker
+    without the queue would only get copies it can never admit). Each worker's Secret and
+    MultiKueueCluster are still registered once."""
+
+
+def _named(problems: list[str], check_at: str | None, workers_at: str):
+    """worker_name_problems' findings at their arg paths: the check's name at `check_at` (None:
+    reported elsewhere), the rest at `workers_at`."""
+    for problem in problems:
+        if not problem.startswith("fleet name"):
+            yield (workers_at, problem)
+        elif check_at is not None:
+            yield (check_at, problem.replace("fleet name", "admission check name"))
+
+
+def _checks_rules(checks: Any, workers: list[str]):
+    if not isinstance(checks, list) or not checks or not all(isinstance(c, dict) for c in checks):
+        yield ("args.admission_checks", "must be a non-empty list of {name, workers}")
+        return
+    seen: set[str] = set()
+    for i, c in enumerate(checks):
+        at = f"args.admission_checks[{i}]"
+        problems = list(_unknown_keys(c, ManagerCheckArgs, at))
+        problems += [(f"{at}.{k}", "required") for k in sorted(ManagerCheckArgs.__required_keys__) if k not in c]
+        problems += _not_strings(c, at, ("name",), ())
+        if "workers" in c and not (isinstance(c["workers"], list) and all(isinstance(w, str) for w in c["workers"])):
+            problems.append((f"{at}.workers", "must be a list of plain strings"))
+        if problems:
+            yield from problems
+            continue
+        if c["name"] in seen:
+            yield (f"{at}.name", f"{c['name']!r} is named twice: each AdmissionCheck once")
+        seen.add(c["name"])
+        yield from _named(worker_name_problems(c["name"], c["workers"]), f"{at}.name", f"{at}.workers")
+        for j, w in enumerate(c["workers"]):
+            if w not in workers:
+                yield (f"{at}.workers[{j}]", f"{w!r} is not one of args.workers")
 
 
 def _manager_rules(name: str):
@@ -162,6 +234,8 @@ def _manager_rules(name: str):
             yield ("args.workers", "must be a list of {name, kubeconfig}, each name a plain string")
             return
         wrong = _not_strings(args, "args", ("admission_check",), ())
+        if "admission_check" in args and "admission_checks" in args:
+            wrong.append(("args.admission_checks", "give admission_check or admission_checks, not both"))
         for i, w in enumerate(workers):
             yield from _unknown_keys(w, WorkerKubeconfigArgs, f"args.workers[{i}]")
             if "kubeconfig" not in w:
@@ -171,11 +245,14 @@ def _manager_rules(name: str):
         if wrong:
             yield from wrong
             return
-        check = args.get("admission_check", name)
-        for problem in worker_name_problems(check, [w["name"] for w in workers]):
-            where = "args.admission_check" if problem.startswith("fleet name") and "admission_check" in args else (
-                "name" if problem.startswith("fleet name") else "args.workers")
-            yield (where, problem.replace("fleet name", "admission check name"))
+        names = [w["name"] for w in workers]
+        if "admission_checks" in args:
+            # The workers' own names, count and repeats; each check's name at that check.
+            yield from _named(worker_name_problems(name, names), None, "args.workers")
+            yield from _checks_rules(args["admission_checks"], names)
+            return
+        check_at = "args.admission_check" if "admission_check" in args else "name"
+        yield from _named(worker_name_problems(args.get("admission_check", name), names), check_at, "args.workers")
 
     return rules
 
@@ -183,22 +260,23 @@ def _manager_rules(name: str):
 class MultiKueueManager(Component):
     """On the manager cluster: each worker's kubeconfig Secret (kueue-system/multikueue-<worker>)
     and MultiKueueCluster, the MultiKueueConfig listing them, and the AdmissionCheck a
-    ClusterQueue names (spec.admissionChecks) to dispatch its jobs through MultiKueue."""
+    ClusterQueue names (spec.admissionChecks) to dispatch its jobs through MultiKueue (or, with
+    admission_checks, a MultiKueueConfig and AdmissionCheck per check, over its workers)."""
 
     admission_check: pulumi.Output[str]
-    """The AdmissionCheck's name, for the ClusterQueues."""
+    """The AdmissionCheck's name (the first of admission_checks), for the ClusterQueues."""
+    admission_checks: pulumi.Output[list[str]]
+    """Every AdmissionCheck's name, in the order given."""
 
     def __init__(self, name: str, args: MultiKueueManagerArgs, opts: pulumi.ResourceOptions | None = None):
         _check(type(self).__name__, name, args, MultiKueueManagerArgs, opts, _manager_rules(name))
         super().__init__(type_token(type(self)), name, None, opts)
-        check = args.get("admission_check", name)
         data = {w["name"]: pulumi.Output.secret(pulumi.Output.from_input(w["kubeconfig"]).apply(encode_kubeconfig))
                 for w in args["workers"]}
-        manifests = multikueue_manifests(check, list(data), data)
-        # Each after what it names: Secrets, then MultiKueueClusters, the MultiKueueConfig, the check.
-        order = {"Secret": 0, "MultiKueueCluster": 1, "MultiKueueConfig": 2, "AdmissionCheck": 3}
-        self.objects: dict[str, pulumi.Resource] = _in_order(
-            self, name, sorted(manifests, key=lambda m: order[m["kind"]]), opts
-        )
-        self.admission_check = pulumi.Output.from_input(check)
-        self.register_outputs({"admissionCheck": self.admission_check})
+        checks = [(c["name"], c["workers"]) for c in args.get("admission_checks", [])]
+        checks = checks or [(args.get("admission_check", name), list(data))]
+        manifests = manager_manifests(checks[0][0], list(data), checks, data)
+        self.objects: dict[tuple[str, str], pulumi.Resource] = _in_order(self, name, manifests, opts, after_all=True)
+        self.admission_check = pulumi.Output.from_input(checks[0][0])
+        self.admission_checks = pulumi.Output.from_input([c for c, _ in checks])
+        self.register_outputs({"admissionCheck": self.admission_check, "admissionChecks": self.admission_checks})

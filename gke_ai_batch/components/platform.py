@@ -8,7 +8,7 @@ takes a resource class's own annotations for output properties and resolves thei
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +20,7 @@ from gke_ai_batch.components.cluster import ExistingCluster, GkeCluster, StackEx
 from gke_ai_batch.components.computeclasses import ComputeClasses, stack_compute_classes_args
 from gke_ai_batch.components.topology import Topologies, stack_topologies_args
 from gke_ai_batch.components.metrics import Metrics, stack_metrics_args
+from gke_ai_batch.components.multikueue import BASE as MULTIKUEUE, MultiKueueManager, MultiKueueWorker
 from gke_ai_batch.domain.naming import scoped
 from gke_ai_batch.components.nodepools import stack_pool_args
 from gke_ai_batch.plan import Plan
@@ -44,12 +45,12 @@ from gke_ai_batch.components.workloads import SampleWorkload
 
 @dataclass
 class ClusterDeployment:
-    """What a fleet needs of one cluster it deployed: the cluster (endpoint, CA), what Kueue
-    objects wait for, and the objects registered after Kueue (`after_kueue`), by name."""
+    """What a fleet needs of one cluster it deployed: the cluster, what Kueue objects wait for,
+    and on a worker the manager's access to it (its kubeconfig among MultiKueueWorker's outputs)."""
 
     cluster: GkeCluster | ExistingCluster
     kueue_ready: list[pulumi.Resource]
-    after_kueue: dict[str, pulumi.Resource]
+    multikueue: MultiKueueWorker | None
     outputs: dict[str, Any]
 
 
@@ -67,16 +68,17 @@ def deploy_cluster(
     plan: Plan,
     scope: str = "",
     *,
-    after_kueue: Sequence[dict[str, Any]] = (),
-    admission_objects: Sequence[dict[str, Any]] = (),
-    admission_needs: Sequence[pulumi.Resource] = (),
+    worker_access: Mapping[str, Any] | None = None,
+    manager_access: Mapping[str, Any] | None = None,
+    manager_needs: Sequence[pulumi.Resource] = (),
     apis: Sequence[pulumi.Resource] = (),
 ) -> ClusterDeployment:
-    """deploy(), plus what one cluster of a fleet adds: `after_kueue`, objects registered in
-    order once Kueue is installed (a worker's ServiceAccount, RBAC and token for the manager);
-    `admission_objects`, registered in order before the ClusterQueues and after
-    `admission_needs` (the manager's kubeconfig Secrets and MultiKueue objects, which wait for
-    the workers); `apis`, the Service resources of the cluster's project (gke_ai_batch/components/services.py)."""
+    """deploy(), plus what one cluster of a fleet adds: on a worker, `worker_access`
+    (MultiKueueWorkerArgs but for this cluster's endpoint and CA), a MultiKueueWorker once Kueue
+    is installed (the manager's ServiceAccount, RBAC and token); on the manager,
+    `manager_access` (MultiKueueManagerArgs), a MultiKueueManager before the ClusterQueues and
+    after `manager_needs` (the workers' Kueue and MultiKueueWorkers); `apis`, the Service
+    resources of the cluster's project (gke_ai_batch/components/services.py)."""
     cfg = plan.config
     # Production protects the cluster, every pool and what they need (the node service account,
     # the tpu7x workload policy): through the components' opts, which their children inherit.
@@ -114,12 +116,14 @@ def deploy_cluster(
             stack_metrics_args(plan),
             pulumi.ResourceOptions(provider=provider, depends_on=[*jobset, *kueue_ready]),
         )
-    extra: dict[str, pulumi.Resource] = {}
-    previous: list[pulumi.Resource] = list(kueue_ready)
-    for manifest in after_kueue:
-        made = k8s_objects.apply(manifest, pulumi.ResourceOptions(provider=provider, depends_on=previous), scope=scope)
-        extra[k8s_objects.resource_name(manifest)] = made
-        previous = [*kueue_ready, made]
+    worker = None
+    if worker_access is not None:
+        # Its objects had no parent before the component: the aliases keep their URNs.
+        worker = MultiKueueWorker(
+            scoped(scope, MULTIKUEUE),
+            {**worker_access, "endpoint": cluster.endpoint, "ca_certificate": cluster.cluster_ca_certificate},
+            pulumi.ResourceOptions(provider=provider, depends_on=kueue_ready, transformations=[_moved_from(None)]),
+        )
     if cfg.compute_classes:
         ComputeClasses(scoped(scope, "compute-classes"), stack_compute_classes_args(cfg.compute_classes), k8s_opts)
     if cfg.topologies:
@@ -129,7 +133,7 @@ def deploy_cluster(
             stack_topologies_args(cfg.topologies),
             pulumi.ResourceOptions(provider=provider, depends_on=kueue_ready),
         )
-    queues = _queues(plan, scope, provider, kueue_ready, admission_objects, admission_needs)
+    queues = _queues(plan, scope, provider, kueue_ready, manager_access, manager_needs)
 
     teams: dict[str, Team] = {}
     for team in plan.teams:
@@ -173,14 +177,16 @@ def deploy_cluster(
         "clusterQueues": [q.name for q in plan.queues],
         "capacity": {"slices": plan.slices, "vms": plan.vms, "tpuChips": plan.tpu_chips, "gpus": plan.gpus},
     }
-    return ClusterDeployment(cluster, kueue_ready, extra, outputs)
+    return ClusterDeployment(cluster, kueue_ready, worker, outputs)
 
 
-def _moved_from(old_parent: pulumi.Resource):
+def _moved_from(old_parent: pulumi.Resource | None):
     """A transformation that gives each resource of a component the alias of its old URN, as a
-    child of `old_parent`: an object Queues held before it had a component of its own keeps its
-    identity, and `pulumi up` neither replaces nor deletes it (a transformation reaches every
-    child of the component it is given to: pulumi/resource.py, Resource.__init__)."""
+    child of `old_parent` (None: of the stack itself): an object Queues, or the stack, held
+    before it had a component of its own keeps its identity, and `pulumi up` neither replaces
+    nor deletes it (a transformation reaches every child of the component it is given to:
+    pulumi/resource.py, Resource.__init__; Alias(parent=None) is "no parent", pulumi/resource.py
+    ROOT_STACK_RESOURCE)."""
 
     def alias(args: pulumi.ResourceTransformationArgs) -> pulumi.ResourceTransformationResult | None:
         if isinstance(args.resource, pulumi.ComponentResource):
@@ -196,8 +202,8 @@ def _queues(
     scope: str,
     provider: pulumi.ProviderResource,
     kueue_ready: list[pulumi.Resource],
-    admission_objects: Sequence[dict[str, Any]],
-    admission_needs: Sequence[pulumi.Resource],
+    manager_access: Mapping[str, Any] | None,
+    manager_needs: Sequence[pulumi.Resource],
 ) -> dict[str, ClusterQueue]:
     """The flavors, the admission checks and the ClusterQueues, in that order, under the
     component that held them all before each had its own (so their URNs keep a parent of that
@@ -218,15 +224,9 @@ def _queues(
             "request_config": k.provisioning_request_config,
         }
         checks.append(ProvisioningCheck(scoped(scope, k.provisioning_admission_check), args, opts()))
-    for manifest in admission_objects:
-        # A fleet manager's kubeconfig Secrets and MultiKueue objects: each after what it names.
-        checks.append(
-            k8s_objects.apply(
-                manifest,
-                pulumi.ResourceOptions(parent=group, provider=provider, depends_on=[*kueue_ready, *admission_needs, *checks]),
-                scope=scope,
-            )
-        )
+    if manager_access is not None:
+        # A fleet manager's kubeconfig Secrets and MultiKueue objects, after the workers'.
+        checks.append(MultiKueueManager(scoped(scope, MULTIKUEUE), manager_access, opts(*manager_needs, *checks)))
     planned = queue_flavors(plan)
     queues = {
         q.name: ClusterQueue(

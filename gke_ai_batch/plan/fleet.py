@@ -17,7 +17,7 @@ from gke_ai_batch.model.requests import CPU, MEMORY
 from gke_ai_batch.config.batch import FlavorConfig, QueueFlavor
 from gke_ai_batch.config.fleet import worker_stack
 from gke_ai_batch.config.stack import StackConfig
-from gke_ai_batch.plan.multikueue import MULTIKUEUE_CONTROLLER, cluster_queue_problems, multikueue_manifests
+from gke_ai_batch.plan.multikueue import MULTIKUEUE_CONTROLLER, cluster_queue_problems, manager_manifests
 from gke_ai_batch.domain.multikueue_worker import JOB_RESOURCES, worker_rbac_manifests
 from gke_ai_batch.plan import Plan, build_plan, team_plans
 from gke_ai_batch.plan.rbac import team_rbac_manifests
@@ -40,6 +40,7 @@ class WorkerPlan:
     name: str
     plan: Plan
     rbac: list[dict[str, Any]]  # ServiceAccount, ClusterRoles, the read binding, token Secret: the manager's access
+    access: dict[str, Any]  # the same as MultiKueueWorkerArgs, but for the cluster's endpoint and CA
 
 
 @dataclass(frozen=True)
@@ -93,14 +94,10 @@ def build_fleet_plan(cfg: StackConfig, project: str = "my-project") -> FleetPlan
                for name, plan in full.items()]
     checks = dispatch_checks(fleet.name, workers)
     manager = _manager_plan(cfg, project, workers, checks, _sample_plans(cfg, full))
-    names = [w.name for w in fleet.workers]
     # One MultiKueueCluster (and kubeconfig Secret) per worker; one AdmissionCheck and
     # MultiKueueConfig per set of workers that some queue dispatches to.
-    shared = [m for m in multikueue_manifests(fleet.name, names) if m["kind"] in ("MultiKueueCluster", "Secret")]
-    used = {check: subset for check, subset in checks.values()}
-    per_set = [m for check, subset in sorted(used.items()) for m in multikueue_manifests(check, list(subset))
-               if m["kind"] in ("AdmissionCheck", "MultiKueueConfig")]
-    return FleetPlan(manager, workers, [*per_set, *shared], landing)
+    used = sorted(dict(checks.values()).items())
+    return FleetPlan(manager, workers, manager_manifests(fleet.name, [w.name for w in fleet.workers], used), landing)
 
 
 def _landing(cfg: StackConfig, plans: dict[str, Plan]) -> dict[str, dict[str, str | None]]:
@@ -172,13 +169,15 @@ def _with_manager_access(name: str, plan: Plan, cfg: StackConfig, namespaces: se
     own RBAC (Plan.team_rbac), which is registered once the namespace exists: registered with
     the rest, before it, the API server would refuse them (namespace not found). Everything
     else is the worker's `rbac`, registered once Kueue is in."""
-    manifests = worker_rbac_manifests(job_frameworks(cfg), namespaces)
+    frameworks = sorted(job_frameworks(cfg))
+    manifests = worker_rbac_manifests(frameworks, namespaces)
     team_rbac = {ns: list(docs) for ns, docs in plan.team_rbac.items()}
     for m in manifests:
         if m["kind"] == "RoleBinding":
             team_rbac.setdefault(m["metadata"]["namespace"], []).append(m)
     rbac = [m for m in manifests if m["kind"] != "RoleBinding"]
-    return WorkerPlan(name, dataclasses.replace(plan, team_rbac=team_rbac), rbac)
+    access = {"worker": name, "namespaces": sorted(namespaces), "frameworks": frameworks, "bind_namespaces": False}
+    return WorkerPlan(name, dataclasses.replace(plan, team_rbac=team_rbac), rbac, access)
 
 
 def _manager_plan(

@@ -124,5 +124,27 @@ def multikueue_manifests(
     return [check, config, *clusters, *secrets]
 
 
+# The manager's objects in creation order, each after what it names: a MultiKueueCluster names
+# its Secret, a MultiKueueConfig its clusters, an AdmissionCheck its MultiKueueConfig.
+CREATION_ORDER = ("Secret", "MultiKueueCluster", "MultiKueueConfig", "AdmissionCheck")
+
+
+def manager_manifests(
+    fleet_name: str,
+    workers: Sequence[str],
+    checks: Sequence[tuple[str, Sequence[str]]],
+    kubeconfigs: Mapping[str, Any] | None = None,
+) -> list[dict[str, Any]]:
+    """Every worker's Secret and MultiKueueCluster once, then each check's MultiKueueConfig and
+    AdmissionCheck over its own `(name, workers)`, in CREATION_ORDER (`checks` in their given
+    order). A check over only some workers serves a queue only they serve (plan/fleet.py
+    dispatch_checks)."""
+    shared = [m for m in multikueue_manifests(fleet_name, workers, kubeconfigs) if m["kind"] in CREATION_ORDER[:2]]
+    per_check = [
+        m for name, subset in checks for m in multikueue_manifests(name, subset) if m["kind"] in CREATION_ORDER[2:]
+    ]
+    return sorted([*shared, *per_check], key=lambda m: CREATION_ORDER.index(m["kind"]))
+
+
 # -- Job managedBy ------------------------------------------------------------------------------
 

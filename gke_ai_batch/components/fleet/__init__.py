@@ -18,12 +18,14 @@ The fleet's pieces live in their layers; this package deploys them (deploy.py):
   `kubeconfig_problems`, Kueue's kubeconfig checks mirrored (no exec plugin, token file, CA file
   or insecure TLS).
 
-Ordering. On a worker: its Kueue and JobSet installs (and their webhook probe) come first, then
-its queues, then the ServiceAccount, the ClusterRole and binding, then the token Secret (the
-token controller fills a token only for an existing ServiceAccount). On the manager: the
-kubeconfig Secret of a worker waits for that worker's token Secret (its `data.token` and
-`data["ca.crt"]` are read back, as Pulumi secrets) and for the worker's Kueue; its
-MultiKueueCluster waits for the Secret, the MultiKueueConfig for the clusters, the
-AdmissionCheck for the MultiKueueConfig, the ClusterQueues for the AdmissionCheck. A
+Ordering, through the public components (gke_ai_batch/components/multikueue.py). On a worker:
+its Kueue and JobSet installs (and their webhook probe) come first, then its MultiKueueWorker:
+the ServiceAccount, the ClusterRoles and binding, then the token Secret (the token controller
+fills a token only for an existing ServiceAccount); the write RoleBindings wait for their team
+namespaces, with each Team. On the manager, its MultiKueueManager: the kubeconfig Secret of a
+worker waits for that worker's MultiKueueWorker (its token Secret's `data.token` and
+`data["ca.crt"]` are read back, as Pulumi secrets) and for the worker's Kueue; the
+MultiKueueClusters wait for the Secrets, the MultiKueueConfigs for the clusters, the
+AdmissionChecks for the MultiKueueConfigs, the ClusterQueues for the AdmissionChecks. A
 MultiKueueCluster created before its Secret is not fatal (Kueue reconciles again when the
 Secret appears, multikueuecluster.go:903-906) but it shows as inactive meanwhile."""
