@@ -12,6 +12,7 @@ from pydantic import AfterValidator, Field, ValidationError, model_validator
 
 from gke_ai_batch.config import ConfigError, decode, gcp_project_problem
 from gke_ai_batch.config.base import Model, RuleError, raise_all
+from gke_ai_batch.config.checkpoints import BUCKET_SUFFIX, bucket_name_problem
 from gke_ai_batch.config.cluster import check_kms_key_name
 from gke_ai_batch.config.errors import NAMESPACE as MAIN_NAMESPACE
 from gke_ai_batch.config.errors import from_validation_error
@@ -76,6 +77,15 @@ def _repository_id(value: int | str) -> str:
 RepositoryId = Annotated[int | str, AfterValidator(_repository_id)]
 
 
+def _checkpoint_prefix(value: str) -> str:
+    # The main program names a team's bucket <prefix>-<namespace>-ckpt
+    # (gke_ai_batch/config/checkpoints.py); a prefix Cloud Storage would refuse there is refused here.
+    problem = bucket_name_problem(f"{value}-a{BUCKET_SUFFIX}")
+    if problem:
+        raise ValueError(f"{value!r} cannot start a bucket name <prefix>-<namespace>{BUCKET_SUFFIX}: it {problem}")
+    return value
+
+
 class GitHub(Model):
     repository_id: RepositoryId
     """The numeric id of this repository on GitHub (`gh api repos/OWNER/NAME --jq .id`): the only repository whose tokens the provider admits."""
@@ -121,6 +131,14 @@ class Stack(Model):
     """The account id of the node service account created here for this stack, in its project;
     the main stack names it as cluster.nodeServiceAccount (ID@PROJECT.iam.gserviceaccount.com).
     The deployer may act as that account only."""
+    checkpoint_bucket_prefix: Annotated[str, AfterValidator(_checkpoint_prefix)] | None = None
+    """The main stack's checkpoint bucket prefix (its checkpoints.bucketPrefix, or the default there,
+    <project>-<cluster name>): the deployer may create, change, delete and set the IAM policy of
+    the buckets <prefix>-*-ckpt in the stack's project, and of no other bucket. Unset: the stack
+    has no checkpoint buckets."""
+    dashboard: bool = False
+    """The main stack registers a Cloud Monitoring dashboard (gke-ai-batch:metrics, dashboard on):
+    the deployer gets roles/monitoring.dashboardEditor on the stack's project."""
 
     @model_validator(mode="after")
     def _project(self) -> "Stack":

@@ -12,36 +12,27 @@ import pulumi_gcp as gcp
 from gke_ai_batch.plan import apis as api
 from gke_ai_batch.plan.cluster import NODE_SA_ROLE
 
+from gke_ai_batch.config.checkpoints import BUCKET_SUFFIX
+
 from .model import MAIN_PROJECT, BootstrapConfig, Stack
+from .permissions import (
+    CHECKPOINT_BUCKETS_ROLE_ID,
+    CONTAINER_ADMIN,
+    DASHBOARD_EDITOR,
+    PROJECT_IAM_ADMIN,
+    RESOURCE_POLICY_ROLE_ID,
+    SERVICE_ACCOUNT_USER,
+    SERVICE_ENABLER_ROLE_ID,
+    role_permissions,
+)
 
 GITHUB_ISSUER = "https://token.actions.githubusercontent.com"
 
 # What the preview identity may hold: reading, never writing (tests/test_bootstrap.py).
 PREVIEW_ROLES = ("roles/viewer", "roles/container.viewer", "roles/storage.objectViewer", "roles/cloudkms.cryptoKeyDecrypter")
 
-# Compute Engine's only resource the main program creates is the tpu7x workload policy
-# (gke_ai_batch/components/nodepools.py: gcp.compute.ResourcePolicy); node pools use it through their
-# placement policy. A custom role with just these, rather than roles/compute.admin.
-RESOURCE_POLICY_PERMISSIONS = [
-    "compute.resourcePolicies.create",
-    "compute.resourcePolicies.delete",
-    "compute.resourcePolicies.get",
-    "compute.resourcePolicies.list",
-    "compute.resourcePolicies.use",
-]
-RESOURCE_POLICY_ROLE_ID = "gkeAiBatchResourcePolicies"
-
-# The main program enables its projects' APIs itself (gke_ai_batch/components/services.py), as
-# gcp.projects.Service resources with disableOnDestroy false: the deployer may enable an API and
-# read which are on, never turn one off (serviceusage.services.disable is not here). Enabling
-# returns an operation the provider polls (Service Usage REST reference, services.enable).
-SERVICE_ENABLER_PERMISSIONS = [
-    "serviceusage.services.enable",
-    "serviceusage.services.get",
-    "serviceusage.services.list",
-    "serviceusage.operations.get",
-]
-SERVICE_ENABLER_ROLE_ID = "gkeAiBatchServices"
+# What the deployer may do to APIs (tests/test_dayone_apis.py: never disable one).
+SERVICE_ENABLER_PERMISSIONS = role_permissions(SERVICE_ENABLER_ROLE_ID)
 
 # The roles the main program grants itself (gke_ai_batch/components/cluster.py: the node service account's
 # projects.IAMMember). The deployer's projectIamAdmin may add or remove these and no other
@@ -115,6 +106,27 @@ def state_condition(bucket: str, stack: str, *, meta: bool = True) -> dict[str, 
     ]
     title, what = (f"state-of-{stack}", "") if meta else (f"own-state-of-{stack}", ", not the backend's meta.yaml")
     return {"title": title, "description": f"Pulumi state of stack {stack} only{what}", "expression": " || ".join(clauses)}
+
+
+def checkpoint_buckets_condition(prefix: str) -> dict[str, str]:
+    """The stack's checkpoint buckets only: <prefix>-<namespace>-ckpt (gke_ai_batch/config/checkpoints.py),
+    matched with the '-' after the prefix so that prefix ml does not also reach ml2-*. Cloud
+    Storage supports conditions on a bucket's resource.name, projects/_/buckets/NAME
+    (https://cloud.google.com/iam/docs/conditions-resource-attributes), which every permission of
+    the role but storage.buckets.create is checked on. Creation is checked on the project (the
+    bucket does not exist yet; https://cloud.google.com/storage/docs/access-control/iam-permissions,
+    storage.buckets.create "in a project"), so the condition lets any other resource type through:
+    the role holds nothing else, and a bucket the deployer creates under another name it can
+    then neither change, delete nor grant on."""
+    buckets = f"projects/_/buckets/{prefix}-"
+    return {
+        "title": f"checkpoint-buckets-{prefix}"[:100],
+        "description": f"Checkpoint buckets {prefix}-*{BUCKET_SUFFIX} only",
+        "expression": (
+            "resource.type != 'storage.googleapis.com/Bucket' || "
+            f"(resource.name.startsWith('{buckets}') && resource.name.endsWith('{BUCKET_SUFFIX}'))"
+        ),
+    }
 
 
 def bootstrap_apis(cfg: BootstrapConfig) -> tuple[str, ...]:
@@ -327,9 +339,9 @@ class StackAccess(pulumi.ComponentResource):
             opts=child,
         )
 
-        # Deployer: what the main program creates, and no more.
-        make(gcp.projects.IAMMember, "deployer-container", project=stack.project, role="roles/container.admin", member=deployer, opts=child)
-        def deployer_role(name: str, role_id: str, title: str, description: str, permissions: list[str]) -> None:
+        # Deployer: what the main program creates, and no more (bootstrap/permissions.py, type by type).
+        make(gcp.projects.IAMMember, "deployer-container", project=stack.project, role=CONTAINER_ADMIN, member=deployer, opts=child)
+        def deployer_role(name: str, role_id: str, title: str, description: str, condition: dict[str, str] | None = None) -> None:
             role = make(gcp.projects.IAMCustomRole,
                 name,
                 project=stack.project,
@@ -337,16 +349,22 @@ class StackAccess(pulumi.ComponentResource):
                 role_id=f"{role_id}_{s.replace('-', '_')}",
                 title=title,
                 description=description,
-                permissions=permissions,
+                permissions=role_permissions(role_id),
                 opts=keep,
             )
             path = pulumi.Output.all(role.project, role.role_id).apply(lambda a: f"projects/{a[0]}/roles/{a[1]}")
-            make(gcp.projects.IAMMember, f"deployer-{name}", project=stack.project, role=path, member=deployer, opts=child)
+            make(gcp.projects.IAMMember, f"deployer-{name}", project=stack.project, role=path, member=deployer, condition=condition, opts=child)
 
         deployer_role("resource-policies", RESOURCE_POLICY_ROLE_ID, "gke-ai-batch: Compute resource policies",
-                      "The tpu7x workload policy the main program creates (gke_ai_batch/components/nodepools.py)", RESOURCE_POLICY_PERMISSIONS)
+                      "The tpu7x workload policy the main program creates (gke_ai_batch/components/nodepools.py)")
         deployer_role("services", SERVICE_ENABLER_ROLE_ID, "gke-ai-batch: enable APIs",
-                      "Enable the APIs the main program needs (gke_ai_batch/plan/apis.py); never disable one", SERVICE_ENABLER_PERMISSIONS)
+                      "Enable the APIs the main program needs (gke_ai_batch/plan/apis.py); never disable one")
+        if stack.checkpoint_bucket_prefix is not None:
+            deployer_role("checkpoint-buckets", CHECKPOINT_BUCKETS_ROLE_ID, "gke-ai-batch: checkpoint buckets",
+                          "Team checkpoint buckets and their IAM policy (gke_ai_batch/components/storage.py)",
+                          condition=checkpoint_buckets_condition(stack.checkpoint_bucket_prefix))
+        if stack.dashboard:
+            make(gcp.projects.IAMMember, "deployer-dashboards", project=stack.project, role=DASHBOARD_EDITOR, member=deployer, opts=child)
         # The node service account is created here, not by the main program: the deployer then
         # needs neither iam.serviceAccounts.create on the project nor setIamPolicy on accounts,
         # only actAs on this one account (clusters and node pools run as it; GKE checks
@@ -362,12 +380,12 @@ class StackAccess(pulumi.ComponentResource):
             display_name=f"GKE nodes of stack {s} (gke-ai-batch)",
             opts=keep,
         )
-        make(gcp.serviceaccount.IAMMember, "deployer-node-sa-user", service_account_id=nodes.name, role="roles/iam.serviceAccountUser", member=deployer, opts=child)
+        make(gcp.serviceaccount.IAMMember, "deployer-node-sa-user", service_account_id=nodes.name, role=SERVICE_ACCOUNT_USER, member=deployer, opts=child)
         roles = ", ".join(f"'{r}'" for r in GRANTABLE_ROLES)
         make(gcp.projects.IAMMember,
             "deployer-iam",
             project=stack.project,
-            role="roles/resourcemanager.projectIamAdmin",
+            role=PROJECT_IAM_ADMIN,
             member=deployer,
             condition={
                 "title": "main-program-grants-only",

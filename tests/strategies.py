@@ -288,7 +288,8 @@ def control_plane_keys(draw, cluster: dict[str, Any], standard: bool, region: st
 @st.composite
 def maintenance_policy(draw) -> dict[str, Any]:
     """A maintenance policy GKE takes: a window that leaves at least 48 hours in any 32 days
-    (stretches of 4 hours or more), or a daily one, and up to three exclusions of unique names."""
+    (stretches of 4 hours or more), or a daily one, and up to three exclusions of unique names
+    (NO_UPGRADES for at most 90 days)."""
     day = draw(st.integers(1, 28))
     hour = draw(st.integers(0, 23))
     start = f"2026-03-{day:02d}T{hour:02d}:00:00Z"
@@ -303,7 +304,10 @@ def maintenance_policy(draw) -> dict[str, Any]:
     exclusions = []
     for i in range(draw(st.integers(0, 3))):
         exclusion = {"name": f"x{i}", "scope": draw(st.sampled_from(("NO_UPGRADES", "NO_MINOR_UPGRADES", "NO_MINOR_OR_NODE_UPGRADES"))), "start": start}
-        if draw(st.booleans()):
+        if exclusion["scope"] == "NO_UPGRADES" and draw(st.booleans()):
+            # GKE takes NO_UPGRADES for at most 90 days (gke_ai_batch/domain/maintenance.py).
+            exclusion["end"] = f"2026-05-{day:02d}T00:00:00Z"
+        elif exclusion["scope"] != "NO_UPGRADES" and draw(st.booleans()):
             exclusion["end"] = f"2026-{draw(st.integers(4, 12)):02d}-01T00:00:00Z"
         else:
             exclusion["untilEndOfSupport"] = True

@@ -85,7 +85,8 @@ NEAR_MISSES = [
     ("20 exclusions of unique names", {"window": WEEKENDS, "exclusions": [{**CAMPAIGN, "name": f"e{i}"} for i in range(20)]}),
     ("an exclusion of one second", {"window": WEEKENDS, "exclusions": [{**CAMPAIGN, "end": "2026-12-01T00:00:01Z"}]}),
     ("an exclusion until end of support", {"window": WEEKENDS, "exclusions": [{k: v for k, v in CAMPAIGN.items() if k != "end"} | {"untilEndOfSupport": True}]}),
-    ("every scope", {"window": WEEKENDS, "exclusions": [{**CAMPAIGN, "name": s, "scope": s} for s in ("NO_UPGRADES", "NO_MINOR_UPGRADES", "NO_MINOR_OR_NODE_UPGRADES")]}),
+    # NO_UPGRADES for at most 90 days (tests/test_dayone_maintenance_limits.py).
+    ("every scope", {"window": WEEKENDS, "exclusions": [{**CAMPAIGN, "name": s, "scope": s, "end": "2027-01-01T00:00:00Z"} for s in ("NO_UPGRADES", "NO_MINOR_UPGRADES", "NO_MINOR_OR_NODE_UPGRADES")]}),
 ]
 
 

@@ -8,7 +8,7 @@ dates so a reviewer sees the stale ones."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Annotated, Iterator, Literal
 
 from pydantic import AfterValidator, Field, model_validator
@@ -35,6 +35,10 @@ def check_daily_start(value: str) -> str:
 
 
 UtcTimestamp = Annotated[str, AfterValidator(check_utc_timestamp)]
+
+
+def _days(span) -> str:
+    return f"{span.days} days" if span == timedelta(days=span.days) else str(span)
 
 
 class RecurringWindow(Model):
@@ -116,6 +120,22 @@ class Exclusion(Model):
             )
         elif self.end is not None and mx.parse_utc(self.end) <= mx.parse_utc(self.start):
             yield RuleError("end", f"{self.end} is not after start {self.start}: the exclusion would exclude nothing")
+        elif self.scope == mx.NO_UPGRADES and self.end is not None and self.ends - self.starts > mx.NO_UPGRADES_MAX:
+            # gke_ai_batch/domain/maintenance.py NO_UPGRADES_MAX: the sources, and why 90 days.
+            yield RuleError(
+                "end",
+                f"a NO_UPGRADES exclusion of {_days(self.ends - self.starts)}; GKE allows at most "
+                f"{mx.NO_UPGRADES_MAX.days} days of NO_UPGRADES (it holds back security patches): end it sooner, or use "
+                "NO_MINOR_OR_NODE_UPGRADES, which keeps the nodes as they are for longer and still patches the control plane",
+            )
+
+    @property
+    def starts(self) -> datetime:
+        return mx.parse_utc(self.start)
+
+    @property
+    def ends(self) -> datetime | None:
+        return None if self.end is None else mx.parse_utc(self.end)
 
 
 class MaintenancePolicy(Model):
@@ -154,6 +174,22 @@ class MaintenancePolicy(Model):
                     f"{exclusion.name!r} is also exclusions[{seen[exclusion.name]}]'s name; GKE keys exclusions by name",
                 )
             seen.setdefault(exclusion.name, i)
+        # gke_ai_batch/domain/maintenance.py NO_UPGRADES_PER_SPAN: at most three NO_UPGRADES
+        # exclusions in any 32 days. One that lasts until end of support has no end this program
+        # knows, and is left out.
+        bounded = [
+            (i, e) for i, e in enumerate(self.exclusions)
+            if e.scope == mx.NO_UPGRADES and e.end is not None and e.ends > e.starts
+        ]
+        crowded = mx.crowded_no_upgrades([(e.starts, e.ends) for _, e in bounded])
+        if crowded is not None:
+            *earlier, last = [bounded[k] for k in crowded]
+            yield RuleError(
+                ("exclusions", last[0], "start"),
+                f"{last[1].name!r} is a NO_UPGRADES exclusion within {mx.NO_UPGRADES_SPAN.days} days of "
+                f"{', '.join(repr(e.name) for _, e in earlier)}; GKE allows at most {mx.NO_UPGRADES_PER_SPAN} "
+                f"NO_UPGRADES exclusions in any {mx.NO_UPGRADES_SPAN.days} days",
+            )
 
 
 class UpgradeSettings(Model):

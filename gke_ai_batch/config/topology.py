@@ -44,26 +44,43 @@ def level_problems(levels: list[str]) -> Iterator[RuleError]:
             yield RuleError(i, f"{label} can only be the lowest (last) level of a Topology (the Topology CRD refuses it higher)")
 
 
+class SliceTopology(Model):
+    """Kueue TAS slices: the pod set's pods in groups of `size`, each group whole in one domain
+    of `level` (kueue.x-k8s.io/podset-slice-required-topology and podset-slice-size)."""
+
+    level: LevelLabel
+    """The level whose single domain holds each slice, e.g. kubernetes.io/hostname."""
+    size: int = Field(ge=1)
+    """Pods per slice: at least 1 and at most the pod set's pods (Kueue's webhook refuses more)."""
+
+
 class WorkloadTopology(Model):
     """One domain of a level for all of a sample's pods: `required` (Kueue admits the workload
-    only where one domain holds them all) or `preferred` (Kueue tries, then spreads)."""
+    only where one domain holds them all) or `preferred` (Kueue tries, then spreads); and/or
+    `slice`: groups of pods each whole in one domain of a (narrower) level."""
 
     required: LevelLabel | None = None
     preferred: LevelLabel | None = None
+    slice: SliceTopology | None = None
+    """{level: LABEL, size: N}: each N pods in one domain of that level (Kueue TAS slices)."""
 
     @model_validator(mode="after")
     def _one(self):
-        if (self.required is None) == (self.preferred is None):
+        if self.required is not None and self.preferred is not None:
             raise RuleError((), "give one of required or preferred: the level whose single domain should hold the pods")
+        if self.required is None and self.preferred is None and self.slice is None:
+            raise RuleError((), "give one of required or preferred (the level whose single domain should hold the pods), or slice")
         return self
 
     @property
-    def mode(self) -> str:
-        return "required" if self.required is not None else "preferred"
+    def mode(self) -> str | None:
+        if self.required is not None:
+            return "required"
+        return "preferred" if self.preferred is not None else None
 
     @property
-    def level(self) -> str:
-        return self.required or self.preferred  # type: ignore[return-value]
+    def level(self) -> str | None:
+        return self.required or self.preferred
 
 
 def duplicate_names(topologies: list[TopologyConfig]) -> Iterator[RuleError]:
@@ -126,16 +143,25 @@ def _workload_problems(cfg, levels: dict[str, list[str]]) -> Iterator[RuleError]
         if wl.topology is None:
             yield from _untopological(i, queue, flavors)
             continue
-        at = ("workloads", i, "topology", wl.topology.mode)
+        at = ("workloads", i, "topology", wl.topology.mode or "slice")
         if wl.kind == "provisioningRequest":
             yield RuleError(at, "a provisioningRequest sample is not queued in Kueue, so no Topology places its pods")
             continue
-        if not any(wl.topology.level in levels.get(f.topology_name or "", ()) for f in flavors):
-            what = ", ".join(f"{f.name} (topology {f.topology_name})" if f.topology_name else f"{f.name} (no topologyName)" for f in flavors)
+        what = ", ".join(f"{f.name} (topology {f.topology_name})" if f.topology_name else f"{f.name} (no topologyName)" for f in flavors)
+        if wl.topology.level is not None and not any(wl.topology.level in levels.get(f.topology_name or "", ()) for f in flavors):
             yield RuleError(
                 at,
                 f"Kueue admits a pod set that asks for a {wl.topology.level} domain only to a flavor whose Topology "
                 f"has that level, and its queue's flavors have none: {what or 'no declared flavors (gke-ai-batch:flavors)'}",
+            )
+        elif wl.topology.slice is not None and not any(
+            wl.topology.slice.level in levels.get(f.topology_name or "", ()) for f in flavors
+        ):
+            # "no requested topology level for slices" (pkg/cache/scheduler/tas_flavor_snapshot.go, v0.19.2).
+            yield RuleError(
+                ("workloads", i, "topology", "slice", "level"),
+                f"Kueue places slices in {wl.topology.slice.level} domains only on a flavor whose Topology has that level, "
+                f"and its queue's flavors have none: {what or 'no declared flavors (gke-ai-batch:flavors)'}",
             )
 
 

@@ -59,7 +59,8 @@ class WorkloadBase(Model):
     checkpoints: CheckpointMount | None = None
     """Mount the team's checkpoint bucket (gke-ai-batch:checkpoints) at mountPath; the pods run as the team's service account."""
     topology: WorkloadTopology | None = None
-    """{required: LABEL} or {preferred: LABEL}: one domain of that level of the flavor's topology for all the pods (TAS)."""
+    """{required: LABEL} or {preferred: LABEL}: one domain of that level of the flavor's topology for all the pods (TAS);
+    slice: {level: LABEL, size: N}: each N pods in one domain of that level."""
 
     # Keys that no longer exist, with why: the unknown-key error says this instead of a guess.
     REMOVED_KEYS: ClassVar[dict[str, str]] = {

@@ -30,6 +30,23 @@ EXCLUSION_SCOPES = {
 # Scopes under which GKE upgrades no node at all, so a running job's nodes stay as they are.
 NODE_UPGRADES_EXCLUDED = frozenset({"NO_UPGRADES", "NO_MINOR_OR_NODE_UPGRADES"})
 EXCLUSIONS_MAX = 20
+
+# NO_UPGRADES also holds back security patches, so GKE bounds it: an exclusion of that scope may
+# last at most 90 days, and at most three of them may fall in any 32 days. Sources disagree on the
+# length, and GKE's concepts/maintenance-windows-and-exclusions page could not be read offline:
+# Google's own sample for the GKE docs says "NO_UPGRADES exclusions are limited to 30 days"
+# (terraform-google-modules/terraform-docs-samples
+# gke/standard/zonal/no-channel-to-release-channel/main.tf, 2025); articles of June 2026
+# (https://dev-ex.com/article/gke-per-node-pool-maintenance-exclusions-90-day-no-upgrade-window/)
+# report that GKE now allows up to 90 days, and GKE's how-to/maintenance-window page now asks for
+# 48 hours of availability in 92 days rather than 32, which a 90-day exclusion needs. Only what
+# every reading refuses is refused here: longer than 90 days, or a fourth NO_UPGRADES exclusion
+# reaching into one 32-day span (the three-in-32-days limit as guides state it; a Terraform
+# module that reads it as three in all refuses that too).
+NO_UPGRADES = "NO_UPGRADES"
+NO_UPGRADES_MAX = timedelta(days=90)
+NO_UPGRADES_PER_SPAN = 3
+NO_UPGRADES_SPAN = timedelta(days=32)
 AVAILABILITY_MIN = timedelta(hours=48)
 AVAILABILITY_PERIOD = timedelta(days=32)
 CONTIGUOUS_MIN = timedelta(hours=4)
@@ -144,3 +161,15 @@ def describe_recurrence(rule: Recurrence) -> str:
 def hours(span: timedelta) -> str:
     h = span.total_seconds() / 3600
     return f"{h:g} h"
+
+
+def crowded_no_upgrades(spans: list[tuple[datetime, datetime]]) -> list[int] | None:
+    """The indexes (into `spans`, each a NO_UPGRADES exclusion's start and end) of more than
+    NO_UPGRADES_PER_SPAN exclusions that all reach into one 32-day span, or None. A span holding
+    the most can be slid right until its start meets the earliest end among them, so it is enough
+    to try the spans that start at each exclusion's end."""
+    for end in sorted({e for _, e in spans}):
+        inside = [i for i, (s, e) in enumerate(spans) if e >= end and s < end + NO_UPGRADES_SPAN]
+        if len(inside) > NO_UPGRADES_PER_SPAN:
+            return sorted(inside, key=lambda i: (spans[i][0], i))
+    return None

@@ -15,6 +15,11 @@ from gke_ai_batch.domain import catalogue
 REQUIRED_ANNOTATION = "kueue.x-k8s.io/podset-required-topology"
 PREFERRED_ANNOTATION = "kueue.x-k8s.io/podset-preferred-topology"
 ANNOTATIONS = {"required": REQUIRED_ANNOTATION, "preferred": PREFERRED_ANNOTATION}
+# TAS slices: the pod set is cut into slices of SLICE_SIZE pods, each placed whole in one domain
+# of the SLICE level (topology_types.go PodSetSliceRequiredTopologyAnnotation,
+# PodSetSliceSizeAnnotation; the size "is required if podset-slice-required-topology is set").
+SLICE_ANNOTATION = "kueue.x-k8s.io/podset-slice-required-topology"
+SLICE_SIZE_ANNOTATION = "kueue.x-k8s.io/podset-slice-size"
 
 # Topology.spec.levels: minItems 1, maxItems 16, unique; kubernetes.io/hostname only as the
 # lowest level (the CRD's x-kubernetes-validations).

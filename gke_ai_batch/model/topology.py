@@ -13,10 +13,22 @@ A domain's size is known for two levels: a node pool (cloud.google.com/gke-nodep
 is one) holds its pool's nodes, a host (kubernetes.io/hostname, cloud.google.com/gce-topology-host)
 one node. Where GCE puts VMs in blocks and sub-blocks is known only once they exist, so at those
 levels the model bounds a domain by all the flavor's nodes and refuses only what no domain could
-hold. Standard library only."""
+hold.
+
+A pod set may also ask for slices (kueue.x-k8s.io/podset-slice-required-topology and
+podset-slice-size): its pods in groups of the slice size, each group whole in one domain of the
+slice level. Kueue's job webhook refuses the annotations unless both are given, the size is a
+whole number from 1 to the pod set's count (pkg/controller/jobframework/tas_validation.go
+ValidateTASPodSetRequest and ValidateSliceSizeAnnotationUpperBound, v0.19.2), and its scheduler
+never places slices on a Topology without the slice level, with the slice level above (wider
+than) the pod set's own, or where the slice level's domains hold fewer whole slices than the pod
+set has (pkg/cache/scheduler/tas_flavor_snapshot.go findTopologyAssignment: "no requested
+topology level for slices", "podset slice topology %s is above the podset topology %s", and
+findLevelWithFitDomains, which needs count / sliceSize slices). Standard library only."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from gke_ai_batch.domain import topology
@@ -40,6 +52,45 @@ def request(ps: PodSet) -> tuple[str, str] | None:
         value = ps.annotations.get(key)
         if isinstance(value, str):
             return mode, value
+    return None
+
+
+def slice_request(ps: PodSet) -> tuple[str | None, str | None]:
+    """(slice level, slice size as written) of a pod set's slice annotations."""
+    level = ps.annotations.get(topology.SLICE_ANNOTATION)
+    size = ps.annotations.get(topology.SLICE_SIZE_ANNOTATION)
+    return (level if isinstance(level, str) else None, size if isinstance(size, str) else None)
+
+
+# strconv.ParseInt(value, 10, 32): an optional sign and decimal digits, within int32.
+_INT32 = re.compile(r"[+-]?[0-9]+", re.ASCII)
+
+
+def slice_size(ps: PodSet) -> int | None:
+    """The slice size Kueue reads, when the annotations ask for slices and its webhook takes them."""
+    level, size = slice_request(ps)
+    if level is None or size is None or slice_refusal(ps) is not None:
+        return None
+    return int(size)
+
+
+def slice_refusal(ps: PodSet) -> str | None:
+    """Why Kueue's job webhook refuses a pod set's slice annotations (ValidateTASPodSetRequest,
+    ValidateSliceSizeAnnotationUpperBound; its messages quoted), or None."""
+    level, size = slice_request(ps)
+    slice_key, size_key = topology.SLICE_ANNOTATION, topology.SLICE_SIZE_ANNOTATION
+    if level is None and size is None:
+        return None
+    if size is None:
+        return f"{size_key} \"must be set when '{slice_key}' is specified\""
+    if level is None:
+        return f"{size_key} \"may not be set when '{slice_key}' is not specified\""
+    if not _INT32.fullmatch(size) or not -(2**31) <= int(size) < 2**31:
+        return f"{size_key} {size!r} \"must be a numeric value\""
+    if int(size) < 1:
+        return f"{size_key} {size} \"must be greater than or equal to 1\""
+    if int(size) > ps.count:
+        return f"{size_key} {int(size)} \"must not be greater than pod set count {ps.count}\""
     return None
 
 
@@ -70,12 +121,37 @@ def _room(level: str, groups: list[NodeGroup], p: Placement) -> int:
     return sum(p.per_node[g.name] * g.nodes for g in groups)
 
 
+def _domain_pods(level: str, groups: list[NodeGroup], p: Placement) -> list[list[int]]:
+    """Per domain of `level`, the pods of this pod set each of its nodes holds: a host is one
+    node, a node pool its nodes; a level whose domains GCE decides is bounded by all the nodes."""
+    if level in PER_NODE:
+        return [[p.per_node[g.name]] for g in groups for _ in range(g.nodes)]
+    if level == topology.NODEPOOL_LABEL:
+        return [[p.per_node[g.name]] * g.nodes for g in groups]
+    return [[p.per_node[g.name] for g in groups for _ in range(g.nodes)]]
+
+
+def _whole_slices(slice_level: str, groups: list[NodeGroup], p: Placement, size: int, within: str | None = None) -> int:
+    """Whole slices of `size` pods, each inside one `slice_level` domain, that the flavor's nodes
+    hold, or (`within`) the largest domain of that level. A host holds its own; a node pool the
+    slices of its hosts, or itself; a level GCE decides is bounded by all the flavor's nodes."""
+    if within in PER_NODE:
+        return max((p.per_node[g.name] // size for g in groups), default=0)
+    if within == topology.NODEPOOL_LABEL and slice_level in (*PER_NODE, topology.NODEPOOL_LABEL):
+        return max((sum(sum(d) // size for d in _domain_pods(slice_level, [g], p)) for g in groups), default=0)
+    return sum(sum(d) // size for d in _domain_pods(slice_level, groups, p))
+
+
 def judge(world: World, ps: PodSet, flavors: list[str], p: Placement) -> tuple[str | None, str | None]:
     """(why it can never run, why it may wait) for one pod set on its assigned flavors."""
+    refused = slice_refusal(ps)
+    if refused is not None:
+        return f"Kueue's webhook refuses its slice annotations: {refused}", None
     asked = request(ps)
-    if asked is None:
+    slice_level, size = slice_request(ps)[0], slice_size(ps)
+    if asked is None and slice_level is None:
         return None, None
-    mode, level = asked
+    mode, level = asked if asked is not None else ("slices", slice_level)
     for name in flavors:
         flavor = world.flavors.get(name)
         if flavor is None:
@@ -85,15 +161,47 @@ def judge(world: World, ps: PodSet, flavors: list[str], p: Placement) -> tuple[s
         levels = world.topologies.get(flavor.topology_name)
         if levels is None:
             return f"ResourceFlavor {name} names Topology {flavor.topology_name}, which does not exist", None
-        if level not in levels:
+        if asked is not None and level not in levels:
             return (
                 f"it asks for a {level} domain and Topology {flavor.topology_name} of ResourceFlavor {name} has no such "
                 f"level ({', '.join(levels)})",
                 None,
             )
+        if slice_level is not None:
+            if slice_level not in levels:
+                return (
+                    f"its slices ask for {slice_level} domains and Topology {flavor.topology_name} of ResourceFlavor {name} "
+                    f"has no such level ({', '.join(levels)}; Kueue: \"no requested topology level for slices\")",
+                    None,
+                )
+            if asked is not None and levels.index(slice_level) < levels.index(level):
+                return (
+                    f"its slice level {slice_level} is wider than its {mode} level {level} in Topology {flavor.topology_name} "
+                    f"(Kueue: \"podset slice topology {slice_level} is above the podset topology {level}\")",
+                    None,
+                )
         groups = [g for g in flavor_groups(world, flavor) if g.name in p.per_node]
         if not groups:
             continue  # placement says why no node fits
+        if slice_level is not None and size is not None:
+            wanted = ps.count // size
+            anywhere = _whole_slices(slice_level, groups, p, size)
+            if anywhere < wanted:
+                return (
+                    f"its {ps.count} pods make {wanted} slices of {size} ({topology.SLICE_SIZE_ANNOTATION}), each in one "
+                    f"{slice_level} domain, and those of ResourceFlavor {name} hold {anywhere} whole slices: Kueue never admits it",
+                    None,
+                )
+            if mode == "required":
+                inside = _whole_slices(slice_level, groups, p, size, within=level)
+                if inside < wanted:
+                    return (
+                        f"it requires one {level} domain for its {wanted} slices of {size} pods, each in one {slice_level} "
+                        f"domain, and the largest {level} domain of ResourceFlavor {name} holds {inside}: Kueue never admits it",
+                        None,
+                    )
+        if asked is None:
+            continue
         room = _room(level, groups, p)
         if room >= ps.count:
             continue

@@ -22,7 +22,12 @@ def annotate(wl, manifests: list[dict[str, Any]]) -> None:
     """Kueue reads the request off each pod template (a JobSet's replicated jobs, a Job's)."""
     if wl.topology is None:
         return
-    annotation = {topology.ANNOTATIONS[wl.topology.mode]: wl.topology.level}
+    annotation = {}
+    if wl.topology.mode is not None:
+        annotation[topology.ANNOTATIONS[wl.topology.mode]] = wl.topology.level
+    if wl.topology.slice is not None:
+        annotation[topology.SLICE_ANNOTATION] = wl.topology.slice.level
+        annotation[topology.SLICE_SIZE_ANNOTATION] = str(wl.topology.slice.size)
     for manifest in manifests:
         for template in pod_templates(manifest.get("kind", ""), manifest):
             template.setdefault("metadata", {}).setdefault("annotations", {}).update(annotation)
