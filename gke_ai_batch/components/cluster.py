@@ -21,9 +21,16 @@ import pulumi_kubernetes as k8s
 from pydantic.alias_generators import to_camel, to_snake
 
 from gke_ai_batch.components.component import Component
-from gke_ai_batch.components.nodepools import ClusterRef, _whole_numbers, child_options, declared_account, opts_problems, type_token
+from gke_ai_batch.components.nodepools import (
+    ClusterRef,
+    _whole_numbers,
+    child_options,
+    declared_account,
+    opts_problems,
+    project_problems,
+    type_token,
+)
 from gke_ai_batch.config.errors import ArgsError, did_you_mean, join_path
-from gke_ai_batch.config.gcpnames import project_id_problem
 from gke_ai_batch.config.stack import StackConfig
 from gke_ai_batch.config.standalone import OUTPUT_ACCOUNT, cluster_alone
 from gke_ai_batch.domain.naming import KUBERNETES_PROVIDER, child_name
@@ -520,12 +527,7 @@ def _checked_cluster(
         else:
             problems += [(f"args.{key}.{k}", "must be true or false") for k, v in flags.items() if not isinstance(v, bool)]
     project = args.get("project")
-    if "project" in args and project is None:
-        problems.append(("args.project", "required"))
-    elif isinstance(project, str) and project_id_problem(project):
-        problems.append(("args.project", project_id_problem(project)))
-    elif project is not None and not isinstance(project, (str, pulumi.Output)):
-        problems.append(("args.project", f"must be a string, not {type(project).__name__}"))
+    problems += project_problems(args, "args", "project" in outputs_only)
     said = {path for path, _ in problems}
     known = spec.__required_keys__ | spec.__optional_keys__
     cluster = {

@@ -19,7 +19,7 @@ import pulumi
 
 from gke_ai_batch.components.component import Component
 from gke_ai_batch.components import k8s as k8s_objects
-from gke_ai_batch.components.nodepools import _unknown_keys, opts_problems, type_token
+from gke_ai_batch.components.nodepools import _unknown_keys, not_strings, opts_problems, type_token
 from gke_ai_batch.config.base import _check_k8s_name
 from gke_ai_batch.config.errors import ArgsError
 from gke_ai_batch.domain.multikueue_worker import token_secret, worker_rbac_manifests
@@ -49,18 +49,6 @@ def _in_order(owner: pulumi.Resource, name: str, manifests: list[dict[str, Any]]
         )
         previous = [made[key]]
     return made
-
-
-def _not_strings(values: dict[str, Any], where: str, plain: tuple[str, ...], inputs: tuple[str, ...]) -> list[tuple[str, str]]:
-    """Values that must be strings (`plain`) or strings or Outputs (`inputs`) and are not."""
-    found = []
-    for key in (*plain, *inputs):
-        value = values.get(key, "")
-        if isinstance(value, str) or (key in inputs and isinstance(value, pulumi.Output)):
-            continue
-        kind = "a string" if key in plain else "a string or an Output"
-        found.append((f"{where}.{key}", f"must be {kind}, not {type(value).__name__}"))
-    return found
 
 
 def _check(component: str, name: str, args: Any, spec: type, opts, rules) -> None:
@@ -93,7 +81,7 @@ class MultiKueueWorkerArgs(TypedDict):
 
 def _worker_rules(name: str):
     def rules(args: dict[str, Any]):
-        wrong = _not_strings(args, "args", ("worker",), ("endpoint", "ca_certificate"))
+        wrong = not_strings(args, "args", ("worker",), ("endpoint", "ca_certificate"))
         if wrong:
             yield from wrong
             return
@@ -161,13 +149,13 @@ def _manager_rules(name: str):
         if not isinstance(workers, list) or not all(isinstance(w, dict) and isinstance(w.get("name"), str) for w in workers):
             yield ("args.workers", "must be a list of {name, kubeconfig}, each name a plain string")
             return
-        wrong = _not_strings(args, "args", ("admission_check",), ())
+        wrong = not_strings(args, "args", ("admission_check",), ())
         for i, w in enumerate(workers):
             yield from _unknown_keys(w, WorkerKubeconfigArgs, f"args.workers[{i}]")
             if "kubeconfig" not in w:
                 yield (f"args.workers[{i}].kubeconfig", "required")
             else:
-                wrong += _not_strings(w, f"args.workers[{i}]", (), ("kubeconfig",))
+                wrong += not_strings(w, f"args.workers[{i}]", (), ("kubeconfig",))
         if wrong:
             yield from wrong
             return

@@ -403,6 +403,11 @@ class ClusterQueue(Component):
         checks = args.get("admission_checks", [])
         if not isinstance(checks, list) or not all(isinstance(c, str) for c in checks):
             problems.append(("args.admission_checks", "must be a list of AdmissionCheck names"))
+        # The check is named in spec.admissionChecksStrategy as an AdmissionCheck's name: checked
+        # as the stack's kueue.provisioningAdmissionCheck is (a ProvisioningCheck's admission_check).
+        if "provisioning_check" in args:
+            problems += [(join_path("args", ("provisioning_check", *loc[1:])), msg)
+                         for loc, msg in _located(KueueConfig, {"provisioningAdmissionCheck": args["provisioning_check"]})]
         if problems or queue is None:
             raise ArgsError(where, problems)
         super().__init__(type_token(ClusterQueue), name, None, opts)

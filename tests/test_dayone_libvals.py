@@ -1,0 +1,113 @@
+"""Library args that would fail at `pulumi up` or mean nothing are refused on construction, at
+their arg path, by the rule a stack file's key has; the closest value that works is accepted."""
+
+from __future__ import annotations
+
+import pytest
+
+from gke_ai_batch.components.nodepools import TpuSlices
+from gke_ai_batch.components.queues import ClusterQueue
+from gke_ai_batch.components.storage import CheckpointBucket
+from gke_ai_batch.components.metrics import Metrics
+from gke_ai_batch.config.errors import ArgsError
+from support.programs import run_program
+
+REF = {"name": "ml", "location": "us-east5", "project": "acme-ml", "node_locations": ["us-east5-b"]}
+SA = "ml-nodes@acme-ml.iam.gserviceaccount.com"
+TPU = {"version": "v6e", "topology": "4x4"}
+CPU_FLAVOR = {"name": "cpu", "node_labels": {"pool": "cpu"}}
+BUCKET = {"bucket": "acme-ckpt", "location": "us-central1", "project": "acme-ml", "project_number": "123456",
+          "namespace": "research"}
+
+
+def _refused(make, name, args) -> list[str]:
+    with pytest.raises(ArgsError) as refused:
+        make(name, args)
+    return str(refused.value).splitlines()
+
+
+# What each refusal below is closest to, accepted: one program, recorded once.
+ACCEPTED = f"""
+import pulumi
+from gke_ai_batch.components.nodepools import TpuSlices
+from gke_ai_batch.components.queues import ClusterQueue
+from gke_ai_batch.components.storage import CheckpointBucket
+from gke_ai_batch.components.metrics import Metrics
+
+REF = {REF!r}
+TpuSlices("sa", {{"cluster": {{**REF, "node_service_account": {SA!r}}}, **{TPU!r}}})
+TpuSlices("sa-output", {{"cluster": {{**REF, "node_service_account": pulumi.Output.from_input({SA!r}),
+                                     "project": pulumi.Output.from_input("acme-ml")}}, **{TPU!r}}})
+ClusterQueue("dws", {{"flavors": [{{**{CPU_FLAVOR!r}, "queued": True, "quotas": {{"cpu": 4}}}}], "provisioning_check": "dws-prov"}})
+CheckpointBucket("ckpt", {BUCKET!r})
+Metrics("metrics", {{"cluster_name": "ml", "project": pulumi.Output.from_input("acme-ml")}})
+"""
+
+
+@pytest.fixture(scope="module")
+def accepted(tmp_path_factory):
+    return run_program(tmp_path_factory.mktemp("libvals"), ACCEPTED)
+
+
+def _inputs(recording, type_: str) -> dict[str, dict]:
+    return {r.name: r.inputs for r in recording.resources if r.type == type_}
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "line"),
+    [
+        ("node_service_account", 5, "TpuSlices p: args.cluster.node_service_account: must be a string or an Output, not int"),
+        ("project", 5, "TpuSlices p: args.cluster.project: must be a string or an Output, not int"),
+        ("project", "Acme ML", "TpuSlices p: args.cluster.project: 'Acme ML' is not a Google Cloud project id"),
+    ],
+)
+def test_a_cluster_ref_key_of_the_wrong_kind_is_refused(key, value, line):
+    lines = _refused(TpuSlices, "p", {"cluster": {**REF, key: value}, **TPU})
+    assert len(lines) == 1 and lines[0].startswith(line), lines
+
+
+def test_a_cluster_ref_account_and_project_as_strings_or_outputs_reach_the_pools(accepted):
+    pools = _inputs(accepted, "gcp:container/nodePool:NodePool")
+    assert pools["sa-0"]["nodeConfig"]["serviceAccount"] == SA
+    assert pools["sa-output-0"]["nodeConfig"]["serviceAccount"] == SA
+    assert pools["sa-output-0"]["project"] == "acme-ml"
+
+
+def test_a_provisioning_check_that_is_not_a_name_is_refused():
+    flavors = [{**CPU_FLAVOR, "quotas": {"cpu": 4}}]
+    assert _refused(ClusterQueue, "q", {"flavors": flavors, "provisioning_check": 1}) == [
+        "ClusterQueue q: args.provisioning_check: Input should be a valid string, got 1"
+    ]
+    [line] = _refused(ClusterQueue, "q", {"flavors": flavors, "provisioning_check": "DWS_prov"})
+    assert line.startswith("ClusterQueue q: args.provisioning_check: 'DWS_prov'"), line
+
+
+def test_a_provisioning_check_named_as_a_provisioning_check_names_it_is_in_the_queue(accepted):
+    [queue] = _inputs(accepted, "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue").values()
+    assert "dws-prov" in str(queue["spec"])
+
+
+@pytest.mark.parametrize(
+    ("change", "line"),
+    [
+        ({"bucket": 12345}, "CheckpointBucket b: args.bucket: must be a string, not int"),
+        ({"location": 5}, "CheckpointBucket b: args.location: must be a string, not int"),
+        ({"project": 5}, "CheckpointBucket b: args.project: must be a string, not int"),
+        ({"project": "Acme ML"}, "CheckpointBucket b: args.project: 'Acme ML' is not a Google Cloud project id"),
+    ],
+)
+def test_a_checkpoint_bucket_name_location_or_project_of_the_wrong_kind_is_refused(change, line):
+    lines = _refused(CheckpointBucket, "b", {**BUCKET, **change})
+    assert len(lines) == 1 and lines[0].startswith(line), lines
+
+
+def test_a_checkpoint_bucket_of_plain_strings_is_made(accepted):
+    [bucket] = _inputs(accepted, "gcp:storage/bucket:Bucket").values()
+    assert (bucket["name"], bucket["project"], bucket["location"]) == ("acme-ckpt", "acme-ml", "US-CENTRAL1")
+
+
+def test_a_metrics_project_that_is_a_number_is_refused_and_an_output_passes(accepted):
+    assert _refused(Metrics, "m", {"cluster_name": "ml", "project": 5}) == [
+        "Metrics m: args.project: must be a string or an Output, not int"
+    ]
+    assert [r.name for r in accepted.resources if r.type == "gke-ai-batch:index:Metrics"] == ["metrics"]
