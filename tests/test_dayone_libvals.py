@@ -111,3 +111,46 @@ def test_a_metrics_project_that_is_a_number_is_refused_and_an_output_passes(acce
         "Metrics m: args.project: must be a string or an Output, not int"
     ]
     assert [r.name for r in accepted.resources if r.type == "gke-ai-batch:index:Metrics"] == ["metrics"]
+
+
+# An existing cluster's version: Kueue runs on Kubernetes 1.29 or newer (versions.EXISTING_CLUSTER_MIN).
+EXISTING = {**REF, "version": "1.28.15-gke.1159000", "endpoint": "gke-0123abcd.us-east5.gke.goog", "node_service_account": SA}
+BELOW = "is Kubernetes 1.28, and Kueue runs on Kubernetes 1.29 or newer"
+AT_FLOOR = "1.29.0-gke.1000000"
+
+
+def test_an_existing_cluster_below_kueues_kubernetes_is_refused():
+    from gke_ai_batch.components.cluster import ExistingCluster
+    from gke_ai_batch.components.nodepools import CpuPool
+
+    [line] = _refused(ExistingCluster, "c", EXISTING)
+    assert line.startswith("ExistingCluster c: args.version: GKE 1.28.15-gke.1159000 " + BELOW), line
+    [line] = _refused(CpuPool, "p", {"cluster": EXISTING, "machine_type": "n2-standard-8", "max_nodes": 2})
+    assert line.startswith("CpuPool p: args.cluster.version: GKE 1.28.15-gke.1159000 " + BELOW), line
+
+
+def test_an_existing_cluster_at_kueues_kubernetes_is_accepted(tmp_path):
+    recording = run_program(tmp_path, f"""
+from gke_ai_batch.components.cluster import ExistingCluster
+from gke_ai_batch.components.nodepools import CpuPool
+c = ExistingCluster("c", {{**{EXISTING!r}, "version": {AT_FLOOR!r}}})
+CpuPool("p", {{"cluster": c.ref(), "machine_type": "n2-standard-8", "max_nodes": 2}})
+""")
+    assert [r.name for r in recording.resources if r.type == "gcp:container/nodePool:NodePool"] == ["p"]
+
+
+def _existing_stack(version: str) -> dict:
+    return {
+        "gcp:project": "acme-ml",
+        "gcp:region": "us-east5",
+        "gke-ai-batch:cluster": {"name": "ml-shared", "existing": True, "version": version,
+                                 "endpoint": "gke-0123abcd.us-east5.gke.goog", "nodeServiceAccount": SA},
+        "gke-ai-batch:nodePools": [{"name": "cpu", "machineType": "n2-standard-8", "maxNodes": 2, "zones": ["us-east5-b"]}],
+    }
+
+
+def test_a_stacks_existing_cluster_below_kueues_kubernetes_is_refused_and_at_it_renders(tmp_path):
+    from conftest import synth_refused, synth_rendered
+
+    synth_refused(tmp_path, _existing_stack("1.28.15-gke.1159000"), "gke-ai-batch:cluster.version", BELOW)
+    synth_rendered(tmp_path, _existing_stack(AT_FLOOR))
