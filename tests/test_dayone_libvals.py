@@ -154,3 +154,36 @@ def test_a_stacks_existing_cluster_below_kueues_kubernetes_is_refused_and_at_it_
 
     synth_refused(tmp_path, _existing_stack("1.28.15-gke.1159000"), "gke-ai-batch:cluster.version", BELOW)
     synth_rendered(tmp_path, _existing_stack(AT_FLOOR))
+
+
+# The Managed Lustre CSI driver a program turns on (GkeCluster addons.lustre_csi_driver): the
+# stack's checkpoints.lustre rule, region and version floor (versions.LUSTRE_CSI_MIN).
+def _lustre(location: str, patch: str | None = None) -> dict:
+    args = {"name": "ml", "location": location, "project": "acme-ml", "addons": {"lustre_csi_driver": True}}
+    if patch is not None:
+        # A catalogue whose only 1.33 patch is `patch`: the alias 1.33 resolves to it.
+        args.update(min_master_version="1.33", catalogue={"channels": {"REGULAR": {"minors": ["1.33"], "patches": [patch]}}})
+    return args
+
+
+def test_a_library_clusters_lustre_driver_where_managed_lustre_is_not_or_below_its_version_is_refused():
+    from gke_ai_batch.components.cluster import GkeCluster
+    from gke_ai_batch.domain import versions
+
+    [line] = _refused(GkeCluster, "c", _lustre("us-east5"))
+    assert line.startswith("GkeCluster c: args.addons.lustre_csi_driver: Managed Lustre has no instances in us-east5"), line
+    [line] = _refused(GkeCluster, "c", _lustre("us-central1", "1.33.2-gke.1110999"))
+    assert line.startswith(
+        f"GkeCluster c: args.addons.lustre_csi_driver: the Managed Lustre CSI driver and its volumes need GKE {versions.LUSTRE_CSI_MIN} or later"
+    ), line
+
+
+def test_a_library_clusters_lustre_driver_in_a_lustre_region_at_its_version_is_enabled(tmp_path):
+    from gke_ai_batch.domain import versions
+
+    recording = run_program(tmp_path, f"""
+from gke_ai_batch.components.cluster import GkeCluster
+GkeCluster("c", {_lustre("us-central1", versions.LUSTRE_CSI_MIN)!r})
+""")
+    [cluster] = [r.inputs for r in recording.resources if r.type == "gcp:container/cluster:Cluster"]
+    assert cluster["addonsConfig"]["lustreCsiDriverConfig"] == {"enabled": True}

@@ -30,6 +30,7 @@ from gke_ai_batch.components.nodepools import (
     project_problems,
     type_token,
 )
+from gke_ai_batch.config.checkpoints import lustre_driver_problems
 from gke_ai_batch.config.errors import ArgsError, did_you_mean, join_path
 from gke_ai_batch.config.stack import StackConfig
 from gke_ai_batch.config.standalone import OUTPUT_ACCOUNT, cluster_alone
@@ -543,6 +544,10 @@ def _checked_cluster(
         path = join_path("args", _arg_path(loc))
         if path not in said:
             problems.append((path, msg))
+    addons = args.get("addons")
+    if stack is not None and isinstance(addons, dict) and addons.get("lustre_csi_driver") is True:
+        # The stack's checkpoints.lustre rule, for the driver a program turns on itself.
+        problems += [(join_path("args", e.path), e.message) for e in lustre_driver_problems(stack, ("addons", "lustre_csi_driver"))]
     if problems or stack is None:
         raise ArgsError(where, problems)
     return stack
