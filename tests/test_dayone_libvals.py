@@ -187,3 +187,31 @@ GkeCluster("c", {_lustre("us-central1", versions.LUSTRE_CSI_MIN)!r})
 """)
     [cluster] = [r.inputs for r in recording.resources if r.type == "gcp:container/cluster:Cluster"]
     assert cluster["addonsConfig"]["lustreCsiDriverConfig"] == {"enabled": True}
+
+
+# GKE's DCGM package a program turns on (GkeCluster monitoring.dcgm): the stack's metrics.dcgm
+# rules, collection by managed Prometheus and the GKE floor (versions.DCGM_METRICS_MIN).
+def test_a_library_clusters_dcgm_without_managed_collection_or_below_its_version_is_refused():
+    from gke_ai_batch.components.cluster import GkeCluster
+    from gke_ai_batch.domain import versions
+
+    base = {"name": "ml", "location": "us-central1", "project": "acme-ml"}
+    [line] = _refused(GkeCluster, "c", {**base, "monitoring": {"dcgm": True}})
+    assert line.startswith("GkeCluster c: args.monitoring.dcgm: GKE's managed DCGM metrics are collected by Managed Service for Prometheus"), line
+    old = {"min_master_version": "1.30", "catalogue": {"channels": {"REGULAR": {"minors": ["1.30"], "patches": ["1.30.1-gke.1203999"]}}}}
+    [line] = _refused(GkeCluster, "c", {**base, **old, "monitoring": {"dcgm": True, "managed_prometheus": True}})
+    assert line.startswith(f"GkeCluster c: args.monitoring.dcgm: GKE's managed DCGM metrics need GKE {versions.DCGM_METRICS_MIN} or later"), line
+
+
+def test_a_library_clusters_dcgm_with_managed_collection_at_its_version_is_enabled(tmp_path):
+    from gke_ai_batch.domain import versions
+
+    at = {"min_master_version": "1.30", "catalogue": {"channels": {"REGULAR": {"minors": ["1.30"], "patches": [versions.DCGM_METRICS_MIN]}}}}
+    recording = run_program(tmp_path, f"""
+from gke_ai_batch.components.cluster import GkeCluster
+GkeCluster("c", {{"name": "ml", "location": "us-central1", "project": "acme-ml", **{at!r},
+                  "monitoring": {{"dcgm": True, "managed_prometheus": True}}}})
+""")
+    [cluster] = [r.inputs for r in recording.resources if r.type == "gcp:container/cluster:Cluster"]
+    assert "DCGM" in cluster["monitoringConfig"]["enableComponents"]
+    assert cluster["monitoringConfig"]["managedPrometheus"] == {"enabled": True}

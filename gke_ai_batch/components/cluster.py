@@ -13,6 +13,7 @@ No `from __future__ import annotations`: Pulumi's component analyzer
 (pulumi.provider.experimental.analyzer) reads these annotations as objects."""
 
 import typing
+from functools import partial
 from typing import Any, NotRequired, TypedDict
 
 import pulumi
@@ -32,6 +33,8 @@ from gke_ai_batch.components.nodepools import (
 )
 from gke_ai_batch.config.checkpoints import lustre_driver_problems
 from gke_ai_batch.config.errors import ArgsError, did_you_mean, join_path
+from gke_ai_batch.config.lookups import version_floor
+from gke_ai_batch.config.metrics import Collected, MetricsConfig, metrics_problems
 from gke_ai_batch.config.stack import StackConfig
 from gke_ai_batch.config.standalone import OUTPUT_ACCOUNT, cluster_alone
 from gke_ai_batch.domain.naming import KUBERNETES_PROVIDER, child_name
@@ -548,6 +551,14 @@ def _checked_cluster(
     if stack is not None and isinstance(addons, dict) and addons.get("lustre_csi_driver") is True:
         # The stack's checkpoints.lustre rule, for the driver a program turns on itself.
         problems += [(join_path("args", e.path), e.message) for e in lustre_driver_problems(stack, ("addons", "lustre_csi_driver"))]
+    monitoring = args.get("monitoring")
+    if stack is not None and isinstance(monitoring, dict) and monitoring.get("dcgm") is True:
+        # The stack's metrics.dcgm rules (GKE's floor for the DCGM package, collection by managed
+        # Prometheus) for the package a program turns on itself; managed_prometheus unset is off,
+        # as monitoring_config renders it.
+        on = Collected(monitoring.get("managed_prometheus") is True, dcgm=True, tpu=False, dashboard=False, existing=False)
+        found_dcgm = metrics_problems(MetricsConfig.model_construct(dcgm=True), on, partial(version_floor, stack), ("monitoring",))
+        problems += [(join_path("args", e.path), e.message) for e in found_dcgm]
     if problems or stack is None:
         raise ArgsError(where, problems)
     return stack
