@@ -215,3 +215,62 @@ GkeCluster("c", {{"name": "ml", "location": "us-central1", "project": "acme-ml",
     [cluster] = [r.inputs for r in recording.resources if r.type == "gcp:container/cluster:Cluster"]
     assert "DCGM" in cluster["monitoringConfig"]["enableComponents"]
     assert cluster["monitoringConfig"]["managedPrometheus"] == {"enabled": True}
+
+
+# Quotas Kueue would not enforce as written: an int64 of its units (cpu in millicores) or more is
+# read as unlimited (quantity.quota_limit), a number outside int64 is no Kubernetes amount, and a
+# whole number a double cannot hold reaches Kubernetes rounded (Pulumi sends numbers as doubles).
+INT64_OUT = 10**40
+
+
+@pytest.mark.parametrize(
+    ("resource", "quota", "path", "words"),
+    [
+        ("cpu", INT64_OUT, "quotas.cpu", f"{INT64_OUT} is outside the 64-bit integer range"),
+        ("cpu", "1e40", "quotas.cpu", "1e40 of cpu is at least 9223372036854775 cores, whose millicores"),
+        ("cpu", "9223372036854775", "quotas.cpu", "Kueue reads such a quota as unlimited"),
+        ("google.com/tpu", "9223372036854775807", 'quotas["google.com/tpu"]', "at least 9223372036854775807, the most an int64 holds"),
+        ("memory", 2**53 + 1, "quotas.memory", "9007199254740993 would reach Kubernetes as 9007199254740992"),
+        ("cpu", {"nominal": 4, "borrowing_limit": "8Ei"}, "quotas.cpu.borrowing_limit", "8Ei of cpu is at least"),
+    ],
+)
+def test_a_quota_kueue_would_not_enforce_as_written_is_refused(resource, quota, path, words):
+    lines = _refused(ClusterQueue, "q", {"flavors": [{**CPU_FLAVOR, "quotas": {resource: quota}}], "cohort": "ml"})
+    assert len(lines) == 1 and lines[0].startswith(f"ClusterQueue q: args.flavors[0].{path}: "), lines
+    assert words in lines[0], lines
+
+
+def test_the_largest_quotas_kueue_enforces_are_rendered(tmp_path):
+    quotas = {"cpu": "9223372036854774999m", "google.com/tpu": "9223372036854775806", "memory": 2**53}
+    recording = run_program(tmp_path, f"""
+from gke_ai_batch.components.queues import ClusterQueue
+ClusterQueue("q", {{"flavors": [{{**{CPU_FLAVOR!r}, "quotas": {quotas!r}}}]}})
+""")
+    [queue] = [r.inputs for r in recording.resources if r.type == "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"]
+    [flavor] = queue["spec"]["resourceGroups"][0]["flavors"]
+    assert {r["name"]: r["nominalQuota"] for r in flavor["resources"]} == quotas
+
+
+def _quota_stack(quotas: dict) -> dict:
+    from conftest import base_config
+
+    return base_config(
+        nodePools=[{"name": "v6e", "tpu": {"version": "v6e", "topology": "4x4"}}],
+        clusterQueues=[{"name": "cq", "flavors": [{"name": "tpu-v6e-slice-4x4", "quotas": quotas}]}],
+        teams=[{"namespace": "team-a", "localQueue": "lq", "clusterQueue": "cq", "podSecurity": "privileged"}],
+    )
+
+
+def test_a_stacks_quota_kueue_would_not_enforce_is_refused_with_the_librarys_message(tmp_path):
+    from conftest import synth_refused
+
+    at = 'gke-ai-batch:clusterQueues[0].flavors[0].quotas'
+    synth_refused(tmp_path, _quota_stack({"cpu": INT64_OUT}), f"{at}.cpu", f"{INT64_OUT} is outside the 64-bit integer range")
+    synth_refused(tmp_path, _quota_stack({"google.com/tpu": 16, "cpu": "1e40"}), f"{at}.cpu",
+                  "1e40 of cpu is at least 9223372036854775 cores, whose millicores")
+
+
+def test_a_stacks_largest_enforced_quota_renders(tmp_path):
+    from conftest import synth_rendered
+
+    synth_rendered(tmp_path, _quota_stack({"google.com/tpu": 16, "cpu": "9223372036854774999m"}))
