@@ -30,7 +30,7 @@ def _refused(make, name, args) -> list[str]:
 ACCEPTED = f"""
 import pulumi
 from gke_ai_batch.components.nodepools import TpuSlices
-from gke_ai_batch.components.queues import ClusterQueue
+from gke_ai_batch.components.queues import ClusterQueue, ResourceFlavor
 from gke_ai_batch.components.storage import CheckpointBucket
 from gke_ai_batch.components.metrics import Metrics
 
@@ -38,7 +38,9 @@ REF = {REF!r}
 TpuSlices("sa", {{"cluster": {{**REF, "node_service_account": {SA!r}}}, **{TPU!r}}})
 TpuSlices("sa-output", {{"cluster": {{**REF, "node_service_account": pulumi.Output.from_input({SA!r}),
                                      "project": pulumi.Output.from_input("acme-ml")}}, **{TPU!r}}})
-ClusterQueue("dws", {{"flavors": [{{**{CPU_FLAVOR!r}, "queued": True, "quotas": {{"cpu": 4}}}}], "provisioning_check": "dws-prov"}})
+ClusterQueue("dws", {{"flavors": [{{**{CPU_FLAVOR!r}, "queued": True, "quotas": {{"cpu": 4}}}}], "provisioning_check": "dws-prov",
+                     "admission_checks": ["fleet"]}})
+ResourceFlavor("tas", {{**{CPU_FLAVOR!r}, "topology_name": "default"}})
 CheckpointBucket("ckpt", {BUCKET!r})
 Metrics("metrics", {{"cluster_name": "ml", "project": pulumi.Output.from_input("acme-ml")}})
 """
@@ -82,9 +84,25 @@ def test_a_provisioning_check_that_is_not_a_name_is_refused():
     assert line.startswith("ClusterQueue q: args.provisioning_check: 'DWS_prov'"), line
 
 
-def test_a_provisioning_check_named_as_a_provisioning_check_names_it_is_in_the_queue(accepted):
+def test_an_admission_check_that_is_no_kubernetes_name_is_refused():
+    flavors = [{**CPU_FLAVOR, "quotas": {"cpu": 4}}]
+    [line] = _refused(ClusterQueue, "q", {"flavors": flavors, "admission_checks": ["fleet", "Bad_Name"]})
+    assert line.startswith("ClusterQueue q: args.admission_checks[1]: 'Bad_Name' is not a valid Kubernetes name"), line
+
+
+def test_a_provisioning_check_and_admission_checks_named_as_kubernetes_names_are_in_the_queue(accepted):
     [queue] = _inputs(accepted, "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue").values()
-    assert "dws-prov" in str(queue["spec"])
+    assert "dws-prov" in str(queue["spec"]) and "fleet" in str(queue["spec"])
+
+
+def test_a_flavors_topology_name_that_is_not_a_string_is_refused_and_a_name_is_rendered(accepted):
+    from gke_ai_batch.components.queues import ResourceFlavor
+
+    assert _refused(ResourceFlavor, "f", {**CPU_FLAVOR, "topology_name": 5}) == [
+        "ResourceFlavor f: args.topology_name: Input should be a valid string, got 5"
+    ]
+    [flavor] = _inputs(accepted, "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor").values()
+    assert flavor["spec"]["topologyName"] == "default"
 
 
 @pytest.mark.parametrize(
