@@ -292,3 +292,8 @@ def test_a_stacks_largest_enforced_quota_renders(tmp_path):
     from conftest import synth_rendered
 
     synth_rendered(tmp_path, _quota_stack({"google.com/tpu": 16, "cpu": "9223372036854774999m"}))
+
+
+def test_a_cluster_ref_projects_form_is_said_with_the_other_problems():
+    lines = _refused(TpuSlices, "p", {"cluster": {**REF, "project": "p"}, "version": "v6e", "topology": "4x5"})
+    assert [line.split(":")[1].strip() for line in lines] == ["args.cluster.project", "args.topology"], lines

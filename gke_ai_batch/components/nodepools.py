@@ -406,8 +406,8 @@ def _shape_problems(args: dict[str, Any], ref: dict[str, Any]) -> list[tuple[str
             if key in inputs:
                 if where == "args.cluster":
                     # Outputs, or strings: an account or project given as a number would reach
-                    # every node pool as one.
-                    found += project_problems(values, where, True) if key == "project" else not_strings(values, where, (), (key,))
+                    # every node pool as one (a project's form is judged with the other rules).
+                    found += not_strings(values, where, (), (key,))
                 continue
             if isinstance(value, pulumi.Output):
                 found.append((f"{where}.{key}", "must be a plain value known when the component is built, not an Output"))
@@ -436,6 +436,7 @@ def _checked(component: str, name: str, kind: str, args: Any, spec: type, opts: 
     if missing or shape:
         raise ArgsError(where, unknown + missing + shape)
     missing += [(f"args.{k}", "required") for k in sorted(spec.__required_keys__ - {"cluster"}) if k not in args]
+    unknown += project_problems(ref, "args.cluster", True)
     # The rest is judged without the unknown keys, so that every problem is said at once.
     known = spec.__required_keys__ | spec.__optional_keys__
     args = {k: v for k, v in args.items() if k in known}
