@@ -22,6 +22,8 @@ from typing import Any
 
 import yaml
 
+from gke_ai_batch.domain import quantity
+
 # libyaml's event parser when PyYAML has it (several times faster), else the pure-Python one.
 _PARSER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -31,7 +33,6 @@ MAX_DEPTH = 64
 """Stack config nests about ten levels deep; nothing legitimate needs 64."""
 MAX_NODES = 200_000
 """Scalars, mappings and sequences after alias expansion."""
-INT64 = (-(2**63), 2**63 - 1)
 EXACT_FLOAT = 2**53
 """Beyond this a YAML float is no longer exact as a float64 (JSON, Go, Python)."""
 
@@ -356,8 +357,9 @@ class _Builder:
             return value
         shown = _shown(text, path)
         if isinstance(value, int):
-            if not INT64[0] <= value <= INT64[1]:
-                self.problem(mark, path, "yaml.number", f"{shown} is outside the 64-bit integer range")
+            outside = quantity.int64_problem(value, shown)
+            if outside:
+                self.problem(mark, path, "yaml.number", outside)
             elif _LEGACY_OCTAL.fullmatch(text.replace("_", "")):
                 decimal = f"{value}" if shown == text else "its decimal value"
                 self.problem(

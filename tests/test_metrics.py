@@ -44,7 +44,13 @@ def config(metrics, pools=(GPU,), existing_version: str | None = None) -> dict:
         clusterQueues=[{"name": "cq"}],
         teams=[{"namespace": "team-a", "localQueue": "lq", "clusterQueue": "cq"}],
     )
-    if existing_version is not None:
+    if existing_version is not None and versions.minor_of(existing_version) < versions.minor_of(versions.EXISTING_CLUSTER_MIN):
+        # Below the oldest minor an existing cluster may run (Kueue's): a cluster created at that
+        # patch, which a catalogue of older minors offers.
+        minor = versions.minor_text(versions.minor_of(existing_version))
+        c["gke-ai-batch:cluster"]["minMasterVersion"] = minor
+        c["gke-ai-batch:catalogue"] = {"channels": {"REGULAR": {"minors": [minor], "patches": [existing_version]}}}
+    elif existing_version is not None:
         c["gke-ai-batch:cluster"] = {**EXISTING, "version": existing_version}
     else:
         c["gke-ai-batch:cluster"]["minMasterVersion"] = "1.34"
@@ -62,7 +68,7 @@ def below(floor: str) -> str:
     return f"{major}.{minor}.{patch}-gke.{gke - 1}"
 
 
-# (id, metrics, pools, existing cluster's version or None, key path, words)
+# (id, metrics, pools, the cluster's version or None (an existing cluster's; below Kueue's floor, a created one's), key path, words)
 REFUSALS = [
     ("DCGM on a control plane below its floor", {"dcgm": True}, [GPU], below(versions.DCGM_METRICS_MIN),
      f"{K}.dcgm", f"GKE's managed DCGM metrics need GKE {versions.DCGM_METRICS_MIN} or later"),

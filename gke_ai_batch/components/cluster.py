@@ -13,6 +13,7 @@ No `from __future__ import annotations`: Pulumi's component analyzer
 (pulumi.provider.experimental.analyzer) reads these annotations as objects."""
 
 import typing
+from functools import partial
 from typing import Any, NotRequired, TypedDict
 
 import pulumi
@@ -21,9 +22,19 @@ import pulumi_kubernetes as k8s
 from pydantic.alias_generators import to_camel, to_snake
 
 from gke_ai_batch.components.component import Component
-from gke_ai_batch.components.nodepools import ClusterRef, _whole_numbers, child_options, declared_account, opts_problems, type_token
+from gke_ai_batch.components.nodepools import (
+    ClusterRef,
+    _whole_numbers,
+    child_options,
+    declared_account,
+    opts_problems,
+    project_problems,
+    type_token,
+)
+from gke_ai_batch.config.checkpoints import lustre_driver_problems
 from gke_ai_batch.config.errors import ArgsError, did_you_mean, join_path
-from gke_ai_batch.config.gcpnames import project_id_problem
+from gke_ai_batch.config.lookups import version_floor
+from gke_ai_batch.config.metrics import Collected, MetricsConfig, metrics_problems
 from gke_ai_batch.config.stack import StackConfig
 from gke_ai_batch.config.standalone import OUTPUT_ACCOUNT, cluster_alone
 from gke_ai_batch.domain.naming import KUBERNETES_PROVIDER, child_name
@@ -520,12 +531,7 @@ def _checked_cluster(
         else:
             problems += [(f"args.{key}.{k}", "must be true or false") for k, v in flags.items() if not isinstance(v, bool)]
     project = args.get("project")
-    if "project" in args and project is None:
-        problems.append(("args.project", "required"))
-    elif isinstance(project, str) and project_id_problem(project):
-        problems.append(("args.project", project_id_problem(project)))
-    elif project is not None and not isinstance(project, (str, pulumi.Output)):
-        problems.append(("args.project", f"must be a string, not {type(project).__name__}"))
+    problems += project_problems(args, "args", "project" in outputs_only)
     said = {path for path, _ in problems}
     known = spec.__required_keys__ | spec.__optional_keys__
     cluster = {
@@ -541,6 +547,18 @@ def _checked_cluster(
         path = join_path("args", _arg_path(loc))
         if path not in said:
             problems.append((path, msg))
+    addons = args.get("addons")
+    if stack is not None and isinstance(addons, dict) and addons.get("lustre_csi_driver") is True:
+        # The stack's checkpoints.lustre rule, for the driver a program turns on itself.
+        problems += [(join_path("args", e.path), e.message) for e in lustre_driver_problems(stack, ("addons", "lustre_csi_driver"))]
+    monitoring = args.get("monitoring")
+    if stack is not None and isinstance(monitoring, dict) and monitoring.get("dcgm") is True:
+        # The stack's metrics.dcgm rules (GKE's floor for the DCGM package, collection by managed
+        # Prometheus) for the package a program turns on itself; managed_prometheus unset is off,
+        # as monitoring_config renders it.
+        on = Collected(monitoring.get("managed_prometheus") is True, dcgm=True, tpu=False, dashboard=False, existing=False)
+        found_dcgm = metrics_problems(MetricsConfig.model_construct(dcgm=True), on, partial(version_floor, stack), ("monitoring",))
+        problems += [(join_path("args", e.path), e.message) for e in found_dcgm]
     if problems or stack is None:
         raise ArgsError(where, problems)
     return stack

@@ -22,7 +22,7 @@ from pydantic.alias_generators import to_camel, to_snake
 from gke_ai_batch.components.component import Component
 from gke_ai_batch.components import k8s as k8s_objects
 from gke_ai_batch.components.batch import _outputs_in, _waits
-from gke_ai_batch.components.nodepools import _unknown_keys, type_token
+from gke_ai_batch.components.nodepools import _unknown_keys, project_problems, type_token
 from gke_ai_batch.config.errors import ArgsError, join_path, located_problems
 from gke_ai_batch.config.metrics import MetricsOnCluster
 from gke_ai_batch.domain.naming import child_name
@@ -56,6 +56,8 @@ def _checked(name: str, args: MetricsArgs) -> MetricsOnCluster:
         raise ArgsError(where, [("args", f"must be a mapping of MetricsArgs, not {type(args).__name__}")])
     # Every arg but the project decides what is registered and is checked on construction.
     problems = _unknown_keys(args, MetricsArgs, "args") + _outputs_in({k: v for k, v in args.items() if k != "project"})
+    # The dashboard's project passes through, and may be an Output; a number is not a project.
+    problems += project_problems(args, "args", True)
     known = MetricsArgs.__required_keys__ | MetricsArgs.__optional_keys__
     data = {to_camel(k): v for k, v in args.items() if k in known and k != "project" and not isinstance(v, pulumi.Output)}
     try:

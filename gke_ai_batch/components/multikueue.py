@@ -21,7 +21,7 @@ import pulumi
 
 from gke_ai_batch.components.component import Component
 from gke_ai_batch.components import k8s as k8s_objects
-from gke_ai_batch.components.nodepools import _unknown_keys, opts_problems, type_token
+from gke_ai_batch.components.nodepools import _unknown_keys, not_strings, opts_problems, type_token
 from gke_ai_batch.config.base import _check_k8s_name
 from gke_ai_batch.config.errors import ArgsError
 from gke_ai_batch.domain.multikueue_worker import token_secret, worker_rbac_manifests
@@ -63,18 +63,6 @@ def _in_order(
     return made
 
 
-def _not_strings(values: dict[str, Any], where: str, plain: tuple[str, ...], inputs: tuple[str, ...]) -> list[tuple[str, str]]:
-    """Values that must be strings (`plain`) or strings or Outputs (`inputs`) and are not."""
-    found = []
-    for key in (*plain, *inputs):
-        value = values.get(key, "")
-        if isinstance(value, str) or (key in inputs and isinstance(value, pulumi.Output)):
-            continue
-        kind = "a string" if key in plain else "a string or an Output"
-        found.append((f"{where}.{key}", f"must be {kind}, not {type(value).__name__}"))
-    return found
-
-
 def _check(component: str, name: str, args: Any, spec: type, opts, rules) -> None:
     """Every problem at once, at its arg path, before anything registers: `rules(args)` yields
     (path, message) for args of the declared keys."""
@@ -110,7 +98,7 @@ class MultiKueueWorkerArgs(TypedDict):
 
 def _worker_rules(name: str):
     def rules(args: dict[str, Any]):
-        wrong = _not_strings(args, "args", ("worker",), ("endpoint", "ca_certificate"))
+        wrong = not_strings(args, "args", ("worker",), ("endpoint", "ca_certificate"))
         bind = args.get("bind_namespaces", True)
         if not isinstance(bind, bool):
             wrong.append(("args.bind_namespaces", f"must be true or false, not {type(bind).__name__}"))
@@ -212,7 +200,7 @@ def _checks_rules(checks: Any, workers: list[str]):
         at = f"args.admission_checks[{i}]"
         problems = list(_unknown_keys(c, ManagerCheckArgs, at))
         problems += [(f"{at}.{k}", "required") for k in sorted(ManagerCheckArgs.__required_keys__) if k not in c]
-        problems += _not_strings(c, at, ("name",), ())
+        problems += not_strings(c, at, ("name",), ())
         if "workers" in c and not (isinstance(c["workers"], list) and all(isinstance(w, str) for w in c["workers"])):
             problems.append((f"{at}.workers", "must be a list of plain strings"))
         if problems:
@@ -233,7 +221,7 @@ def _manager_rules(name: str):
         if not isinstance(workers, list) or not all(isinstance(w, dict) and isinstance(w.get("name"), str) for w in workers):
             yield ("args.workers", "must be a list of {name, kubeconfig}, each name a plain string")
             return
-        wrong = _not_strings(args, "args", ("admission_check",), ())
+        wrong = not_strings(args, "args", ("admission_check",), ())
         if "admission_check" in args and "admission_checks" in args:
             wrong.append(("args.admission_checks", "give admission_check or admission_checks, not both"))
         for i, w in enumerate(workers):
@@ -241,7 +229,7 @@ def _manager_rules(name: str):
             if "kubeconfig" not in w:
                 yield (f"args.workers[{i}].kubeconfig", "required")
             else:
-                wrong += _not_strings(w, f"args.workers[{i}]", (), ("kubeconfig",))
+                wrong += not_strings(w, f"args.workers[{i}]", (), ("kubeconfig",))
         if wrong:
             yield from wrong
             return

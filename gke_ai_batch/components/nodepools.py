@@ -21,6 +21,7 @@ from pydantic.alias_generators import to_camel, to_snake
 from gke_ai_batch.components.component import Component
 from gke_ai_batch.config.cluster import region_of
 from gke_ai_batch.config.errors import NAMESPACE, ArgsError, did_you_mean, join_path
+from gke_ai_batch.config.gcpnames import project_id_problem
 from gke_ai_batch.config.pools import NodePoolConfig
 from gke_ai_batch.config.standalone import OUTPUT_ACCOUNT, pool_on_cluster
 from gke_ai_batch.config.stack import StackConfig
@@ -359,6 +360,36 @@ def _unknown_keys(args: dict[str, Any], spec: type, path: str) -> list[tuple[str
     ]
 
 
+def not_strings(values: dict[str, Any], where: str, plain: tuple[str, ...], inputs: tuple[str, ...]) -> list[tuple[str, str]]:
+    """Values that must be strings (`plain`) or strings or Outputs (`inputs`) and are not: a
+    number where a name or an email is meant would reach a resource as one."""
+    found = []
+    for key in (*plain, *inputs):
+        value = values.get(key, "")
+        if isinstance(value, str) or (key in inputs and isinstance(value, pulumi.Output)):
+            continue
+        kind = "a string" if key in plain else "a string or an Output"
+        found.append((f"{where}.{key}", f"must be {kind}, not {type(value).__name__}"))
+    return found
+
+
+def project_problems(values: dict[str, Any], where: str, outputs: bool) -> list[tuple[str, str]]:
+    """A `project` arg that GCP would refuse: not a string (or an Output, where `outputs`: it only
+    passes through), or a string that is not a project id (the rule of a stack's gcp:project).
+    An Output where a plain project is needed is the caller's to say, with its other Outputs."""
+    if "project" not in values:
+        return []
+    project = values["project"]
+    if project is None:
+        return [(f"{where}.project", "required")]
+    if isinstance(project, str):
+        problem = project_id_problem(project)
+        return [(f"{where}.project", problem)] if problem else []
+    if isinstance(project, pulumi.Output):
+        return []
+    return [(f"{where}.project", f"must be {'a string or an Output' if outputs else 'a string'}, not {type(project).__name__}")]
+
+
 # ClusterRef's keys that may be Outputs (they only pass through to resources), and the types of
 # the rest, which are read on construction.
 _REF_INPUTS = ("project", "node_service_account")
@@ -373,6 +404,10 @@ def _shape_problems(args: dict[str, Any], ref: dict[str, Any]) -> list[tuple[str
     for where, values, inputs in (("args", args, ("cluster",)), ("args.cluster", ref, _REF_INPUTS)):
         for key, value in values.items():
             if key in inputs:
+                if where == "args.cluster":
+                    # Outputs, or strings: an account or project given as a number would reach
+                    # every node pool as one (a project's form is judged with the other rules).
+                    found += not_strings(values, where, (), (key,))
                 continue
             if isinstance(value, pulumi.Output):
                 found.append((f"{where}.{key}", "must be a plain value known when the component is built, not an Output"))
@@ -401,6 +436,7 @@ def _checked(component: str, name: str, kind: str, args: Any, spec: type, opts: 
     if missing or shape:
         raise ArgsError(where, unknown + missing + shape)
     missing += [(f"args.{k}", "required") for k in sorted(spec.__required_keys__ - {"cluster"}) if k not in args]
+    unknown += project_problems(ref, "args.cluster", True)
     # The rest is judged without the unknown keys, so that every problem is said at once.
     known = spec.__required_keys__ | spec.__optional_keys__
     args = {k: v for k, v in args.items() if k in known}

@@ -271,7 +271,7 @@ def _flavor_problems(flavor: Any, at: str, spec: type) -> list[tuple[str, str]]:
     problems = _unknown_keys(flavor, spec, at)
     if "name" not in flavor:
         return problems + [(f"{at}.name", "required")]
-    entry = _camel({k: flavor[k] for k in ("name", "node_labels", "tolerations") if k in flavor})
+    entry = _camel({k: flavor[k] for k in ("name", "node_labels", "tolerations", "topology_name") if k in flavor})
     tolerations = flavor.get("tolerations")
     count = len(tolerations) if isinstance(tolerations, list) else 0
     problems += [(join_path(at, _arg_path(loc)), msg) for loc, msg in flavor_entry_problems(entry, count)]
@@ -401,8 +401,16 @@ class ClusterQueue(Component):
                 "ProvisioningRequest; name the admission check of a ProvisioningCheck",
             ))
         checks = args.get("admission_checks", [])
+        named = [(("provisioning_check",), args["provisioning_check"])] if "provisioning_check" in args else []
         if not isinstance(checks, list) or not all(isinstance(c, str) for c in checks):
             problems.append(("args.admission_checks", "must be a list of AdmissionCheck names"))
+        else:
+            named += [(("admission_checks", k), c) for k, c in enumerate(checks)]
+        # Each names an AdmissionCheck, whose name is a Kubernetes name: one that is not could never
+        # exist, and the queue would stay inactive. Checked as the stack's
+        # kueue.provisioningAdmissionCheck is (a ProvisioningCheck's admission_check).
+        problems += [(join_path("args", (*at, *loc[1:])), msg)
+                     for at, check in named for loc, msg in _located(KueueConfig, {"provisioningAdmissionCheck": check})]
         if problems or queue is None:
             raise ArgsError(where, problems)
         super().__init__(type_token(ClusterQueue), name, None, opts)

@@ -21,7 +21,7 @@ from pydantic import TypeAdapter, ValidationError
 from gke_ai_batch.components.component import Component
 from gke_ai_batch.components import k8s as k8s_objects
 from gke_ai_batch.components.batch import _waits
-from gke_ai_batch.components.nodepools import type_token
+from gke_ai_batch.components.nodepools import not_strings, project_problems, type_token
 from gke_ai_batch.config.base import K8sName
 from gke_ai_batch.config.checkpoints import CheckpointsConfig, bucket_name_problem
 from gke_ai_batch.config.errors import ArgsError, located_problems
@@ -63,6 +63,8 @@ def _checked(name: str, args: CheckpointBucketArgs) -> BucketPlan:
         for k, v in args.items()
         if isinstance(v, pulumi.Output)
     ]
+    # The names the bucket and its grant are made with: a number would reach GCP as one.
+    problems += project_problems(args, "args", False) + not_strings(args, "args", ("bucket", "location"), ())
     if problems:
         raise ArgsError(where, problems)
     settings = {"project_number": "projectNumber", "service_account": "serviceAccount",

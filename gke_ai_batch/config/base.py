@@ -256,6 +256,9 @@ def _check_quantity(value: int | str) -> int | str:
     if isinstance(value, int):
         if value < 0:
             raise ValueError(f"quantity {value} is negative")
+        problem = quantity.wire_problem(value)
+        if problem:
+            raise ValueError(problem)
         return value
     if not quantity.is_quantity(value) or value.startswith("-"):
         raise ValueError(

@@ -166,16 +166,23 @@ def _driver_problems(cfg, ck: CheckpointsConfig) -> Iterator[RuleError]:
             (*at, "fuseDriver"),
             "only for an existing cluster (existing: true): this program turns the driver on in the cluster it creates; remove it",
         )
-    if ck.lustre and cfg.cluster.location is not None:
+    if ck.lustre:
+        yield from lustre_driver_problems(cfg, (*at, "lustre"))
+
+
+def lustre_driver_problems(cfg, at: tuple) -> Iterator[RuleError]:
+    """Why the Managed Lustre CSI driver cannot serve the cluster of `cfg` (a StackConfig), at
+    `at`: the stack's checkpoints.lustre, or a cluster component's addons.lustre_csi_driver."""
+    if cfg.cluster.location is not None:
         region = regions.region_of(cfg.cluster.location)
         if region not in regions.LUSTRE_REGIONS:
             yield RuleError(
-                (*at, "lustre"),
+                at,
                 f"Managed Lustre has no instances in {region} (https://cloud.google.com/managed-lustre/docs/locations), "
                 f"so the driver would have nothing of the cluster's region to mount; it is offered in "
                 f"{', '.join(sorted(regions.LUSTRE_REGIONS))}",
             )
-        yield from version_floor(cfg, (*at, "lustre"), versions.LUSTRE_CSI_MIN, "the Managed Lustre CSI driver and its volumes")
+    yield from version_floor(cfg, at, versions.LUSTRE_CSI_MIN, "the Managed Lustre CSI driver and its volumes")
 
 
 def _workload_problems(cfg) -> Iterator[RuleError]:

@@ -325,6 +325,16 @@ class ClusterConfig(Model):
                 f"{self.version!r} is not an exact GKE version such as 1.35.7-gke.1222000: the control plane "
                 "runs one patch, and the version floors compare patches",
             )
+        elif self.version is not None and versions.minor_of(self.version) < versions.minor_of(versions.EXISTING_CLUSTER_MIN):
+            # Kueue and JobSet go on every cluster of a stack, and a program's pools are there for them
+            # (versions.EXISTING_CLUSTER_MIN says whose floor it is).
+            yield RuleError(
+                "version",
+                f"GKE {self.version} is Kubernetes {versions.minor_text(versions.minor_of(self.version))}, and Kueue "
+                f"runs on Kubernetes {versions.KUEUE_MIN_KUBERNETES} or newer (kubernetes-sigs/kueue README.md, "
+                f"\"Installation\"; JobSet on {versions.JOBSET_MIN_KUBERNETES} or newer): upgrade the cluster to GKE "
+                f"{versions.EXISTING_CLUSTER_MIN} or later first",
+            )
         if self.endpoint is not None and not DNS_ENDPOINT_RX.fullmatch(self.endpoint):
             yield RuleError(
                 "endpoint",

@@ -127,6 +127,16 @@ def minor_text(minor: tuple[int, int]) -> str:
     return f"{minor[0]}.{minor[1]}"
 
 
+# The oldest Kubernetes minor the batch layer this program installs runs on, which an existing
+# cluster must run (a cluster this program creates gets a minor its channel offers, far above).
+# Kueue: "Requires Kubernetes 1.29 or newer" (kubernetes-sigs/kueue README.md, "Installation", the
+# same at v0.15.0 through v0.19.2); JobSet 0.12.0: "Kubernetes >= 1.27" (kubernetes-sigs/jobset
+# charts/jobset/README.md, "Prerequisites"). A GKE version's minor is its Kubernetes minor.
+KUEUE_MIN_KUBERNETES = "1.29"
+JOBSET_MIN_KUBERNETES = "1.27"
+EXISTING_CLUSTER_MIN = max(KUEUE_MIN_KUBERNETES, JOBSET_MIN_KUBERNETES, key=minor_of)
+
+
 @dataclass(frozen=True)
 class Versions:
     channels: Mapping[str, Channel]

@@ -24,7 +24,7 @@ from gke_ai_batch.domain import gcsfuse, quantity
 
 CPU = "cpu"
 MEMORY = "memory"
-MAX_AMOUNT = 2**63 - 1
+MAX_AMOUNT = quantity.AMOUNT_MAX
 
 
 def amount(resource: str, q: Any) -> int:

@@ -103,6 +103,12 @@ def cluster_queue_problems(
                 f"flavor {flavor.name!r} has no TPU or GPU pools to derive a quota from; give its quotas",
             )
         for resource, q in flavor.quotas.items():
+            limits = {"nominal": q.nominal, "borrowingLimit": q.borrowing_limit, "lendingLimit": q.lending_limit} if (
+                isinstance(q, QuotaLimits)) else {None: q}
+            for key, amount in limits.items():
+                problem = quantity.unlimited_quota_problem(resource, amount) if amount is not None else None
+                if problem:
+                    yield RuleError((*where, "quotas", resource, *([key] if key else [])), problem)
             if isinstance(q, QuotaLimits) and q.lending_limit is not None:
                 if quantity.value(q.lending_limit) > quantity.value(q.nominal):
                     yield RuleError(
