@@ -287,7 +287,7 @@ def control_plane_keys(draw, cluster: dict[str, Any], standard: bool, region: st
 
 @st.composite
 def maintenance_policy(draw) -> dict[str, Any]:
-    """A maintenance policy GKE takes: a window that leaves at least 48 hours in any 32 days
+    """A maintenance policy GKE takes: a window that leaves at least 48 hours in any 92 days
     (stretches of 4 hours or more), or a daily one, and up to three exclusions of unique names
     (NO_UPGRADES for at most 90 days)."""
     day = draw(st.integers(1, 28))

@@ -67,13 +67,13 @@ class RecurringWindow(Model):
             return
         least = mx.least_availability(start, end, rule)
         if least < mx.AVAILABILITY_MIN:
-            # GKE docs how-to/maintenance-windows-and-exclusions: "You must allow at least 48 hours
-            # of maintenance availability in a 32-day rolling window. Only contiguous availability
-            # windows of at least four hours are considered." GKE refuses a window that gives less.
+            # GKE refuses a window that gives less than its availability rule (the source and
+            # why 92 days rather than the 32 of earlier docs: gke_ai_batch/domain/maintenance.py).
+            period = mx.days(mx.AVAILABILITY_PERIOD)
             yield RuleError(
                 "recurrence",
                 f"{mx.describe_recurrence(rule)} for {mx.hours(end - start)} leaves {mx.hours(least)} of maintenance in "
-                f"some 32 days; GKE requires at least {mx.hours(mx.AVAILABILITY_MIN)} in any 32 days, counting only "
+                f"some {period}; GKE requires at least {mx.hours(mx.AVAILABILITY_MIN)} in any {period}, counting only "
                 f"stretches of {mx.hours(mx.CONTIGUOUS_MIN)} or more",
             )
 

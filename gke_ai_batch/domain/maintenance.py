@@ -3,10 +3,14 @@ and how much maintenance time a recurring window leaves. Standard library only: 
 the limits, the report describes the windows, and both read them here.
 
 Sources:
-- GKE docs how-to/maintenance-windows-and-exclusions, "Considerations when configuring a
-  maintenance window": "You must allow at least 48 hours of maintenance availability in a
-  32-day rolling window. Only contiguous availability windows of at least four hours are
-  considered." "Day of the week recurrences are always based on UTC."
+- GKE docs how-to/maintenance-window, "Considerations when configuring a maintenance window",
+  as the page reads now (docs.cloud.google.com, read in its Korean edition): "You must allow at
+  least 48 hours of maintenance availability in a 92-day rolling window. Only contiguous
+  availability windows of at least four hours are considered." Earlier editions of the same
+  page (cloud.google.com) said 32 days, when NO_UPGRADES exclusions were capped at 30 days:
+  GKE moved both together (92 = 90 + 2 days, as 32 = 30 + 2), see NO_UPGRADES_MAX below. The
+  current wording is followed: refusing a window GKE takes would leave a user no way through.
+  "Day of the week recurrences are always based on UTC."
 - GKE API, MaintenanceExclusionOptions.Scope (reference/rest/Shared.Types/Scope): what each
   scope excludes.
 - GKE docs concepts/maintenance-windows-and-exclusions#limitations-maint-exclusions: at most 20
@@ -48,7 +52,7 @@ NO_UPGRADES_MAX = timedelta(days=90)
 NO_UPGRADES_PER_SPAN = 3
 NO_UPGRADES_SPAN = timedelta(days=32)
 AVAILABILITY_MIN = timedelta(hours=48)
-AVAILABILITY_PERIOD = timedelta(days=32)
+AVAILABILITY_PERIOD = timedelta(days=92)
 CONTIGUOUS_MIN = timedelta(hours=4)
 
 # RFC 3339 in UTC ("Zulu"), to the second: pulumi-gcp's ClusterMaintenancePolicy asks for it,
@@ -97,7 +101,7 @@ def parse_recurrence(text: str, start: datetime) -> Recurrence | str:
     if freq not in ("DAILY", "WEEKLY") or parts or (byday is not None and freq != "WEEKLY"):
         return (
             f"{text!r}: this program reads FREQ=DAILY and FREQ=WEEKLY;BYDAY=<days> recurrences, the forms it can "
-            "check GKE's 48-hours-in-32-days rule on; write the window in one of them"
+            "check GKE's 48-hours-in-92-days rule on; write the window in one of them"
         )
     if freq == "DAILY":
         return Recurrence("DAILY", tuple(range(7)))
@@ -126,8 +130,8 @@ def _runs(start: datetime, length: timedelta, rule: Recurrence, days: int) -> li
 
 
 def least_availability(start: datetime, end: datetime, rule: Recurrence) -> timedelta:
-    """The least maintenance time any 32 days give, counting only contiguous stretches of at
-    least 4 hours (GKE's rule). The pattern repeats weekly, so 32-day spans starting in one week
+    """The least maintenance time any AVAILABILITY_PERIOD gives, counting only contiguous stretches
+    of at least 4 hours (GKE's rule). The pattern repeats weekly, so spans starting in one week
     (after the first, away from the start's edge) cover every case; the total is piecewise
     linear in the span's start, so its least value is at a span edge meeting a stretch's edge."""
     period = AVAILABILITY_PERIOD
@@ -156,6 +160,10 @@ def describe_recurrence(rule: Recurrence) -> str:
     if rule.freq == "DAILY" or len(rule.days) == 7:
         return "every day"
     return ", ".join(WEEKDAY_NAMES[d] for d in rule.days)
+
+
+def days(span: timedelta) -> str:
+    return f"{span.days} days"
 
 
 def hours(span: timedelta) -> str:

@@ -49,7 +49,7 @@ def _window(policy) -> str:
     return (
         f"GKE may upgrade, and so disrupt nodes, only in the window: {mx.describe_recurrence(rule)} from "
         f"{w.starts:%H:%M} UTC for {mx.hours(w.ends - w.starts)} (`{w.recurrence}`, first {w.start}); at least "
-        f"{mx.hours(least)} in any 32 days (GKE requires {mx.hours(mx.AVAILABILITY_MIN)})."
+        f"{mx.hours(least)} in any {mx.days(mx.AVAILABILITY_PERIOD)} (GKE requires {mx.hours(mx.AVAILABILITY_MIN)})."
     )
 
 
