@@ -1,0 +1,86 @@
+"""Red team of the long-run features used together (issue 23's maintenance, topology-aware
+scheduling, ComputeClasses, reservations, metrics and checkpoints), from a stack file and
+through the library's components: what GKE, Kueue or the API server would refuse is refused
+first at its key path, and nothing crashes."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from conftest import base_config, by_name
+from test_maintenance import refused, rendered
+
+from gke_ai_batch.config.errors import ArgsError
+
+CLASS_TYPE = "kubernetes:cloud.google.com/v1:ComputeClass"
+L4 = {"gpu": {"type": "nvidia-l4", "count": 1}, "machineType": "g2-standard-8"}
+H100 = {"gpu": {"type": "nvidia-h100-mega-80gb", "count": 8}, "machineType": "a3-megagpu-8g"}
+P = "gke-ai-batch:computeClasses[0].priorities[0]"
+
+
+def class_config(*priorities: dict, location: str = "us-central1-a") -> dict:
+    c = base_config(
+        computeClasses=[{"name": "fallback", "priorities": copy.deepcopy(list(priorities))}],
+        flavors=[{"name": "fallback", "computeClass": "fallback"}],
+        clusterQueues=[{"name": "cq", "flavors": [{"name": "fallback", "quotas": {"cpu": 1000, "memory": "8000Gi", "nvidia.com/gpu": 64, "google.com/tpu": 64}}]}],
+        teams=[{"namespace": "team-a", "localQueue": "lq", "clusterQueue": "cq"}],
+    )
+    c["gke-ai-batch:cluster"].update(minMasterVersion="1.34", nodeLocations=[location])
+    return c
+
+
+# -- a ComputeClass that falls back to a reservation ----------------------------------------------
+
+def test_a_class_priority_on_a_reservation_sub_block_renders_the_crds_sub_block(tmp_path):
+    # Was a TypeError inside the plan (exit 70): its reservation pattern knew no sub-blocks.
+    result = rendered(tmp_path, class_config(
+        {**H100, "capacity": "reservation", "reservation": "projects/acme-capacity/reservations/r/reservationBlocks/b/reservationSubBlocks/s"},
+        location="us-central1-c",
+    ))
+    spec = by_name(result, CLASS_TYPE, "fallback")["inputs"]["spec"]
+    assert spec["priorities"][0]["reservations"] == {
+        "affinity": "Specific",
+        "specific": [{"name": "r", "project": "acme-capacity",
+                      "reservationBlock": {"name": "b", "reservationSubBlock": {"name": "s"}}}],
+    }
+
+
+# (id, priority, key path, words): a node pool with the same reservation is refused alike
+# (gke_ai_batch/config/reservations.py).
+CLASS_RESERVATION_REFUSALS = [
+    ("a block of a GPU whose reservations have none", {**L4, "capacity": "reservation", "reservation": "r/reservationBlocks/b"},
+     f"{P}.reservation", "nvidia-l4 reservations have no blocks to target"),
+    ("a block of a TPU whose reservations have none",
+     {"tpu": {"version": "v5e", "topology": "2x4"}, "capacity": "reservation", "reservation": "r/reservationBlocks/b"},
+     f"{P}.reservation", "TPU v5e reservations have no blocks to target"),
+    ("a CPU reservation's block", {"machineType": "n2-standard-8", "capacity": "reservation", "reservation": "r/reservationBlocks/b"},
+     f"{P}.reservation", "reservations have no blocks to target"),
+    ("a sub-block smaller than the slice",
+     {"tpu": {"version": "tpu7x", "topology": "4x4x8"}, "capacity": "reservation", "reservation": "r/reservationBlocks/b/reservationSubBlocks/s"},
+     f"{P}.reservation", "a tpu7x sub-block holds 16"),
+]
+
+
+@pytest.mark.parametrize("priority, path, words", [r[1:] for r in CLASS_RESERVATION_REFUSALS],
+                         ids=[r[0] for r in CLASS_RESERVATION_REFUSALS])
+def test_a_class_priority_cannot_consume_a_reservation_part_a_pool_could_not(tmp_path, priority, path, words):
+    location = "us-central1-c" if "tpu7x" in str(priority) else "us-central1-a"
+    refused(tmp_path, class_config(priority, location=location), path, words)
+
+
+def test_a_block_of_an_accelerator_with_blocks_renders(tmp_path):
+    rendered(tmp_path, class_config({**H100, "capacity": "reservation", "reservation": "r/reservationBlocks/b"}, location="us-central1-c"))
+
+
+def test_the_component_refuses_a_reservation_block_as_a_stack_does():
+    from gke_ai_batch.components.computeclasses import ComputeClasses
+
+    l4 = {"gpu": {"type": "nvidia-l4", "count": 1}, "machine_type": "g2-standard-8"}
+    with pytest.raises(ArgsError) as caught:
+        ComputeClasses("cc", {"classes": [{"name": "x", "priorities": [
+            {**l4, "capacity": "reservation", "reservation": "r/reservationBlocks/b"}]}]})
+    assert str(caught.value).startswith(
+        "ComputeClasses cc: args.classes[0].priorities[0].reservation: nvidia-l4 reservations have no blocks to target"
+    ), str(caught.value)
