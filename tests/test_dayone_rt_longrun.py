@@ -84,3 +84,32 @@ def test_the_component_refuses_a_reservation_block_as_a_stack_does():
     assert str(caught.value).startswith(
         "ComputeClasses cc: args.classes[0].priorities[0].reservation: nvidia-l4 reservations have no blocks to target"
     ), str(caught.value)
+
+
+# -- a checkpoint mount ---------------------------------------------------------------------------
+
+def mount_config(mount_path: str) -> dict:
+    c = base_config(
+        nodePools=[{"name": "l4", **L4, "maxNodes": 2}],
+        flavors=[{"name": "l4", "pools": ["l4"]}],
+        clusterQueues=[{"name": "cq", "flavors": ["l4"]}],
+        teams=[{"namespace": "team-a", "localQueue": "lq", "clusterQueue": "cq"}],
+        checkpoints={"projectNumber": "123456789012"},
+        workloads=[{"kind": "job", "name": "train", "team": "team-a", "pool": "l4", "image": "python:3.12-slim",
+                    "resources": {"cpu": "2", "memory": "8Gi"}, "checkpoints": {"mountPath": mount_path}}],
+    )
+    c["gke-ai-batch:cluster"].update(minMasterVersion="1.34")
+    return c
+
+
+@pytest.mark.parametrize("mount_path", ["/", "/.", "//", "/./"])
+def test_a_mount_path_that_renders_as_the_root_is_refused(tmp_path, mount_path):
+    # '/.' and '//' passed the rule against '/' and rendered as '/' and '//'.
+    refused(tmp_path, mount_config(mount_path), "gke-ai-batch:workloads[0].checkpoints.mountPath", "is not an absolute path below /")
+
+
+def test_a_mount_path_renders_normalized(tmp_path):
+    result = rendered(tmp_path, mount_config("//ckpt/./run-1/"))
+    job = by_name(result, "kubernetes:batch/v1:Job", "team-a/train")["inputs"]
+    mounts = job["spec"]["template"]["spec"]["containers"][0]["volumeMounts"]
+    assert {"mountPath": "/ckpt/run-1", "name": "checkpoints"} in mounts

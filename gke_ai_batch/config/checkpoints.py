@@ -100,9 +100,12 @@ class CheckpointMount(Model):
     def _mount_path(cls, v: str) -> str:
         # VolumeMount.mountPath: the API refuses an empty path and one containing ':' or a '..'
         # element (validateVolumeMounts / ValidatePathNoBacksteps, pkg/apis/core/validation).
-        if not v.startswith("/") or v == "/" or ":" in v or ".." in v.split("/"):
+        # The path is judged as rendered: '/.' or '//' would otherwise render as the root.
+        # (normpath keeps a leading '//', which POSIX leaves to the implementation.)
+        path = "/" + posixpath.normpath(v).lstrip("/")
+        if not v.startswith("/") or path == "/" or ":" in v or ".." in v.split("/"):
             raise ValueError(f"{v!r} is not an absolute path below / (no ':' or '..')")
-        return posixpath.normpath(v)
+        return path
 
 
 def bucket_name_problem(name: str) -> str | None:
