@@ -113,3 +113,41 @@ def test_a_mount_path_renders_normalized(tmp_path):
     job = by_name(result, "kubernetes:batch/v1:Job", "team-a/train")["inputs"]
     mounts = job["spec"]["template"]["spec"]["containers"][0]["volumeMounts"]
     assert {"mountPath": "/ckpt/run-1", "name": "checkpoints"} in mounts
+
+
+# -- CheckpointBucket through the library -------------------------------------------------------
+
+BUCKET = {"bucket": "acme-team-a-ckpt", "location": "us-central1", "project": "acme-ml",
+          "project_number": "123456789012", "namespace": "team-a"}
+
+
+def bucket_refusal(args: dict) -> str:
+    from gke_ai_batch.components.storage import CheckpointBucket
+
+    with pytest.raises(ArgsError) as caught:
+        CheckpointBucket("ckpt", {**BUCKET, **args})
+    assert [f.rule for f in caught.value.findings] == ["args"] * len(caught.value.findings)
+    return str(caught.value)
+
+
+@pytest.mark.parametrize("args, expected", [
+    # Was a TypeError from sorting the arg names.
+    ({5: 1}, "CheckpointBucket ckpt: args.5: unknown arg; known: bucket, delete_after_days, location, namespace"),
+    ({"location": "mars-1"}, "CheckpointBucket ckpt: args.location: 'mars-1' is not a region such as us-central1"),
+    ({"location": "us-central1-a"}, "CheckpointBucket ckpt: args.location: 'us-central1-a' is not a region"),
+    ({"project": "Acme ML"}, "CheckpointBucket ckpt: args.project: 'Acme ML' is not a Google Cloud project id"),
+    ({"bucket": 5}, "CheckpointBucket ckpt: args.bucket: must be a string, not int"),
+    ({"location": 5}, "CheckpointBucket ckpt: args.location: must be a string, not int"),
+])
+def test_the_bucket_component_refuses_bad_args_at_their_paths(args, expected):
+    assert bucket_refusal(args).startswith(expected)
+
+
+def test_the_bucket_component_takes_whole_numbers_as_floats():
+    # A YAML or TypeScript program's numbers reach the component as floats, as they do every
+    # other component (nodepools._whole_numbers).
+    from gke_ai_batch.components.storage import _checked
+
+    plan = _checked("ckpt", {**BUCKET, "soft_delete_days": 14.0, "delete_after_days": 90.0})
+    assert (plan.soft_delete_days, plan.delete_after_days) == (14, 90)
+    assert bucket_refusal({"soft_delete_days": 14.5}).startswith("CheckpointBucket ckpt: args.soft_delete_days: Input should be a valid integer")
