@@ -151,3 +151,17 @@ def test_the_bucket_component_takes_whole_numbers_as_floats():
     plan = _checked("ckpt", {**BUCKET, "soft_delete_days": 14.0, "delete_after_days": 90.0})
     assert (plan.soft_delete_days, plan.delete_after_days) == (14, 90)
     assert bucket_refusal({"soft_delete_days": 14.5}).startswith("CheckpointBucket ckpt: args.soft_delete_days: Input should be a valid integer")
+
+
+# -- Metrics through the library -------------------------------------------------------------
+
+@pytest.mark.parametrize("project, expected", [
+    ("Acme ML", "Metrics m: args.project: 'Acme ML' is not a Google Cloud project id"),
+    (5, "Metrics m: args.project: must be a string, not int"),
+])
+def test_the_metrics_component_refuses_a_project_that_is_not_one(project, expected):
+    from gke_ai_batch.components.metrics import Metrics
+
+    with pytest.raises(ArgsError) as caught:
+        Metrics("m", {"cluster_name": "ml", "project": project})
+    assert str(caught.value).startswith(expected)

@@ -24,6 +24,7 @@ from gke_ai_batch.components import k8s as k8s_objects
 from gke_ai_batch.components.batch import _outputs_in, _waits
 from gke_ai_batch.components.nodepools import _unknown_keys, type_token
 from gke_ai_batch.config.errors import ArgsError, join_path, located_problems
+from gke_ai_batch.config.gcpnames import project_id_problem
 from gke_ai_batch.config.metrics import MetricsOnCluster
 from gke_ai_batch.domain.naming import child_name
 from gke_ai_batch.plan import Plan
@@ -66,6 +67,12 @@ def _checked(name: str, args: MetricsArgs) -> MetricsOnCluster:
             for loc, msg in located_problems(exc, MetricsOnCluster)
         ]
         raise ArgsError(where, problems) from None
+    project = args.get("project")
+    if project is not None and not isinstance(project, pulumi.Output):
+        # The dashboard's project: pulumi-gcp passes it to Cloud Monitoring as projects/<project>.
+        problem = project_id_problem(project) if isinstance(project, str) else f"must be a string, not {type(project).__name__}"
+        if problem:
+            problems.append(("args.project", problem))
     if problems:
         raise ArgsError(where, problems)
     return model
