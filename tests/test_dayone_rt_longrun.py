@@ -165,3 +165,62 @@ def test_the_metrics_component_refuses_a_project_that_is_not_one(project, expect
     with pytest.raises(ArgsError) as caught:
         Metrics("m", {"cluster_name": "ml", "project": project})
     assert str(caught.value).startswith(expected)
+
+
+# -- topology-aware scheduling on nodes that do not exist yet ---------------------------------------
+
+TAS_LEVELS = ["cloud.google.com/gke-nodepool", "kubernetes.io/hostname"]
+
+
+def tas_config(pool: dict, *, checkpoints: bool = True, flavors: list | None = None, queue_flavors: list | None = None) -> dict:
+    workload = {"kind": "job", "name": "train", "team": "team-a", "pool": pool["name"], "image": "python:3.12-slim",
+                "parallelism": 2, "completions": 2, "resources": {"cpu": "4", "memory": "8Gi", "nvidia.com/gpu": 1},
+                "topology": {"required": "kubernetes.io/hostname"}}
+    c = base_config(
+        nodePools=[pool],
+        topologies=[{"name": "t", "levels": TAS_LEVELS}],
+        flavors=flavors or [{"name": "tas", "pools": [pool["name"]], "topologyName": "t"}],
+        clusterQueues=[{"name": "cq", "flavors": queue_flavors or ["tas"]}],
+        teams=[{"namespace": "team-a", "localQueue": "lq", "clusterQueue": "cq"}],
+        workloads=[workload],
+    )
+    if checkpoints:
+        c["gke-ai-batch:checkpoints"] = {"projectNumber": "123456789012"}
+        workload["checkpoints"] = {}
+    c["gke-ai-batch:cluster"].update(minMasterVersion="1.34")
+    return c
+
+
+FLEX_L4 = {"name": "l4", "gpu": {"type": "nvidia-l4", "count": 2}, "machineType": "g2-standard-24", "maxNodes": 2,
+           "capacity": "flexStart", "maxRunDuration": "24h"}
+STAYING_L4 = {k: v for k, v in FLEX_L4.items() if k != "maxRunDuration"} | {"capacity": "spot", "minNodes": 1}
+NO_NODES = "exist only once a pending pod asks the autoscaler for them, and Kueue's TAS places a pod set only on nodes that exist"
+
+
+def test_a_topology_request_on_a_flex_start_pool_is_never_admitted(tmp_path):
+    # The brief's case: a checkpoint mount, a topology domain and a flex-start pool at once.
+    # Kueue's TAS counts only nodes that exist; a flex-start pool has none until a pod is
+    # pending, and Kueue creates no pod before it admits the workload.
+    refused(tmp_path, tas_config(FLEX_L4), "gke-ai-batch:workloads[0]", f"ResourceFlavor tas's nodes (l4) {NO_NODES}")
+
+
+def test_a_topology_request_on_a_compute_class_is_never_admitted(tmp_path):
+    c = tas_config(STAYING_L4, checkpoints=False,
+                   flavors=[{"name": "tas", "computeClass": "fallback", "topologyName": "t"}])
+    c["gke-ai-batch:computeClasses"] = [{"name": "fallback", "priorities": [{"gpu": {"type": "nvidia-l4", "count": 2}, "machineType": "g2-standard-24"}]}]
+    c["gke-ai-batch:clusterQueues"][0]["flavors"] = [{"name": "tas", "quotas": {"cpu": 100, "memory": "400Gi", "nvidia.com/gpu": 8}}]
+    del c["gke-ai-batch:workloads"][0]["pool"]
+    refused(tmp_path, c, "gke-ai-batch:workloads[0]", "ResourceFlavor tas's nodes (ComputeClass fallback[0])")
+
+
+def test_a_topology_request_on_nodes_that_stay_renders(tmp_path):
+    rendered(tmp_path, tas_config(STAYING_L4))
+
+
+def test_a_topology_request_on_nodes_another_flavor_brings_up_waits(tmp_path):
+    flavors = [{"name": "tas", "pools": ["l4"], "topologyName": "t"},
+               {"name": "plain", "nodeLabels": {"cloud.google.com/gke-nodepool": "l4"}}]
+    result = rendered(tmp_path, tas_config(FLEX_L4, flavors=flavors, queue_flavors=["tas"]) | {
+        "gke-ai-batch:clusterQueues": [{"name": "cq", "flavors": ["tas"]}, {"name": "other", "flavors": [
+        {"name": "plain", "quotas": {"cpu": 48, "memory": "192Gi", "nvidia.com/gpu": 4}}]}]})
+    assert any("that other workloads keep up (ResourceFlavor plain)" in w for v in result.admission.verdicts for w in v.waits)

@@ -13,10 +13,18 @@ A domain's size is known for two levels: a node pool (cloud.google.com/gke-nodep
 is one) holds its pool's nodes, a host (kubernetes.io/hostname, cloud.google.com/gce-topology-host)
 one node. Where GCE puts VMs in blocks and sub-blocks is known only once they exist, so at those
 levels the model bounds a domain by all the flavor's nodes and refuses only what no domain could
-hold. Standard library only."""
+hold.
+
+Kueue counts a domain's capacity over the nodes that exist, Ready and schedulable
+(site/content/en/docs/concepts/topology_aware_scheduling.md, "Capacity calculation"), and
+reaches the cluster autoscaler only through a ProvisioningRequest admission check on the
+flavor ("ClusterAutoscaler support"): a pod set whose flavor's nodes all scale from zero, with no
+admission check there, is never admitted, since the autoscaler adds nodes only for pending pods
+and Kueue creates none before admission. Standard library only."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gke_ai_batch.domain import topology
@@ -70,8 +78,34 @@ def _room(level: str, groups: list[NodeGroup], p: Placement) -> int:
     return sum(p.per_node[g.name] * g.nodes for g in groups)
 
 
-def judge(world: World, ps: PodSet, flavors: list[str], p: Placement) -> tuple[str | None, str | None]:
-    """(why it can never run, why it may wait) for one pod set on its assigned flavors."""
+def _no_nodes(world: World, name: str, groups: list[NodeGroup]) -> tuple[str | None, str | None]:
+    """A TAS flavor whose nodes all scale from zero and that no admission check provisions: its
+    pod set waits on nodes another flavor's pods bring up, or, with none, is never admitted."""
+    pools = ", ".join(g.name for g in groups)
+    others = sorted(
+        other.name
+        for other in world.flavors.values()
+        if other.topology_name is None and any(g in flavor_groups(world, other) for g in groups)
+    )
+    if others:
+        return None, (
+            f"runs only on nodes of {pools} that other workloads keep up (ResourceFlavor {', '.join(others)}): Kueue's TAS "
+            f"places pods on existing nodes only, and ResourceFlavor {name}'s scale from zero"
+        )
+    return (
+        f"ResourceFlavor {name}'s nodes ({pools}) exist only once a pending pod asks the autoscaler for them, and "
+        "Kueue's TAS places a pod set only on nodes that exist, reaching the autoscaler only through a "
+        "ProvisioningRequest admission check on the flavor: Kueue never admits it; give the pool nodes that "
+        "stay (a fixed size or minNodes above 0), or put the flavor behind a ProvisioningRequest check",
+        None,
+    )
+
+
+def judge(
+    world: World, ps: PodSet, flavors: list[str], p: Placement, checks: Mapping[str, tuple[str, ...]] | None = None
+) -> tuple[str | None, str | None]:
+    """(why it can never run, why it may wait) for one pod set on its assigned flavors; `checks`:
+    the ClusterQueue's admission checks per flavor."""
     asked = request(ps)
     if asked is None:
         return None, None
@@ -94,6 +128,10 @@ def judge(world: World, ps: PodSet, flavors: list[str], p: Placement) -> tuple[s
         groups = [g for g in flavor_groups(world, flavor) if g.name in p.per_node]
         if not groups:
             continue  # placement says why no node fits
+        if all(g.from_zero for g in groups) and not (checks or {}).get(name):
+            never, wait = _no_nodes(world, name, groups)
+            if never or wait:
+                return never, wait
         room = _room(level, groups, p)
         if room >= ps.count:
             continue
