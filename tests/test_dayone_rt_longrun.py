@@ -224,3 +224,22 @@ def test_a_topology_request_on_nodes_another_flavor_brings_up_waits(tmp_path):
         "gke-ai-batch:clusterQueues": [{"name": "cq", "flavors": ["tas"]}, {"name": "other", "flavors": [
         {"name": "plain", "quotas": {"cpu": 48, "memory": "192Gi", "nvidia.com/gpu": 4}}]}]})
     assert any("that other workloads keep up (ResourceFlavor plain)" in w for v in result.admission.verdicts for w in v.waits)
+
+
+def test_an_implied_topology_request_on_a_flex_start_pool_is_never_admitted(tmp_path):
+    # No request, but every flavor of the queue has a topology: Kueue reads it as TAS too.
+    c = tas_config(FLEX_L4, checkpoints=False)
+    del c["gke-ai-batch:workloads"][0]["topology"]
+    refused(tmp_path, c, "gke-ai-batch:workloads[0]", f"ResourceFlavor tas's nodes (l4) {NO_NODES}")
+
+
+def test_a_required_domain_the_fuse_sidecar_overfills_says_who_leaves_it_pending(tmp_path):
+    # Two pods of 11.5 CPUs fit one g2-standard-24 (23.37 allocatable); with each pod's 250m
+    # sidecar they do not. Kueue sizes the domain without the sidecar and may admit the pod
+    # set; kube-scheduler is what leaves a pod pending.
+    c = tas_config(STAYING_L4)
+    c["gke-ai-batch:workloads"][0]["resources"]["cpu"] = "11.5"
+    refused(tmp_path, c, "gke-ai-batch:workloads[0]",
+            "holds 1: counting the gke-gcsfuse-sidecar GKE adds to each pod, which Kueue does not see")
+    del c["gke-ai-batch:workloads"][0]["checkpoints"]
+    rendered(tmp_path, c)

@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from gke_ai_batch.domain import topology
+from gke_ai_batch.domain import gcsfuse, topology
 from gke_ai_batch.domain.podtemplates import PodSet
 from gke_ai_batch.model.objects import Flavor, NodeGroup, World
 from gke_ai_batch.model.placement import Placement
@@ -78,9 +78,15 @@ def _room(level: str, groups: list[NodeGroup], p: Placement) -> int:
     return sum(p.per_node[g.name] * g.nodes for g in groups)
 
 
-def _no_nodes(world: World, name: str, groups: list[NodeGroup]) -> tuple[str | None, str | None]:
-    """A TAS flavor whose nodes all scale from zero and that no admission check provisions: its
-    pod set waits on nodes another flavor's pods bring up, or, with none, is never admitted."""
+def _unprovisioned(
+    world: World, name: str, flavor: Flavor, p: Placement, checks: Mapping[str, tuple[str, ...]] | None
+) -> tuple[str | None, str | None]:
+    """A TAS flavor whose nodes (those the pod set fits) all scale from zero and that no admission
+    check provisions: its pod set waits on nodes another flavor's pods bring up, or, with none,
+    is never admitted."""
+    groups = [g for g in flavor_groups(world, flavor) if g.name in p.per_node]
+    if not groups or not all(g.from_zero for g in groups) or (checks or {}).get(name):
+        return None, None
     pools = ", ".join(g.name for g in groups)
     others = sorted(
         other.name
@@ -108,6 +114,14 @@ def judge(
     the ClusterQueue's admission checks per flavor."""
     asked = request(ps)
     if asked is None:
+        # Kueue gives a pod set without a request a TAS flavor only where the request is implied
+        # (isTASImplied: every flavor of its ClusterQueue has a topology), and places it alike.
+        for name in flavors:
+            flavor = world.flavors.get(name)
+            if flavor is not None and flavor.topology_name is not None:
+                never, wait = _unprovisioned(world, name, flavor, p, checks)
+                if never or wait:
+                    return never, wait
         return None, None
     mode, level = asked
     for name in flavors:
@@ -128,18 +142,27 @@ def judge(
         groups = [g for g in flavor_groups(world, flavor) if g.name in p.per_node]
         if not groups:
             continue  # placement says why no node fits
-        if all(g.from_zero for g in groups) and not (checks or {}).get(name):
-            never, wait = _no_nodes(world, name, groups)
-            if never or wait:
-                return never, wait
+        never, wait = _unprovisioned(world, name, flavor, p, checks)
+        if never or wait:
+            return never, wait
         room = _room(level, groups, p)
         if room >= ps.count:
             continue
         where = f"the largest {level} domain of ResourceFlavor {name} holds {room}"
         if mode == "required":
+            # Kueue sizes domains by the pod template; the FUSE sidecar is added when each pod
+            # is created (gke_ai_batch/domain/gcsfuse.py), so Kueue may admit a pod set whose
+            # pods, sidecar and all, then do not fit the nodes it chose.
+            sidecar = gcsfuse.sidecar_requests(ps.annotations)
+            outcome = (
+                f"counting the {gcsfuse.SIDECAR_NAME} GKE adds to each pod, which Kueue does not see, so Kueue may admit "
+                "it and kube-scheduler then leaves pods pending"
+                if sidecar
+                else "Kueue never admits it"
+            )
             return (
                 f"it requires one {level} domain for all {ps.count} pods ({topology.REQUIRED_ANNOTATION}) and {where}: "
-                "Kueue never admits it",
+                f"{outcome}",
                 None,
             )
         return None, f"prefers one {level} domain for its {ps.count} pods and {where}: Kueue spreads it over more"
