@@ -243,3 +243,29 @@ def test_a_required_domain_the_fuse_sidecar_overfills_says_who_leaves_it_pending
             "holds 1: counting the gke-gcsfuse-sidecar GKE adds to each pod, which Kueue does not see")
     del c["gke-ai-batch:workloads"][0]["checkpoints"]
     rendered(tmp_path, c)
+
+
+# -- a reservation in another region --------------------------------------------------------------
+
+def test_a_reservation_outside_the_clusters_region_is_refused_at_its_zone(tmp_path):
+    # It advised "set zones: [europe-west4-a]", a zone the pool cannot have.
+    c = base_config(
+        nodePools=[{"name": "v5p", "tpu": {"version": "v5p", "topology": "2x2x2"}, "capacity": "reservation",
+                    "reservation": {"name": "r", "zone": "europe-west4-a"}, "zones": ["us-central1-a"]}],
+        flavors=[{"name": "f", "pools": ["v5p"]}],
+        clusterQueues=[{"name": "cq", "flavors": ["f"]}],
+        teams=[{"namespace": "team-a", "localQueue": "lq", "clusterQueue": "cq"}],
+    )
+    c["gke-ai-batch:cluster"].update(minMasterVersion="1.34")
+    refused(tmp_path, c, "gke-ai-batch:nodePools[0].reservation.zone",
+            "the reservation is in europe-west4-a, outside the cluster's region us-central1")
+
+
+def test_the_pool_component_refuses_a_reservation_outside_the_clusters_region():
+    from gke_ai_batch.components.nodepools import TpuSlices
+
+    ref = {"name": "ml", "location": "us-central1", "project": "acme-ml", "node_locations": ["us-central1-a"]}
+    with pytest.raises(ArgsError) as caught:
+        TpuSlices("v5p", {"cluster": ref, "version": "v5p", "topology": "2x2x2", "capacity": "reservation",
+                          "reservation_spec": {"name": "r", "zone": "europe-west4-a"}})
+    assert "args.reservation_spec.zone: the reservation is in europe-west4-a, outside the cluster's region" in str(caught.value)
