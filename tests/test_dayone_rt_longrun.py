@@ -269,3 +269,21 @@ def test_the_pool_component_refuses_a_reservation_outside_the_clusters_region():
         TpuSlices("v5p", {"cluster": ref, "version": "v5p", "topology": "2x2x2", "capacity": "reservation",
                           "reservation_spec": {"name": "r", "zone": "europe-west4-a"}})
     assert "args.reservation_spec.zone: the reservation is in europe-west4-a, outside the cluster's region" in str(caught.value)
+
+
+# -- checkpoint buckets: names and accounts ---------------------------------------------------------
+
+def test_the_default_service_account_is_not_the_buckets(tmp_path):
+    c = mount_config("/checkpoints")
+    c["gke-ai-batch:checkpoints"]["serviceAccount"] = "default"
+    refused(tmp_path, c, "gke-ai-batch:checkpoints.serviceAccount", "is the account every pod of the namespace runs as")
+    with pytest.raises(ArgsError, match=r"args.service_account: 'default' is the account every pod"):
+        from gke_ai_batch.components.storage import CheckpointBucket
+
+        CheckpointBucket("ckpt", {**BUCKET, "service_account": "default"})
+
+
+def test_a_reserved_misspelling_is_named_in_the_refusal(tmp_path):
+    c = mount_config("/checkpoints")
+    c["gke-ai-batch:checkpoints"]["bucketPrefix"] = "acme-g00gle"
+    refused(tmp_path, c, "gke-ai-batch:checkpoints.bucketPrefix", "contains 'g00gle', which Cloud Storage reserves")
