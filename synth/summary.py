@@ -23,7 +23,8 @@ def summary(stack: str, plan, fleet=None) -> str:
         lines.append(f"  {'pool':<28} {'capacity':<11} {'machine':<20} {'shape':<10} {'VMs':>5} {'accelerators':>13}")
     for p, name in pools:
         shape = p.tpu.topology if p.tpu else ("gpu" if p.kind == "gpu" else "cpu")
-        vms = f"0-{p.nodes}" if p.autoscaled else str(p.nodes)
+        # An autoscaled pool keeps its floor (minNodes) even when idle: the report's "1..2".
+        vms = f"{p.floor}-{p.nodes}" if p.autoscaled and p.floor != p.nodes else str(p.nodes)
         # PoolPlan.chips counts TPU chips of a TPU pool and GPUs of a GPU pool: say which.
         accelerators = plural(p.chips, "TPU chip") if p.tpu else plural(p.chips, "GPU") if p.kind == "gpu" else "-"
         lines.append(f"  {name:<28} {p.capacity:<11} {p.machine_type:<20} {shape:<10} {vms:>5} {accelerators:>13}")

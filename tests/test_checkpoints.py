@@ -316,7 +316,7 @@ def test_component_args_are_checked_by_the_stack_rules():
         CheckpointBucket("c", {"bucket": "Google-ckpt", "location": "us-central1", "project": "acme-ml",
                                "project_number": "acme-ml", "namespace": "research", "soft_delete_days": 3, "x": 1})
     lines = str(caught.value).splitlines()
-    assert lines[0] == "CheckpointBucket c: args.x: unknown arg", lines
+    assert lines[0].startswith("CheckpointBucket c: args.x: unknown arg; known: bucket, "), lines
     with pytest.raises(ArgsError) as caught:
         CheckpointBucket("c", {"bucket": "Google-ckpt", "location": "us-central1", "project": "acme-ml",
                                "project_number": "acme-ml", "namespace": "research", "soft_delete_days": 3})

@@ -119,7 +119,10 @@ NEAR_MISSES = [
     ("the GPU's own machine type, derived", config(with_priority(gpu={"type": "nvidia-h100-80gb", "count": 8}))),
     ("an accelerator one of the cluster's zones offers", config(with_priority(tpu={"version": "v5e", "topology": "2x4"}), quotas={"google.com/tpu": 8}, nodeLocations=["us-central1-b", "us-central1-a"])),
     ("a CPU machine type", config(with_priority(machineType="n2-standard-8"), quotas={"cpu": 8})),
-    ("a shared reservation's block", config(with_priority(**L4, capacity="reservation", reservation="projects/shared-proj/reservations/l4-res/reservationBlocks/b1"))),
+    # A block of an accelerator whose reservations have blocks (catalogue.RESERVATION_FEATURES).
+    ("a shared reservation's block", config(with_priority(gpu={"type": "nvidia-h100-mega-80gb", "count": 8}, capacity="reservation",
+                                                          reservation="projects/shared-proj/reservations/h100-res/reservationBlocks/b1"),
+                                            nodeLocations=["us-central1-c"])),
     ("no auto-creation with cluster auto-provisioning", config([{**FALLBACK, "autoCreate": False}], autoProvisioning={"cpu": {"max": 64}, "memoryGb": {"max": 256}})),
     ("auto-creation at its first version", config(version="1.33.3-gke.1136000", **EXISTING)),
     ("flex-start GPUs at their first version", config(version="1.32.2-gke.1652000", **AUTOPILOT, **EXISTING)),
@@ -137,7 +140,7 @@ def test_near_misses_render(tmp_path, cfg):
 
 
 def test_the_class_and_its_flavor_render(tmp_path):
-    reserved = {**L4, "capacity": "reservation", "reservation": "projects/shared-proj/reservations/l4-res/reservationBlocks/b1"}
+    reserved = {**L4, "capacity": "reservation", "reservation": "projects/shared-proj/reservations/l4-res"}
     result = rendered(tmp_path, config([{**FALLBACK, "priorities": [reserved, *FALLBACK["priorities"]]}], workloads=[job()]))
     cc = by_name(result, CLASS_TYPE, "l4-fallback")["inputs"]
     gpu = {"type": "nvidia-l4", "count": 1, "driverVersion": "default"}
@@ -145,7 +148,7 @@ def test_the_class_and_its_flavor_render(tmp_path):
         "priorities": [
             {"machineType": "g2-standard-8", "gpu": gpu, "reservations": {
                 "affinity": "Specific",
-                "specific": [{"name": "l4-res", "project": "shared-proj", "reservationBlock": {"name": "b1"}}]}},
+                "specific": [{"name": "l4-res", "project": "shared-proj"}]}},
             {"machineType": "g2-standard-8", "gpu": gpu, "flexStart": {"enabled": True}},
             {"machineType": "g2-standard-8", "gpu": gpu, "spot": True},
             {"machineType": "g2-standard-8", "gpu": gpu, "spot": False},
@@ -162,7 +165,7 @@ def test_the_class_and_its_flavor_render(tmp_path):
     }
     report = report_md.render(result, result.violations)
     assert "### Compute classes: capacity in priority order" in report
-    assert "| `l4-fallback` | 1 | 1 × nvidia-l4 on g2-standard-8 | reservation (`projects/shared-proj/reservations/l4-res/reservationBlocks/b1`) | `fallback` |" in report
+    assert "| `l4-fallback` | 1 | 1 × nvidia-l4 on g2-standard-8 | reservation (`projects/shared-proj/reservations/l4-res`) | `fallback` |" in report
     assert "reservation → flexStart → spot → onDemand (ComputeClass `l4-fallback`)" in report
 
 

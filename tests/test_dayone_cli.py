@@ -179,12 +179,15 @@ def test_the_summary_counts_in_words_and_names_gpus_as_gpus():
     from synth.summary import summary
 
     pool = SimpleNamespace(
-        name="l4", tpu=None, kind="gpu", nodes=2, autoscaled=True, capacity="flexStart", machine_type="g2-standard-8", chips=2
+        name="l4", tpu=None, kind="gpu", nodes=2, floor=0, autoscaled=True, capacity="flexStart", machine_type="g2-standard-8", chips=2
     )
     plan = SimpleNamespace(pools=[pool], slices=1, vms=1, tpu_chips=1, gpus=1)
     head, columns, row = summary("east", plan).splitlines()
     assert head == "east: 1 node pool, 1 TPU slice, 1 VM at most, 1 TPU chip, 1 GPU"
-    assert "chips" not in columns.split() and row.endswith(" 2 GPUs")
+    assert "chips" not in columns.split() and row.endswith(" 0-2        2 GPUs")
+    # An autoscaled pool with a floor shows it, as the report does (it said 0-2 whatever minNodes).
+    pool.floor = 1
+    assert summary("east", plan).splitlines()[2].endswith(" 1-2        2 GPUs")
 
 
 # -- 8: durations in the user's unit ------------------------------------------------------------

@@ -48,7 +48,7 @@ class ClassPriorityArgs(TypedDict):
     capacity: NotRequired[str]
     """onDemand (default), spot, flexStart or reservation."""
     reservation: NotRequired[str]
-    """With capacity reservation: NAME, or projects/P/reservations/R, optionally /reservationBlocks/B."""
+    """With capacity reservation: NAME, or projects/P/reservations/R, optionally /reservationBlocks/B[/reservationSubBlocks/S]."""
 
 
 class ComputeClassArgs(TypedDict):

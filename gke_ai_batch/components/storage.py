@@ -20,12 +20,12 @@ from pydantic import TypeAdapter, ValidationError
 
 from gke_ai_batch.components.component import Component
 from gke_ai_batch.components import k8s as k8s_objects
-from gke_ai_batch.components.batch import _waits
-from gke_ai_batch.components.nodepools import not_strings, project_problems, type_token
+from gke_ai_batch.components.batch import _outputs_in, _waits
+from gke_ai_batch.components.nodepools import _unknown_keys, _whole_numbers, not_strings, project_problems, type_token
 from gke_ai_batch.config.base import K8sName
 from gke_ai_batch.config.checkpoints import CheckpointsConfig, bucket_name_problem
 from gke_ai_batch.config.errors import ArgsError, located_problems
-from gke_ai_batch.domain import gcsfuse
+from gke_ai_batch.domain import gcsfuse, regions
 from gke_ai_batch.domain.naming import child_name
 from gke_ai_batch.plan.checkpoints import BucketPlan
 
@@ -55,15 +55,13 @@ def _checked(name: str, args: CheckpointBucketArgs) -> BucketPlan:
     where = f"CheckpointBucket {name}"
     if not isinstance(args, dict):
         raise ArgsError(where, [("args", f"must be a mapping of CheckpointBucketArgs, not {type(args).__name__}")])
-    known = CheckpointBucketArgs.__required_keys__ | CheckpointBucketArgs.__optional_keys__
-    problems = [(f"args.{k}", "unknown arg") for k in sorted(args) if k not in known]
+    # Numbers from a program in another language arrive as floats (nodepools._whole_numbers).
+    args = _whole_numbers(args)
+    problems = _unknown_keys(args, CheckpointBucketArgs, "args")
     problems += [(f"args.{k}", "required") for k in sorted(CheckpointBucketArgs.__required_keys__) if k not in args]
-    problems += [
-        (f"args.{k}", "must be a plain value known when the component is built, not an Output")
-        for k, v in args.items()
-        if isinstance(v, pulumi.Output)
-    ]
-    # The names the bucket and its grant are made with: a number would reach GCP as one.
+    problems += _outputs_in(args)
+    # The names the bucket and its grant are made with: a number would reach GCP as one. The
+    # project also names the Workload Identity pool (<project>.svc.id.goog) of the one principal granted.
     problems += project_problems(args, "args", False) + not_strings(args, "args", ("bucket", "location"), ())
     if problems:
         raise ArgsError(where, problems)
@@ -77,9 +75,13 @@ def _checked(name: str, args: CheckpointBucketArgs) -> BucketPlan:
         snake = {camel: snake for snake, camel in settings.items()}
         problems += [(f"args.{snake.get(str(loc[0]), loc[0])}" if loc else "args", msg)
                      for loc, msg in located_problems(exc, CheckpointsConfig)]
-    problem = bucket_name_problem(str(args["bucket"]))
+    problem = bucket_name_problem(args["bucket"])
     if problem:
         problems.append(("args.bucket", f"{args['bucket']!r} {problem}"))
+    if not regions.REGION_RX.fullmatch(args["location"].lower()):
+        # The bucket is regional, in the cluster's region, where its pods read and write it
+        # (Cloud Storage takes a location in either case and stores it upper-case).
+        problems.append(("args.location", f"{args['location']!r} is not a region such as us-central1 (the cluster's region)"))
     try:
         _ADAPTER_K8S_NAME.validate_python(args["namespace"])
     except ValidationError as exc:
@@ -89,7 +91,7 @@ def _checked(name: str, args: CheckpointBucketArgs) -> BucketPlan:
     return BucketPlan(
         namespace=args["namespace"],
         bucket=args["bucket"],
-        location=str(args["location"]).upper(),
+        location=args["location"].upper(),
         project=args["project"],
         project_number=config.project_number,
         service_account=config.service_account,

@@ -15,7 +15,7 @@ from pydantic import Field, field_validator
 from gke_ai_batch.config.base import K8sName, Model, Quantity, RuleError
 from gke_ai_batch.config.gcpnames import is_project_id
 from gke_ai_batch.config.lookups import version_floor
-from gke_ai_batch.domain import gcsfuse, regions, versions
+from gke_ai_batch.domain import gcsfuse, naming, regions, versions
 
 # A project number is a positive decimal integer (Resource Manager Project.name is
 # projects/{project_number}; gcloud projects describe PROJECT --format='value(projectNumber)').
@@ -55,6 +55,19 @@ class CheckpointsConfig(Model):
             raise ValueError(
                 f"{v!r} is not a project number: the digits gcloud projects describe PROJECT "
                 "--format='value(projectNumber)' prints (not the project id)"
+            )
+        return v
+
+    @field_validator("service_account")
+    @classmethod
+    def _own_account(cls, v: str) -> str:
+        if v == naming.DEFAULT_SERVICE_ACCOUNT:
+            # The grant would reach every pod of the namespace that names no account, not the
+            # checkpointing pods alone; and the program would take over, and on destroy delete,
+            # an object Kubernetes made.
+            raise ValueError(
+                f"{v!r} is the account every pod of the namespace runs as unless it names another, so the bucket "
+                "would be every such pod's, and Kubernetes creates it in each namespace already: name the team's own"
             )
         return v
 
@@ -100,9 +113,12 @@ class CheckpointMount(Model):
     def _mount_path(cls, v: str) -> str:
         # VolumeMount.mountPath: the API refuses an empty path and one containing ':' or a '..'
         # element (validateVolumeMounts / ValidatePathNoBacksteps, pkg/apis/core/validation).
-        if not v.startswith("/") or v == "/" or ":" in v or ".." in v.split("/"):
+        # The path is judged as rendered: '/.' or '//' would otherwise render as the root.
+        # (normpath keeps a leading '//', which POSIX leaves to the implementation.)
+        path = "/" + posixpath.normpath(v).lstrip("/")
+        if not v.startswith("/") or path == "/" or ":" in v or ".." in v.split("/"):
             raise ValueError(f"{v!r} is not an absolute path below / (no ':' or '..')")
-        return posixpath.normpath(v)
+        return path
 
 
 def bucket_name_problem(name: str) -> str | None:
@@ -111,8 +127,11 @@ def bucket_name_problem(name: str) -> str | None:
         return f"is {len(name)} characters; Cloud Storage takes {gcsfuse.BUCKET_NAME_MIN} to {gcsfuse.BUCKET_NAME_MAX}"
     if not _BUCKET_RX.fullmatch(name):
         return "has a character Cloud Storage refuses (lowercase letters, digits, '-' and '_', starting and ending with a letter or digit)"
-    if name.startswith("goog") or any(word in name for word in gcsfuse.BUCKET_RESERVED[1:]):
-        return "starts with 'goog' or contains 'google', which Cloud Storage reserves"
+    if name.startswith(gcsfuse.BUCKET_RESERVED[0]):
+        return f"starts with {gcsfuse.BUCKET_RESERVED[0]!r}, which Cloud Storage reserves"
+    reserved = next((word for word in gcsfuse.BUCKET_RESERVED[1:] if word in name), None)
+    if reserved is not None:
+        return f"contains {reserved!r}, which Cloud Storage reserves (with its close misspellings)"
     return None
 
 

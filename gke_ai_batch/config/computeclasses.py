@@ -22,6 +22,7 @@ from gke_ai_batch.config.cluster import region_of
 from gke_ai_batch.config.gcpnames import check_reservation
 from gke_ai_batch.config.lookups import cluster_zones, version_floor, zones_known
 from gke_ai_batch.config.pools import GpuSpec, TpuSpec
+from gke_ai_batch.config.reservations import reservation_problems
 
 # The capacity types a priority can ask for: GKE's provisioning models (naming.CAPACITY_VALUES)
 # as the CRD spells them (spot: true; flexStart.enabled: true; reservations.affinity: Specific;
@@ -44,7 +45,7 @@ class ClassPriority(Model):
     """onDemand, spot, flexStart, or reservation (with reservation)."""
     reservation: Annotated[str, AfterValidator(check_reservation)] | None = None
     """Reservation name (or projects/P/reservations/R for a shared one, either optionally followed
-    by /reservationBlocks/B); capacity reservation only."""
+    by /reservationBlocks/B and /reservationSubBlocks/S); capacity reservation only."""
 
     @model_validator(mode="after")
     def _rules(self):
@@ -68,6 +69,10 @@ class ClassPriority(Model):
         # non specific affinity").
         if self.capacity == "reservation" and self.reservation is None:
             yield RuleError("reservation", "capacity reservation names the reservation its nodes consume")
+        elif self.capacity == "reservation" and (self.tpu is not None or self.node_machine_type is not None):
+            # GKE creates the priority's nodes as it would a pool's: a block or sub-block the
+            # pool could not consume, the priority cannot either (the same rules, one home).
+            yield from reservation_problems(self)
         elif self.capacity != "reservation" and self.reservation is not None:
             yield RuleError("reservation", f"only with capacity reservation (this priority is {self.capacity})")
 

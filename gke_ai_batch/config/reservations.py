@@ -152,13 +152,21 @@ def reservation_problems(pool) -> Iterator[RuleError]:
         )
 
 
-def zone_problems(pool, zones: list[str]) -> Iterator[RuleError]:
+def zone_problems(pool, zones: list[str], region: str | None = None) -> Iterator[RuleError]:
     """A specific reservation is zonal (Compute Engine "Reservations of Compute Engine zonal
     resources"): with its zone declared, every zone of the pool must be that one
     (GoogleCloudPlatform/cluster-toolkit gke-node-pool: the reservation must exist in each of the
-    pool's zones). `zones` are the pool's ([]: GKE's default zones of the region)."""
+    pool's zones). `zones` are the pool's ([]: GKE's default zones of the region); `region` the
+    cluster's, whose zones alone a pool's nodes can be in."""
     spec = spec_of(pool.reservation)
     if spec is None or spec.affinity == "any" or not isinstance(spec.zone, str):
+        return
+    if region is not None and regions.region_of(spec.zone) != region:
+        yield RuleError(
+            _at(pool.reservation, "zone"),
+            f"the reservation is in {spec.zone}, outside the cluster's region {region}, and a node pool's nodes are "
+            "in the cluster's region: they can never consume it (a reservation serves its own zone only)",
+        )
         return
     if zones == [spec.zone]:
         return

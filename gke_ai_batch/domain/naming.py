@@ -61,6 +61,10 @@ SYSTEM_POOL = "system"
 # Namespaces every cluster has (kubernetes.io docs, namespaces#initial-namespaces); teams may use
 # them but the program must not create them.
 BUILTIN_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+# The ServiceAccount every namespace has, which every pod that names none runs as (kubernetes.io
+# docs, concepts/security/service-accounts, "Default service accounts"; kubernetes
+# pkg/controller/serviceaccount/serviceaccounts_controller.go, DefaultServiceAccountsControllerOptions).
+DEFAULT_SERVICE_ACCOUNT = "default"
 
 
 def slice_pool_name(entry: str, index: int) -> str:

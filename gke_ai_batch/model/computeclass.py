@@ -132,6 +132,7 @@ def node_groups(name: str, priorities: Sequence[ClassPriority], standard: bool) 
             capacity=facts.CONFIG_CAPACITY[pool.capacity],
             slice_hosts=p.slice_hosts,
             auto_created=True,
+            from_zero=True,
         ))
     return out
 

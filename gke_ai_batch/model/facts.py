@@ -149,6 +149,17 @@ def _max_nodes(props: Mapping[str, Any], cluster: ClusterFacts | None) -> int | 
     return None
 
 
+def scales_from_zero(props: Mapping[str, Any]) -> bool:
+    """Whether a recorded node pool keeps no node while no pod asks for one: it autoscales with
+    a minimum of 0 (GKE's default when the autoscaling block names none). A fixed size, or a
+    minimum not known before deploy, is not."""
+    auto = props.get("autoscaling")
+    if not isinstance(auto, Mapping):
+        return False
+    present = [auto[k] for k in ("totalMinNodeCount", "minNodeCount") if auto.get(k) is not None]
+    return all(as_int(v) == 0 for v in present)
+
+
 def stack_pools(resources: Sequence[Any]) -> list[PoolFacts]:
     cluster = cluster_facts(resources)
     return [pool_facts(r, cluster) for r in of_type(resources, NODE_POOL)]

@@ -96,7 +96,7 @@ def judge(world: World, wl: Workload, capacity_types: dict[str, set[str]] | None
                 v.waits.append(f"{flavor} is spot capacity: GKE may reclaim the nodes")
     _place(world, v, [world.flavors[f] for f in v.flavors if f in world.flavors])
     for ps, psa, p in zip(v.workload.pod_sets, v.assignment.pod_sets, v.placements):
-        never, wait = topology.judge(world, ps, sorted(set(psa.flavors.values())), p)
+        never, wait = topology.judge(world, ps, sorted(set(psa.flavors.values())), p, cq.checks)
         if never and v.never is None:
             v.never, v.rule = f"pod set {ps.name}: {never}", "topology"
         if wait:

@@ -203,6 +203,7 @@ class NodeGroup:
     slice_hosts: int | None = None  # TPU: VMs of the slice this pool is
     zones: tuple[str, ...] = ()
     auto_created: bool = False  # GKE creates node pools of this shape as pods need them (a ComputeClass priority)
+    from_zero: bool = False  # no node exists until a pending pod asks the autoscaler for one
 
 
 def selector_matches(selector: Mapping[str, Any] | None, labels: Mapping[str, str]) -> bool:

@@ -112,6 +112,7 @@ def node_group(r: Any, pool: facts.PoolFacts) -> NodeGroup:
         capacity=capacity,
         slice_hosts=slice_hosts,
         zones=tuple(z for z in as_list(r.props.get("nodeLocations")) if isinstance(z, str)),
+        from_zero=facts.scales_from_zero(r.props),
     )
 
 

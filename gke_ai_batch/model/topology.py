@@ -24,14 +24,22 @@ never places slices on a Topology without the slice level, with the slice level 
 than) the pod set's own, or where the slice level's domains hold fewer whole slices than the pod
 set has (pkg/cache/scheduler/tas_flavor_snapshot.go findTopologyAssignment: "no requested
 topology level for slices", "podset slice topology %s is above the podset topology %s", and
-findLevelWithFitDomains, which needs count / sliceSize slices). Standard library only."""
+findLevelWithFitDomains, which needs count / sliceSize slices).
+
+Kueue counts a domain's capacity over the nodes that exist, Ready and schedulable
+(site/content/en/docs/concepts/topology_aware_scheduling.md, "Capacity calculation"), and
+reaches the cluster autoscaler only through a ProvisioningRequest admission check on the
+flavor ("ClusterAutoscaler support"): a pod set whose flavor's nodes all scale from zero, with no
+admission check there, is never admitted, since the autoscaler adds nodes only for pending pods
+and Kueue creates none before admission. Standard library only."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
-from gke_ai_batch.domain import topology
+from gke_ai_batch.domain import gcsfuse, topology
 from gke_ai_batch.domain.podtemplates import PodSet
 from gke_ai_batch.model.objects import Flavor, NodeGroup, World
 from gke_ai_batch.model.placement import Placement
@@ -142,14 +150,54 @@ def _whole_slices(slice_level: str, groups: list[NodeGroup], p: Placement, size:
     return sum(sum(d) // size for d in _domain_pods(slice_level, groups, p))
 
 
-def judge(world: World, ps: PodSet, flavors: list[str], p: Placement) -> tuple[str | None, str | None]:
-    """(why it can never run, why it may wait) for one pod set on its assigned flavors."""
+def _unprovisioned(
+    world: World, name: str, flavor: Flavor, p: Placement, checks: Mapping[str, tuple[str, ...]] | None
+) -> tuple[str | None, str | None]:
+    """A TAS flavor whose nodes (those the pod set fits) all scale from zero and that no admission
+    check provisions: its pod set waits on nodes another flavor's pods bring up, or, with none,
+    is never admitted."""
+    groups = [g for g in flavor_groups(world, flavor) if g.name in p.per_node]
+    if not groups or not all(g.from_zero for g in groups) or (checks or {}).get(name):
+        return None, None
+    pools = ", ".join(g.name for g in groups)
+    others = sorted(
+        other.name
+        for other in world.flavors.values()
+        if other.topology_name is None and any(g in flavor_groups(world, other) for g in groups)
+    )
+    if others:
+        return None, (
+            f"runs only on nodes of {pools} that other workloads keep up (ResourceFlavor {', '.join(others)}): Kueue's TAS "
+            f"places pods on existing nodes only, and ResourceFlavor {name}'s scale from zero"
+        )
+    return (
+        f"ResourceFlavor {name}'s nodes ({pools}) exist only once a pending pod asks the autoscaler for them, and "
+        "Kueue's TAS places a pod set only on nodes that exist, reaching the autoscaler only through a "
+        "ProvisioningRequest admission check on the flavor: Kueue never admits it; give the pool nodes that "
+        "stay (a fixed size or minNodes above 0), or put the flavor behind a ProvisioningRequest check",
+        None,
+    )
+
+
+def judge(
+    world: World, ps: PodSet, flavors: list[str], p: Placement, checks: Mapping[str, tuple[str, ...]] | None = None
+) -> tuple[str | None, str | None]:
+    """(why it can never run, why it may wait) for one pod set on its assigned flavors; `checks`:
+    the ClusterQueue's admission checks per flavor."""
     refused = slice_refusal(ps)
     if refused is not None:
         return f"Kueue's webhook refuses its slice annotations: {refused}", None
     asked = request(ps)
     slice_level, size = slice_request(ps)[0], slice_size(ps)
     if asked is None and slice_level is None:
+        # Kueue gives a pod set without a request a TAS flavor only where the request is implied
+        # (isTASImplied: every flavor of its ClusterQueue has a topology), and places it alike.
+        for name in flavors:
+            flavor = world.flavors.get(name)
+            if flavor is not None and flavor.topology_name is not None:
+                never, wait = _unprovisioned(world, name, flavor, p, checks)
+                if never or wait:
+                    return never, wait
         return None, None
     mode, level = asked if asked is not None else ("slices", slice_level)
     for name in flavors:
@@ -183,6 +231,9 @@ def judge(world: World, ps: PodSet, flavors: list[str], p: Placement) -> tuple[s
         groups = [g for g in flavor_groups(world, flavor) if g.name in p.per_node]
         if not groups:
             continue  # placement says why no node fits
+        never, wait = _unprovisioned(world, name, flavor, p, checks)
+        if never or wait:
+            return never, wait
         if slice_level is not None and size is not None:
             wanted = ps.count // size
             anywhere = _whole_slices(slice_level, groups, p, size)
@@ -207,9 +258,19 @@ def judge(world: World, ps: PodSet, flavors: list[str], p: Placement) -> tuple[s
             continue
         where = f"the largest {level} domain of ResourceFlavor {name} holds {room}"
         if mode == "required":
+            # Kueue sizes domains by the pod template; the FUSE sidecar is added when each pod
+            # is created (gke_ai_batch/domain/gcsfuse.py), so Kueue may admit a pod set whose
+            # pods, sidecar and all, then do not fit the nodes it chose.
+            sidecar = gcsfuse.sidecar_requests(ps.annotations)
+            outcome = (
+                f"counting the {gcsfuse.SIDECAR_NAME} GKE adds to each pod, which Kueue does not see, so Kueue may admit "
+                "it and kube-scheduler then leaves pods pending"
+                if sidecar
+                else "Kueue never admits it"
+            )
             return (
                 f"it requires one {level} domain for all {ps.count} pods ({topology.REQUIRED_ANNOTATION}) and {where}: "
-                "Kueue never admits it",
+                f"{outcome}",
                 None,
             )
         return None, f"prefers one {level} domain for its {ps.count} pods and {where}: Kueue spreads it over more"

@@ -6,18 +6,16 @@ Each priority says what GKE creates: a TPU priority its tpu.type (the generation
 cloud.google.com/gke-tpu-accelerator value), tpu.topology and tpu.count (chips per VM, which
 picks the machine type); a GPU priority its gpu.type and count on a machineType; the capacity
 as spot: true, flexStart.enabled: true, or a Specific reservation (the CRD's
-reservations.specific[].name, project and reservationBlock.name), and spot: false for
-on-demand."""
+reservations.specific[].name, project, reservationBlock.name and
+reservationBlock.reservationSubBlock.name), and spot: false for on-demand."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from gke_ai_batch.domain import naming
 from gke_ai_batch.config.computeclasses import ClassPriority, ComputeClassConfig
-
-_RESERVATION = re.compile(r"(?:projects/(?P<project>[^/]+)/reservations/)?(?P<name>[^/]+)(?:/reservationBlocks/(?P<block>[^/]+))?")
+from gke_ai_batch.config.gcpnames import parse_reservation
 
 
 def compute_class_manifest(cc: ComputeClassConfig) -> dict[str, Any]:
@@ -45,12 +43,15 @@ def _priority(p: ClassPriority) -> dict[str, Any]:
     if p.capacity == "flexStart":
         out["flexStart"] = {"enabled": True}
     elif p.capacity == "reservation":
-        ref = _RESERVATION.fullmatch(p.reservation or "")
-        specific: dict[str, Any] = {"name": ref["name"]}
-        if ref["project"]:
-            specific["project"] = ref["project"]
-        if ref["block"]:
-            specific["reservationBlock"] = {"name": ref["block"]}
+        # Every form config accepts (gcpnames.check_reservation), sub-blocks included.
+        ref = parse_reservation(p.reservation or "")
+        specific: dict[str, Any] = {"name": ref.name}
+        if ref.project:
+            specific["project"] = ref.project
+        if ref.block:
+            specific["reservationBlock"] = {"name": ref.block}
+            if ref.sub_block:
+                specific["reservationBlock"]["reservationSubBlock"] = {"name": ref.sub_block}
         out["reservations"] = {"affinity": "Specific", "specific": [specific]}
     else:
         out["spot"] = p.capacity == "spot"

@@ -56,7 +56,8 @@ def pools(cfg, ctx) -> Iterator[RuleError]:
         yield from _location(cfg, i, pool)
         yield from _versions(cfg, i, pool)
         if pool.capacity == "reservation" and pool.reservation is not None:
-            for problem in reservation_zone_problems(pool, cfg.pool_zones(pool)):
+            region = region_of(cfg.cluster.location) if cfg.cluster.location else None
+            for problem in reservation_zone_problems(pool, cfg.pool_zones(pool), region):
                 yield RuleError(("nodePools", i, *problem.path), problem.message)
 
 
