@@ -78,3 +78,17 @@ def test_four_no_upgrades_exclusions_in_the_last_month_are_refused_not_a_crash(t
     spans = [(f"9999-12-{10 + i}T00:00:00Z", f"9999-12-{11 + i}T00:00:00Z") for i in range(4)]
     synth_refused(tmp_path, _exclusions(*spans), f"{M}.exclusions[3].start",
                   "GKE allows at most 3 NO_UPGRADES exclusions in any 32 days")
+
+
+# -- GkeCluster's monitoring.dcgm, checked by the stack's metrics rules ------------------------------
+
+
+def test_dcgm_without_managed_collection_names_the_components_own_key():
+    from gke_ai_batch.components.cluster import GkeCluster
+    from gke_ai_batch.config.errors import ArgsError
+
+    with pytest.raises(ArgsError) as caught:
+        GkeCluster("c", {"name": "ml", "location": "us-central1", "project": "acme-ml", "monitoring": {"dcgm": True}})
+    [line] = str(caught.value).splitlines()
+    # The stack's key (metrics.managedPrometheus) is no arg of GkeCluster.
+    assert line.startswith("GkeCluster c: args.monitoring.dcgm: ") and "monitoring.managed_prometheus is false" in line, line
