@@ -92,3 +92,49 @@ def test_dcgm_without_managed_collection_names_the_components_own_key():
     [line] = str(caught.value).splitlines()
     # The stack's key (metrics.managedPrometheus) is no arg of GkeCluster.
     assert line.startswith("GkeCluster c: args.monitoring.dcgm: ") and "monitoring.managed_prometheus is false" in line, line
+
+
+# -- two components that apply one Kubernetes object to one cluster -------------------------------
+
+TWO_WORKERS = """
+import pulumi
+from gke_ai_batch.components.cluster import GkeCluster
+from gke_ai_batch.components.multikueue import MultiKueueManager, MultiKueueWorker
+
+w = GkeCluster("w", {"name": "w", "location": "us-east5", "project": "acme-ml"})
+shared = None
+for m in ("m1", "m2"):
+    if shared is None or not ONE_WORKER:
+        worker = MultiKueueWorker(f"w-for-{m}", {"namespaces": ["team-a"], "frameworks": ["batch/job"], "endpoint": w.endpoint,
+                                               "ca_certificate": w.cluster_ca_certificate, "worker": "w"},
+                                  pulumi.ResourceOptions(provider=w.provider))
+        shared = worker
+    c = GkeCluster(m, {"name": m, "location": "us-central1", "project": "acme-ml"})
+    MultiKueueManager(f"{m}-mk", {"workers": [{"name": "w", "kubeconfig": shared.kubeconfig}], "admission_check": f"fleet-{m}"},
+                      pulumi.ResourceOptions(provider=c.provider))
+"""
+
+
+def _unique_object_findings(tmp_path, one_worker: bool) -> list[str]:
+    from synth import policy
+    from synth.program import read_project, synthesize_program
+
+    (tmp_path / "Pulumi.yaml").write_text("name: lib\nruntime: python\n")
+    (tmp_path / "__main__.py").write_text(f"ONE_WORKER = {one_worker}\n{TWO_WORKERS}")
+    stack = tmp_path / "Pulumi.test.yaml"
+    stack.write_text("config:\n  gcp:project: acme-ml\n")
+    result = synthesize_program(read_project(tmp_path), StackFile.locate(ROOT, None, stack))
+    assert result.recording is not None, result.error
+    return [f.message for f in policy.findings(result) if f.rule == "k8s-unique-objects"]
+
+
+def test_two_multikueue_workers_on_one_cluster_are_refused_by_the_pack(tmp_path):
+    # Two managers sharing a worker, each with a MultiKueueWorker of its own: both apply
+    # ServiceAccount kueue-system/multikueue-sa (and its roles and token) to cluster w.
+    found = _unique_object_findings(tmp_path, one_worker=False)
+    assert any(m.startswith("ServiceAccount kueue-system/multikueue-sa (core) is also ") for m in found), found
+    assert any(m.startswith("ClusterRole multikueue-sa-read (rbac.authorization.k8s.io) is also ") for m in found), found
+
+
+def test_one_worker_handed_to_two_managers_is_clean(tmp_path):
+    assert _unique_object_findings(tmp_path, one_worker=True) == []
