@@ -164,6 +164,27 @@ def _stack_problems(stacks: list[Stack]) -> Iterator[RuleError]:
         if stack.environment in environments:
             yield RuleError((i, "environment"), f"environment {stack.environment!r} is already stacks[{environments[stack.environment]}]'s: each deployer needs its own")
         environments.setdefault(stack.environment, i)
+    # The deployer's bucket role is conditioned to <prefix>-*-ckpt in its stack's project
+    # (bootstrap/resources.py checkpoint_buckets_condition: CEL startsWith, where '*' matches any
+    # text, '-' included). Where one stack's "<prefix>-" starts another's in the same project,
+    # its deployer could create, delete and grant on the other stack's checkpoint buckets: the
+    # main stack's default prefix <project>-<cluster> does that for clusters ml and ml-prod.
+    claimed: dict[tuple[str, str], int] = {}
+    for i, stack in enumerate(stacks):
+        prefix = stack.checkpoint_bucket_prefix
+        if prefix is None or names[stack.name] != i:
+            continue  # a stack listed twice is said once, as that
+        for (project, other), j in claimed.items():
+            if project == stack.project and (f"{prefix}-".startswith(f"{other}-") or f"{other}-".startswith(f"{prefix}-")):
+                wider, narrower = (other, prefix) if len(other) <= len(prefix) else (prefix, other)
+                yield RuleError(
+                    (i, "checkpointBucketPrefix"),
+                    f"{prefix!r} and stacks[{j}]'s {other!r} share project {project}, and the buckets "
+                    f"{narrower}-*{BUCKET_SUFFIX} are also {wider}-*{BUCKET_SUFFIX}: one stack's deployer could delete "
+                    "the other's checkpoints; give prefixes where neither, with its '-', starts the other",
+                )
+                break
+        claimed.setdefault((stack.project, prefix), i)
 
 
 class BootstrapConfig(Model):

@@ -58,6 +58,11 @@ def _protected(opts: Any) -> bool:
     return bool(getattr(opts, "protect", False))
 
 
+def _provider(r: Any) -> str:
+    # PolicyResource.provider: the provider resource it is applied through (pulumi_policy).
+    return str(getattr(getattr(r, "provider", None), "urn", "") or "")
+
+
 def _resource_validation(rule: Rule):
     def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
         if not rule.applies_to(args.resource_type):
@@ -72,7 +77,7 @@ def _resource_validation(rule: Rule):
 def _stack_validation(rule: Rule):
     def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
         resources = [
-            Resource(r.urn, r.resource_type, r.name, plain(r.props), _protected(r.opts)) for r in args.resources
+            Resource(r.urn, r.resource_type, r.name, plain(r.props), _protected(r.opts), _provider(r)) for r in args.resources
         ]
         for finding in findings(rule, resources, args.get_config() or {}):
             report_violation(finding.message, finding.urn)

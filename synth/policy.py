@@ -32,7 +32,7 @@ def findings(result) -> list[Finding]:
     # (pulumi/pulumi pkg/resource/deploy/step_generator.go, AnalyzeResources).
     resources = [
         rules.Resource(r.urn, r.type, r.name, result.recording.outputs if r.type == STACK else r.inputs,
-                       bool(r.options.get("protect")))
+                       bool(r.options.get("protect")), str(r.options.get("provider") or ""))
         for r in result.recording.resources
     ]
     # A stack rule may blame the stack as a whole (CrossGuard reports it without a URN).

@@ -64,6 +64,9 @@ def noncompliant_prod():
     # gke-unique-node-pools: a second component registering a pool the cluster already has.
     (spot,) = [r for r in res if r.type == NODE_POOL and r.name == "v6e-spot-0"]
     added(res, spot, NODE_POOL, "v6e-spot-0-again", copy.deepcopy(spot.inputs))
+    # k8s-unique-objects: a second resource applying a ServiceAccount the cluster already has.
+    account = next(r for r in res if r.type == "kubernetes:core/v1:ServiceAccount")
+    added(res, account, account.type, f"{account.name}-again", copy.deepcopy(account.inputs))
     edited(res, "kubernetes:helm.sh/v3:Release", "kueue", lambda i: i.update(version="^0.19"))  # helm-chart-pinned
 
     def training_queue(i):

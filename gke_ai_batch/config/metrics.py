@@ -64,11 +64,16 @@ def collected(m: MetricsConfig, *, gpu_pools: bool, tpu_pools: bool, existing: b
 
 
 def metrics_problems(
-    m: MetricsConfig, c: Collected, version_floor: Callable[[tuple, str, str], Iterator[RuleError]], at: tuple = (AT,)
+    m: MetricsConfig,
+    c: Collected,
+    version_floor: Callable[[tuple, str, str], Iterator[RuleError]],
+    at: tuple = (AT,),
+    prometheus: str = "metrics.managedPrometheus",
 ) -> Iterator[RuleError]:
     """`version_floor(at, minimum, what)`: the stack's check of a feature's GKE version floor
     (the created cluster's channel default or minor alias, or an existing cluster's version);
-    `at`: where the metrics key is, relative to the model that checks it."""
+    `at`: where the metrics key is, relative to the model that checks it; `prometheus`: the key
+    that turns managed collection on, as the caller spells it."""
     chosen = "" if m.dcgm is not None else " (on by default with a GPU pool; dcgm: false turns it off)"
     if c.dcgm:
         # GKE refuses to enable the DCGM component on a control plane below the floor
@@ -82,7 +87,7 @@ def metrics_problems(
             yield RuleError(
                 (*at, "dcgm"),
                 f"GKE's managed DCGM metrics{chosen} are collected by Managed Service for Prometheus, and "
-                "metrics.managedPrometheus is false; turn it on or set dcgm: false",
+                f"{prometheus} is false; turn it on or set dcgm: false",
             )
     if c.tpu:
         chosen = "" if m.tpu is not None else " (on by default with a TPU pool; tpu: false turns it off)"

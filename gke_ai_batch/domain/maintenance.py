@@ -175,9 +175,10 @@ def crowded_no_upgrades(spans: list[tuple[datetime, datetime]]) -> list[int] | N
     """The indexes (into `spans`, each a NO_UPGRADES exclusion's start and end) of more than
     NO_UPGRADES_PER_SPAN exclusions that all reach into one 32-day span, or None. A span holding
     the most can be slid right until its start meets the earliest end among them, so it is enough
-    to try the spans that start at each exclusion's end."""
+    to try the spans that start at each exclusion's end. Differences, not sums: an exclusion may
+    end in datetime's last month (9999-12), where end + 32 days overflows."""
     for end in sorted({e for _, e in spans}):
-        inside = [i for i, (s, e) in enumerate(spans) if e >= end and s < end + NO_UPGRADES_SPAN]
+        inside = [i for i, (s, e) in enumerate(spans) if e >= end and s - end < NO_UPGRADES_SPAN]
         if len(inside) > NO_UPGRADES_PER_SPAN:
             return sorted(inside, key=lambda i: (spans[i][0], i))
     return None

@@ -15,7 +15,7 @@ from typing import Any
 
 from gke_ai_batch.domain.findings import ADVISORY, MANDATORY, Finding
 
-from . import cost, fleet, gke, kueue, namespaces, rbac, workloads
+from . import cost, fleet, gke, kueue, namespaces, objects, rbac, workloads
 from .base import (
     CLUSTER,
     EMPTY,
@@ -148,6 +148,14 @@ RULES: tuple[Rule, ...] = (
         "components registered them.",
         MANDATORY,
         gke.unique_node_pools,
+        stack=True,
+    ),
+    Rule(
+        "k8s-unique-objects",
+        "No two resources apply one Kubernetes object (kind, namespace and name) to one cluster: the API server "
+        "refuses the second (AlreadyExists), whichever components registered them.",
+        MANDATORY,
+        objects.unique_objects,
         stack=True,
     ),
     # -- accelerator pools ----------------------------------------------------------------------

@@ -57,6 +57,9 @@ class Resource(NamedTuple):
     props: Mapping[str, Any]
     protect: bool = False
     """The resource option: the engine refuses to delete (or replace) it while set."""
+    provider: str = ""
+    """The URN of the provider it is applied through ("" for the default one): for a Kubernetes
+    object, which cluster holds it."""
 
 
 ResourceCheck = Callable[[str, Mapping[str, Any], Mapping[str, Any]], Iterable[str]]
