@@ -87,6 +87,27 @@ def synth_cli(*args: str, env: dict[str, str] | None = None) -> subprocess.Compl
     )
 
 
+def synth_main(*args: str) -> subprocess.CompletedProcess:
+    """`python -m synth ARGS` run in this process (synth.__main__.main), answered as synth_cli
+    answers: for a test where a process boundary proves nothing more than the exit code, the
+    output and the files. A traceback is an exception here, so it still fails the test. Each
+    kind of exit keeps a real process somewhere: exit 2 on a refused stack
+    (test_config_errors.py), an unwritable stdout, concurrent and killed runs
+    (test_hostile_inputs.py), renders (test_runtime_only.py, test_determinism.py)."""
+    import contextlib
+    import io
+
+    from synth.__main__ import main
+
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            code = main(list(args))
+        except SystemExit as exc:  # argparse's usage errors
+            code = exc.code
+    return subprocess.CompletedProcess([sys.executable, "-m", "synth", *args], code, out.getvalue(), err.getvalue())
+
+
 def by_name(result: synth.Result, type_: str, name: str) -> dict[str, Any]:
     """The recorded registration of one resource."""
     matches = [r for r in result.recording.resources if r.type == type_ and r.name == name]
