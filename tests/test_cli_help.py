@@ -27,7 +27,10 @@ def _walk(root: Path):
 
 def _has_main_guard(path: Path) -> bool:
     """A module-level `if __name__ == "__main__":` (either operand order)."""
-    for node in ast.parse(path.read_text(), str(path)).body:
+    text = path.read_text()
+    if "__main__" not in text:  # no guard without the literal: the parse below is the scan's cost
+        return False
+    for node in ast.parse(text, str(path)).body:
         if isinstance(node, ast.If) and isinstance(node.test, ast.Compare) and len(node.test.comparators) == 1:
             sides = [node.test.left, node.test.comparators[0]]
             names = {s.id for s in sides if isinstance(s, ast.Name)}
