@@ -1,11 +1,12 @@
 """What keeps the test suite quick without changing what its tests prove: the faster tools it
-leans on write what the slower ones did."""
+leans on write what the slower ones did, and a hostile input is refused before the slow path."""
 
 from __future__ import annotations
 
-import yaml
+from pathlib import Path
 
 import pytest
+import yaml
 
 from conftest import ROOT, STACKS
 from synth import yamlread
@@ -34,3 +35,24 @@ def test_stack_files_are_written_as_pyyamls_own_emitter_writes_them(stack):
     text = yamlread.dump(config)
     assert text == yaml.dump(config, Dumper=PureDumper, sort_keys=False, allow_unicode=False)
     assert yamlread.load(text).data == config
+
+
+def test_a_base_manifests_yaml_nested_too_deeply_is_refused_before_pyyaml_composes_it(monkeypatch):
+    """PyYAML's pure-Python reader takes ~1 s to reach its recursion limit on `[[[[...`: the
+    depth is read off libyaml's events first (synth/diff.py, MAX_YAML_DEPTH)."""
+    from synth import diff
+
+    def composed(text):
+        raise AssertionError("PyYAML's composer was handed a file nested past the limit")
+
+    deep = "[" * (diff.MAX_YAML_DEPTH + 1) + "]" * (diff.MAX_YAML_DEPTH + 1)
+    with monkeypatch.context() as m:
+        m.setattr(diff.yaml, "safe_load_all", composed)
+        with pytest.raises(diff.DiffError, match="is not YAML: nested too deeply") as refused:
+            diff.Render.from_files({"manifests.yaml": "[" * 100_000}, ROOT)
+        assert Path(refused.value.path).name == "manifests.yaml"
+        with pytest.raises(diff.DiffError, match="is not YAML: nested too deeply"):
+            diff.Render.from_files({"manifests.yaml": deep}, ROOT)
+    # At the limit, the file is read as before.
+    at_limit = "[" * diff.MAX_YAML_DEPTH + "]" * diff.MAX_YAML_DEPTH
+    assert diff._yaml_documents(at_limit) == list(yaml.safe_load_all(at_limit))
