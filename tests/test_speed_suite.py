@@ -56,3 +56,11 @@ def test_a_base_manifests_yaml_nested_too_deeply_is_refused_before_pyyaml_compos
     # At the limit, the file is read as before.
     at_limit = "[" * diff.MAX_YAML_DEPTH + "]" * diff.MAX_YAML_DEPTH
     assert diff._yaml_documents(at_limit) == list(yaml.safe_load_all(at_limit))
+
+
+def test_the_suite_collects_garbage_less_often_than_cpythons_default():
+    """tests/conftest.py: full collections over the suite's heap were ~12% of a worker's CPU."""
+    import gc
+
+    threshold = gc.get_threshold()
+    assert threshold[0] >= 10_000 and threshold[1:] >= (50, 100), threshold
