@@ -440,7 +440,7 @@ def test_a_run_killed_while_writing_leaves_the_previous_output(case, capsys, aft
     out = case.dir / "good"
     assert run(capsys, "--config", path, "--out", out, "--quiet")[0] == 0
     previous = snapshot(out)
-    log = case.dir.parent / "child.log"
+    log = case.dir / "child.log"
     pid = forked_main(["--config", str(path), "--out", str(out), "--quiet"], log, _kill_during_write(after_first))
     assert exit_code(pid) == -signal.SIGKILL, log.read_text()
     if not after_first:
@@ -457,7 +457,7 @@ def test_two_concurrent_runs_on_one_out_do_not_mix(case, capsys):
     argv = ["--config", str(path), "--out", str(out), "--quiet"]
     # Rendered once here first, so the two children start warm and render at the same time.
     assert run(capsys, *argv[:2], "--out", case.dir / "warm", "--quiet")[0] == 0
-    logs = [case.dir.parent / f"child-{i}.log" for i in range(2)]
+    logs = [case.dir / f"child-{i}.log" for i in range(2)]
     pids = [forked_main(argv, log) for log in logs]
     assert [exit_code(pid) for pid in pids] == [0, 0], [log.read_text() for log in logs]
     files = snapshot(out)
