@@ -13,12 +13,13 @@ _ROOT = str(Path(__file__).resolve().parent.parent)
 if _ROOT not in sys.path:
     sys.path.insert(0, _ROOT)
 
-import pulumi  # noqa: E402
-
 from gke_ai_batch.domain import cli  # noqa: E402
 
 # Only -h/--help is this file's own: under an engine the arguments are the engine's or synth's.
+# Answered before pulumi loads.
 cli.parser("bootstrap/__main__.py", __doc__).parse_known_args()
+
+import pulumi  # noqa: E402
 
 from bootstrap.model import load_from_pulumi  # noqa: E402
 from bootstrap.resources import deploy  # noqa: E402

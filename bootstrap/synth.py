@@ -90,11 +90,12 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # Parsed first: --help and a usage error answer before synth (pulumi, pydantic) loads.
+    args = parser().parse_args(sys.argv[1:] if argv is None else argv)
     from synth import output
     from synth.diagnostics import EXIT_BUSY, EXIT_INTERNAL, EXIT_INVALID_CONFIG, EXIT_OK, Diagnostic
     from synth.stackfile import StackFile, StackFileError
 
-    args = parser().parse_args(sys.argv[1:] if argv is None else argv)
     if bool(args.stack) == bool(args.config):
         print("python -m bootstrap.synth: give one of: STACK, or --config FILE", file=sys.stderr)
         return EXIT_INVALID_CONFIG

@@ -11,12 +11,6 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from pulumi_policy import PolicyPack
-
-from policy.crossguard import PACK_ENFORCEMENT, PACK_NAME, policies
-
-POLICIES = policies()
-
 _USAGE = """
 
 Serves the pack's policies to the Pulumi engine until it is done; it is not meant to be run by
@@ -25,7 +19,16 @@ hand. `python -m synth STACK` evaluates the same rules offline (policy.json)."""
 if __name__ == "__main__":
     from gke_ai_batch.domain import cli
 
-    # Only -h/--help is this file's own: under the engine the arguments are the analyzer's.
+    # Only -h/--help is this file's own (under the engine the arguments are the analyzer's),
+    # answered before the policy SDK and the rules load.
     cli.parser("python -m policy", __doc__ + _USAGE).parse_known_args()
+
+from pulumi_policy import PolicyPack  # noqa: E402
+
+from policy.crossguard import PACK_ENFORCEMENT, PACK_NAME, policies  # noqa: E402
+
+POLICIES = policies()
+
+if __name__ == "__main__":
     # Starts the analyzer's gRPC server and serves until the engine is done.
     PolicyPack(name=PACK_NAME, policies=POLICIES, enforcement_level=PACK_ENFORCEMENT)

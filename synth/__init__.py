@@ -3,17 +3,17 @@ what it would create, for review without a cloud account or a cluster."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import yaml
 
 from gke_ai_batch.domain.findings import MANDATORY, Finding
 
-from . import engine
 from .diagnostics import (  # noqa: F401 - the exit codes are part of synth's API
     EXIT_INTERNAL,
     EXIT_INVALID_CONFIG,
@@ -21,7 +21,22 @@ from .diagnostics import (  # noqa: F401 - the exit codes are part of synth's AP
     EXIT_POLICY_VIOLATION,
     Diagnostic,
 )
-from .stackfile import StackFile, StackFileError, display_path
+
+if TYPE_CHECKING:
+    from . import engine
+    from .stackfile import StackFile
+
+# The recording engine (pulumi) and the stack-file reader (pydantic, through the config) load
+# on first use, not with the package: `python -m synth --help` and its usage errors, and those
+# of synth.add and synth.urns, answer without them (~0.45 s each).
+_LAZY = {"StackFile": ".stackfile", "StackFileError": ".stackfile", "display_path": ".stackfile", "engine": None}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = importlib.import_module(_LAZY[name] or f".{name}", __name__)
+    return module if _LAZY[name] is None else getattr(module, name)
 
 MOCK_ENDPOINT = "203.0.113.10"  # TEST-NET-3: no real control plane
 # base64 of a PEM block around "mock-ca": shaped like GKE's clusterCaCertificate, which a
@@ -119,6 +134,8 @@ def outputs_for(project: str):
 def synthesize(root: Path, stack_file: StackFile, stacks_dir: Path | None = None) -> Result:
     """`stacks_dir` (default root/stacks): a stack file in it is checked against the others
     there for collisions in GCP (synth/crossstack.py)."""
+    from . import engine
+
     # Policy and report run over the whole recording too: keep the collector off for them.
     with engine.lean_runtime():
         return _synthesize(root, stack_file, stacks_dir or root / "stacks")
@@ -128,7 +145,8 @@ def _synthesize(root: Path, stack_file: StackFile, stacks_dir: Path) -> Result:
     from gke_ai_batch.config import ConfigError
     from gke_ai_batch.plan.program import ENTRY, ProgramResult
 
-    from . import crossstack, diagnostics, stackfile
+    from . import crossstack, diagnostics, engine, stackfile
+    from .stackfile import StackFileError, display_path
 
     result = Result(stack_file.stack)
     try:

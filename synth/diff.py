@@ -125,6 +125,30 @@ _CHECKS = {"resources.json": _check_resources, "cost.json": _check_cost, "policy
            "admission.json": _check_admission, "manifests.yaml": _check_manifests}
 
 
+# Far deeper than any manifest synth writes, and within what PyYAML's composer can build: it
+# recurses a few Python frames per level, and its scanner takes time quadratic in the depth
+# (~1 s to reach the recursion limit).
+MAX_YAML_DEPTH = 200
+# libyaml's parser is iterative (events, no recursion); its composer is not, and overflows the C
+# stack on a deep file, so only its events are used here.
+_EVENT_LOADER = getattr(yaml, "CSafeLoader", None)
+
+
+def _yaml_documents(text: str) -> list[Any]:
+    """The documents of a manifests.yaml; RecursionError for one nested past MAX_YAML_DEPTH,
+    found from libyaml's events before PyYAML's composer starts on it."""
+    if _EVENT_LOADER is not None:
+        depth = 0
+        for event in yaml.parse(text, Loader=_EVENT_LOADER):
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > MAX_YAML_DEPTH:
+                    raise RecursionError(f"nested more than {MAX_YAML_DEPTH} levels deep")
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+    return list(yaml.safe_load_all(text))
+
+
 def _no_constant(name: str) -> Any:
     # json.loads reads NaN and Infinity, which JSON has not and synth never writes: a NaN cost
     # differs from itself, so a render would not even match its own copy.
@@ -148,7 +172,7 @@ class Render:
                 if name.endswith(".json"):
                     value = json.loads(files[name], parse_constant=_no_constant)
                 else:
-                    value = list(yaml.safe_load_all(files[name]))
+                    value = _yaml_documents(files[name])
                 _CHECKS[name](value)
             except (ValueError, RecursionError, yaml.YAMLError) as exc:
                 what = "JSON" if name.endswith(".json") else "YAML"

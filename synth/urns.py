@@ -15,8 +15,6 @@ from pathlib import Path
 
 from gke_ai_batch.domain import cli
 
-from . import StackFile, StackFileError, synthesize
-
 ROOT = Path(__file__).resolve().parent.parent
 URN_DIR = ROOT / "stacks" / "urns"
 
@@ -35,6 +33,8 @@ def main(argv: list[str]) -> int:
     parser = cli.parser("python -m synth.urns", __doc__)
     parser.add_argument("stacks", nargs="*", metavar="STACK", help="stacks/Pulumi.STACK.yaml (default: every stack)")
     stacks = parser.parse_args(argv).stacks
+    from . import StackFile, StackFileError, synthesize  # after --help: they load pulumi and pydantic
+
     stacks = stacks or sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (ROOT / "stacks").glob("Pulumi.*.yaml"))
     try:
         stack_files = [StackFile.locate(ROOT, stack, None) for stack in stacks]

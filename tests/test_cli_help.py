@@ -27,7 +27,10 @@ def _walk(root: Path):
 
 def _has_main_guard(path: Path) -> bool:
     """A module-level `if __name__ == "__main__":` (either operand order)."""
-    for node in ast.parse(path.read_text(), str(path)).body:
+    text = path.read_text()
+    if "__main__" not in text:  # no guard without the literal: the parse below is the scan's cost
+        return False
+    for node in ast.parse(text, str(path)).body:
         if isinstance(node, ast.If) and isinstance(node.test, ast.Compare) and len(node.test.comparators) == 1:
             sides = [node.test.left, node.test.comparators[0]]
             names = {s.id for s in sides if isinstance(s, ast.Name)}
@@ -53,6 +56,22 @@ def command(path: Path, root: Path = ROOT) -> list[str]:
     return [sys.executable, str(rel)]
 
 
+# What a module's --help may load: the SDKs and pydantic take ~0.3-1.5 s to import, and --help (or
+# a usage error) is parsed before them. The config's own modules answer from inside their package,
+# whose ConfigError is a pulumi.RunError and whose schema is pydantic's.
+_HEAVY = {"pulumi", "pulumi_gcp", "pulumi_kubernetes", "pulumi_policy", "pydantic", "hypothesis"}
+_NEEDS_THE_CONFIG = {"gke_ai_batch/config/reference.py", "gke_ai_batch/config/schema.py"}
+
+
+def _imported(importtime: str) -> set[str]:
+    """The top-level packages `-X importtime` reports as imported."""
+    return {
+        line.split("|")[-1].strip().split(".")[0]
+        for line in importtime.splitlines()
+        if line.startswith("import time:") and not line.rstrip().endswith("package")
+    }
+
+
 def _snapshot(root: Path) -> dict[str, tuple[int, int]]:
     return {str(p.relative_to(root)): (p.stat().st_mtime_ns, p.stat().st_size) for p in _walk(root) if p.is_file()}
 
@@ -65,10 +84,10 @@ def test_every_entry_point_answers_help():
     before = _snapshot(ROOT)
     # The library importable as if installed: the programs of examples/ are its consumers.
     env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    # All at once: each pays for importing pulumi, and they are independent.
+    # All at once: they are independent. -X importtime lists what each loaded, on stderr.
     procs = {
         p: subprocess.Popen(
-            [*command(p), "--help"], cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
+            [command(p)[0], "-X", "importtime", *command(p)[1:], "--help"], cwd=ROOT, env=env, stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
         for p in found
@@ -82,8 +101,12 @@ def test_every_entry_point_answers_help():
             out, err = proc.communicate()
             problems.append(f"{path.relative_to(ROOT)}: still running after 120 s (serving instead of answering?)")
             continue
+        imported = _imported(err)
+        err = "".join(line for line in err.splitlines(keepends=True) if not line.startswith("import time:"))
         if proc.returncode != 0 or "usage" not in out.lower() or err:
             problems.append(f"{' '.join(command(path)[1:])} --help: exit {proc.returncode}\nstdout: {out[:500]}\nstderr: {err[-1500:]}")
+        elif str(path.relative_to(ROOT)) not in _NEEDS_THE_CONFIG and imported & _HEAVY:
+            problems.append(f"{' '.join(command(path)[1:])} --help loads {', '.join(sorted(imported & _HEAVY))}: parse argv first")
     assert not problems, "\n\n".join(problems)
     assert _snapshot(ROOT) == before, "--help wrote files"
 

@@ -11,7 +11,7 @@ from synth import yamlread
 
 
 from gke_ai_batch.config import ConfigError, load
-from conftest import ROOT, base_config, synth_cli, synth_config
+from conftest import ROOT, base_config, synth_cli, synth_config, synth_main
 from support import diagnostics
 from support.diagnostics import assert_names
 
@@ -199,7 +199,7 @@ def test_cli_exit_2_one_message_nothing_written(tmp_path):
 def test_cli_rejects_a_file_not_named_like_a_stack(tmp_path):
     path = tmp_path / "stack.yaml"
     path.write_text("config: {}\n")
-    proc = synth_cli("--config", str(path))
+    proc = synth_main("--config", str(path))
     assert proc.returncode == 2
     assert "stack files are named Pulumi.<stack>.yaml" in proc.stderr
 

@@ -118,12 +118,12 @@ def test_samples_are_submitted_on_the_manager_only():
 
 
 def test_a_broken_fleet_stack_lists_every_mistake_and_leaves_the_last_output(tmp_path):
-    from conftest import synth_cli, synth_stack
+    from conftest import synth_main, synth_stack
     from synth import write_outputs, yamlread
     from test_hostile_inputs import snapshot
 
-    # The last output is written in-process (the CLI writes the same output_files the same way);
-    # only the refused run under test needs a process of its own.
+    # In-process: the CLI's exit 2 on a refused stack, in a process of its own, is
+    # test_config_errors.py's; here what matters is what it says and leaves.
     out = tmp_path / "out"
     write_outputs(synth_stack("fleet-dws"), out)
     before = snapshot(out)
@@ -135,7 +135,7 @@ def test_a_broken_fleet_stack_lists_every_mistake_and_leaves_the_last_output(tmp
     workers[2]["name"] = workers[3]["name"]  # two workers, one name
     bad = tmp_path / "Pulumi.fleet-bad.yaml"
     bad.write_text(yamlread.dump({"config": config}))
-    proc = synth_cli("--config", str(bad), "--out", str(out))
+    proc = synth_main("--config", str(bad), "--out", str(out))
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     for where in ("fleet.workers[0].nodePools[0].zones[0]", "fleet.workers[1].cluster.masterAuthorizedNetworks",
                   "fleet.workers[3].name"):

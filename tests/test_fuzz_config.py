@@ -12,8 +12,9 @@ hands, and a typo must never cost running TPU slices. Strategies: tests/strategi
 3. Random MUTATIONS of valid stacks (unknown and misspelt keys, wrong types, missing keys,
    out-of-range numbers, bad names and values, duplicates, broken cross-references) exit 2
    with one message that starts with the stack file and names the mistaken key path, with
-   no traceback and nothing registered; a few go through the CLI in a subprocess (exit 2,
-   one message on stderr, nothing on stdout, no output folder).
+   no traceback and nothing registered; a few go through the CLI's main (exit 2, one message
+   on stderr, nothing on stdout, no output folder; in this process: the CLI's exit 2 in a
+   process of its own is tests/test_config_errors.py's).
 
 How many cases ran is printed at the end of pytest's terminal summary, also under
 `pytest -q -ra`, in a section "stack config fuzzing (tests/test_fuzz_config.py)". Examples
@@ -36,7 +37,7 @@ from hypothesis import HealthCheck, Phase, example, given, settings
 import strategies as S
 import synth
 from gke_ai_batch.domain import catalogue
-from conftest import base_config, synth_cli, synth_config
+from conftest import base_config, synth_config, synth_main
 from support import diagnostics
 from support.fuzz_report import REPORT
 
@@ -56,7 +57,7 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much],
 )
 FUZZ = settings.get_profile("stack-config-fuzz")
-# A valid stack's synth takes ~0.1 s, a CLI run ~0.4 s: those properties do not shrink (a
+# A valid stack's synth takes ~0.1 s, a CLI run as much: those properties do not shrink (a
 # failure prints the whole stack file instead; found bugs are pinned as minimal @examples).
 # Rejected stacks cost ~5 ms, so the mutation property shrinks to a minimal mistake.
 NO_SHRINK = [Phase.explicit, Phase.reuse, Phase.generate]
@@ -502,15 +503,15 @@ def test_bool_is_no_duration_or_quantity(stack_dir, change, path):
 @settings(FUZZ, max_examples=CLI_EXAMPLES, phases=NO_SHRINK)
 @given(case=S.mutations())
 def test_cli_rejects_mutated_stacks(tmp_path_factory, case):
-    """`python -m synth --config FILE --out DIR` on a bad stack: exit 2, the one message on
-    stderr, nothing on stdout, and no output folder."""
+    """`python -m synth --config FILE --out DIR` (its main, in this process) on a bad stack:
+    exit 2, the one message on stderr, nothing on stdout, and no output folder."""
     config, mutation = case
     directory = tmp_path_factory.mktemp("cli")
     stack = directory / "Pulumi.fuzz.yaml"
     stack.write_text(yamlread.dump({"config": config}))
     out = directory / "out"
     with _timed("cli"):
-        proc = synth_cli("--config", str(stack), "--out", str(out))
+        proc = synth_main("--config", str(stack), "--out", str(out))
     context = f"mutation: {mutation.description}\nstderr: {proc.stderr}"
     assert proc.returncode == 2, context
     assert proc.stdout == "", context

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from gke_ai_batch.config.schema import render
-from conftest import ROOT, STACKS, synth_cli, synth_stack
+from conftest import ROOT, STACKS, synth_main, synth_stack
 
 EXPECTED_STACKS = {"dev", "prod", "tpu-hotswap", "batch-autopilot", "tpu-multislice", "gpu-dws", "tpu-flex"}
 
@@ -50,7 +50,9 @@ def test_schema_catches_a_typo():
 
 
 def test_cli_writes_files_and_summary(tmp_path):
-    proc = synth_cli("tpu-multislice", "--out", str(tmp_path))
+    # In-process: renders by the CLI in processes of their own are test_runtime_only.py's,
+    # test_determinism.py's and test_hostile_inputs.py's.
+    proc = synth_main("tpu-multislice", "--out", str(tmp_path))
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.splitlines()[0] == (
         "tpu-multislice: 3 node pools, 3 TPU slices, 6 VMs at most, 24 TPU chips, 0 GPUs"

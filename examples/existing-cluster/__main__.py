@@ -2,15 +2,17 @@
 one team and a sample JobSet on a GKE cluster this program does not create (docs/library.md).
 Offline: python -m synth --program examples/existing-cluster --config examples/existing-cluster/Pulumi.dev.yaml"""
 
-import pulumi
-import pulumi_kubernetes as k8s
-
-from gke_ai_batch.components.batch import JobSetInstall, KueueInstall
-from gke_ai_batch.components.nodepools import GpuPool, TpuSlices
-from gke_ai_batch.components.queues import ClusterQueue, ProvisioningCheck, ResourceFlavor, Team
 from gke_ai_batch.domain import cli
 
-cli.parser("__main__.py", __doc__).parse_known_args()  # --help; under Pulumi the program has no arguments
+# --help, answered before the components and the cloud SDKs load (~1 s); under Pulumi the program has no arguments.
+cli.parser("__main__.py", __doc__).parse_known_args()
+
+import pulumi  # noqa: E402
+import pulumi_kubernetes as k8s  # noqa: E402
+
+from gke_ai_batch.components.batch import JobSetInstall, KueueInstall  # noqa: E402
+from gke_ai_batch.components.nodepools import GpuPool, TpuSlices  # noqa: E402
+from gke_ai_batch.components.queues import ClusterQueue, ProvisioningCheck, ResourceFlavor, Team  # noqa: E402
 config = pulumi.Config()
 cluster, team = config.require_object("cluster"), config.require("team")
 tpu = TpuSlices("v6e", {"cluster": cluster, "version": "v6e", "topology": "4x4", "slices": 2, "capacity": "spot",

@@ -12,20 +12,26 @@ import json
 import sys
 from pathlib import Path
 
-import pulumi
-
-from gke_ai_batch.components.batch import JobSetInstall, KueueInstall
-from gke_ai_batch.components.cluster import ExistingCluster, GkeCluster
-from gke_ai_batch.components.multikueue import MultiKueueManager, MultiKueueWorker
-from gke_ai_batch.components.computeclasses import ComputeClasses
-from gke_ai_batch.components.topology import Topologies
-from gke_ai_batch.components.metrics import Metrics
-from gke_ai_batch.components.nodepools import CpuPool, GpuPool, TpuSlices
-from gke_ai_batch.components.priorities import Priorities
-from gke_ai_batch.components.queues import ClusterQueue, ProvisioningCheck, ResourceFlavor, Team
-from gke_ai_batch.components.storage import CheckpointBucket
-from gke_ai_batch.config.errors import NAMESPACE
 from gke_ai_batch.domain import cli
+
+_PROG = "python -m gke_ai_batch.components.package"
+if __name__ == "__main__":
+    # --help (and a stray argument) answered before the components and the cloud SDKs load (~1 s).
+    cli.parser(_PROG, __doc__).parse_args()
+
+import pulumi  # noqa: E402
+
+from gke_ai_batch.components.batch import JobSetInstall, KueueInstall  # noqa: E402
+from gke_ai_batch.components.cluster import ExistingCluster, GkeCluster  # noqa: E402
+from gke_ai_batch.components.multikueue import MultiKueueManager, MultiKueueWorker  # noqa: E402
+from gke_ai_batch.components.computeclasses import ComputeClasses  # noqa: E402
+from gke_ai_batch.components.topology import Topologies  # noqa: E402
+from gke_ai_batch.components.metrics import Metrics  # noqa: E402
+from gke_ai_batch.components.nodepools import CpuPool, GpuPool, TpuSlices  # noqa: E402
+from gke_ai_batch.components.priorities import Priorities  # noqa: E402
+from gke_ai_batch.components.queues import ClusterQueue, ProvisioningCheck, ResourceFlavor, Team  # noqa: E402
+from gke_ai_batch.components.storage import CheckpointBucket  # noqa: E402
+from gke_ai_batch.config.errors import NAMESPACE  # noqa: E402
 
 # One line per hosted component. A component is hostable when its __init__ annotates `args`
 # with a TypedDict (or class) of annotated inputs and its class-level annotations are all
@@ -71,7 +77,7 @@ def schema_text() -> str:
 
 
 def main(argv: list[str]) -> int:
-    cli.parser("python -m gke_ai_batch.components.package", __doc__).parse_args(argv)
+    cli.parser(_PROG, __doc__).parse_args(argv)
     SCHEMA_PATH.write_text(schema_text())
     print(f"{SCHEMA_PATH.name}: {len(COMPONENTS)} components")
     return 0
