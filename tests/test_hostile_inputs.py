@@ -445,23 +445,47 @@ def test_a_run_killed_while_writing_leaves_the_previous_output(case, capsys, aft
     assert exit_code(pid) == -signal.SIGKILL, log.read_text()
     if not after_first:
         assert snapshot(out) == previous
-    # The next run cleans up after the killed one (and puts a moved-away output back first).
+    # The next run, once it holds the lock, cleans up after the killed one and first puts a
+    # moved-away output back: seen here before anything is rendered again (a new render of the
+    # same stack would hide a restore that lost the previous output).
+    with output.locked(out):
+        assert snapshot(out) == previous
     assert run(capsys, "--config", path, "--out", out, "--quiet")[0] == 0
     assert snapshot(out) == previous
     assert sorted(p.name for p in case.dir.iterdir() if p.name.startswith(".good.")) == [".good.lock"]
 
 
+def _slow_swap():
+    """In the child: hold the output moved away for a while, mid-swap, so that a second run
+    without the lock would find no output and put its own there first."""
+    real_rename = os.rename
+
+    def rename(src, dst):
+        real_rename(src, dst)
+        if ".old-" in str(dst):
+            time.sleep(0.5)
+
+    output.os.rename = rename
+
+
 def test_two_concurrent_runs_on_one_out_do_not_mix(case, capsys):
-    path = case.stack(DEV, "Pulumi.good.yaml")
+    # Two different stacks of one name into one folder: each run's files are its own, so a
+    # mix, or a run that failed on the other's half-swapped folder, would show.
+    (case.dir / "b").mkdir()
+    paths = [case.stack(DEV, "Pulumi.good.yaml"), case.dir / "b" / "Pulumi.good.yaml"]
+    paths[1].write_text(DEV.replace("      env: dev\n", "      env: dev-b\n", 1))
     out = case.dir / "good"
-    argv = ["--config", str(path), "--out", str(out), "--quiet"]
-    # Rendered once here first, so the two children start warm and render at the same time.
-    assert run(capsys, *argv[:2], "--out", case.dir / "warm", "--quiet")[0] == 0
+    renders = []
+    for i, path in enumerate(paths):  # rendered here first, so the children start warm
+        assert run(capsys, "--config", path, "--out", case.dir / f"warm-{i}", "--quiet")[0] == 0
+        renders.append(snapshot(case.dir / f"warm-{i}"))
+    assert renders[0] != renders[1]
+    # An output already there, which each child moves away mid-swap.
+    assert run(capsys, "--config", paths[0], "--out", out, "--quiet")[0] == 0
     logs = [case.dir / f"child-{i}.log" for i in range(2)]
-    pids = [forked_main(argv, log) for log in logs]
+    pids = [forked_main(["--config", str(p), "--out", str(out), "--quiet"], log, _slow_swap) for p, log in zip(paths, logs)]
     assert [exit_code(pid) for pid in pids] == [0, 0], [log.read_text() for log in logs]
-    files = snapshot(out)
-    assert json.loads(files["resources.json"]) and files["report.md"].startswith(b"#")
+    assert snapshot(out) in renders
     assert sorted(p.name for p in case.dir.iterdir() if p.name.startswith(".good.")) == [".good.lock"]
 
 
