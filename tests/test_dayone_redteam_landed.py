@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import copy
 
+import json
+
 import pytest
-from synth import yamlread
+from synth import EXIT_POLICY_VIOLATION, yamlread
 from synth.stackfile import StackFile
 
 from bootstrap import synth as bsynth
@@ -105,7 +107,7 @@ w = GkeCluster("w", {"name": "w", "location": "us-east5", "project": "acme-ml"})
 shared = None
 for m in ("m1", "m2"):
     if shared is None or not ONE_WORKER:
-        worker = MultiKueueWorker(f"w-for-{m}", {"namespaces": ["team-a"], "frameworks": ["batch/job"], "endpoint": w.endpoint,
+        worker = MultiKueueWorker(WORKER_NAME.format(m=m), {"namespaces": ["team-a"], "frameworks": ["batch/job"], "endpoint": w.endpoint,
                                                "ca_certificate": w.cluster_ca_certificate, "worker": "w"},
                                   pulumi.ResourceOptions(provider=w.provider))
         shared = worker
@@ -115,17 +117,33 @@ for m in ("m1", "m2"):
 """
 
 
-def _unique_object_findings(tmp_path, one_worker: bool) -> list[str]:
-    from synth import policy
+def _two_workers(tmp_path, one_worker: bool, worker_name: str):
     from synth.program import read_project, synthesize_program
 
     (tmp_path / "Pulumi.yaml").write_text("name: lib\nruntime: python\n")
-    (tmp_path / "__main__.py").write_text(f"ONE_WORKER = {one_worker}\n{TWO_WORKERS}")
+    (tmp_path / "__main__.py").write_text(f"ONE_WORKER = {one_worker}\nWORKER_NAME = {worker_name!r}\n{TWO_WORKERS}")
     stack = tmp_path / "Pulumi.test.yaml"
     stack.write_text("config:\n  gcp:project: acme-ml\n")
     result = synthesize_program(read_project(tmp_path), StackFile.locate(ROOT, None, stack))
     assert result.recording is not None, result.error
+    return result
+
+
+def _unique_object_findings(tmp_path, one_worker: bool, worker_name: str = "w-for-{m}") -> list[str]:
+    from synth import policy
+
+    result = _two_workers(tmp_path, one_worker, worker_name)
     return [f.message for f in policy.findings(result) if f.rule == "k8s-unique-objects"]
+
+
+def test_a_program_on_several_clusters_renders_without_verdicts_instead_of_crashing(tmp_path):
+    # Objects named in two clusters' scopes: no one world for the model here (the pack judges
+    # each cluster), and admission.json says so by being empty rather than synth failing.
+    result = _two_workers(tmp_path, one_worker=True, worker_name="{m}/multikueue")
+    # Exit 3: the pack's findings on this bare program (no RBAC, no MultiKueue names), not 70.
+    assert result.exit_code == EXIT_POLICY_VIOLATION, result.error
+    assert json.loads(result.extra_files["admission.json"]) == {"workloads": {}, "queues": {}}
+    assert "Not computed here: the program declares Kubernetes objects on several clusters" in result.extra_files["report.md"]
 
 
 def test_two_multikueue_workers_on_one_cluster_are_refused_by_the_pack(tmp_path):
@@ -134,6 +152,13 @@ def test_two_multikueue_workers_on_one_cluster_are_refused_by_the_pack(tmp_path)
     found = _unique_object_findings(tmp_path, one_worker=False)
     assert any(m.startswith("ServiceAccount kueue-system/multikueue-sa (core) is also ") for m in found), found
     assert any(m.startswith("ClusterRole multikueue-sa-read (rbac.authorization.k8s.io) is also ") for m in found), found
+
+
+def test_two_workers_named_in_two_scopes_on_one_cluster_are_refused_by_the_pack(tmp_path):
+    # Named "<scope>/multikueue", each names its objects in its own scope ("m1/kueue-system/
+    # multikueue-sa"), but both apply them through cluster w's provider: still one object.
+    found = _unique_object_findings(tmp_path, one_worker=False, worker_name="{m}/multikueue")
+    assert any(m.startswith("ServiceAccount kueue-system/multikueue-sa (core) is also ") for m in found), found
 
 
 def test_one_worker_handed_to_two_managers_is_clean(tmp_path):

@@ -10,8 +10,9 @@ from .base import EMPTY, Resource, as_dict, cluster_of, kind_of
 
 def _object_key(r: Resource) -> tuple[str, str, str, str, str, str] | None:
     """(provider, naming scope, API group, kind, namespace, name) of the object `r` applies: the
-    provider is the cluster; the scope too, where a caller left the provider out (a fleet's
-    objects are named per cluster: base.cluster_of). None where it names no one object: a Helm
+    provider is the cluster, whatever scope the names carry; only where a caller left the
+    provider out does the naming scope stand for it (a fleet's objects are named per cluster:
+    base.cluster_of). None where it names no one object: a Helm
     release or YAML group (no metadata.name), a *Patch resource (it edits an object it does not
     own), a name left to Pulumi's auto-naming or not known at preview."""
     if not r.type.startswith("kubernetes:") or r.type.endswith("Patch") or r.type.endswith("List"):
@@ -22,7 +23,7 @@ def _object_key(r: Resource) -> tuple[str, str, str, str, str, str] | None:
         return None
     # kubernetes:<group>/<version>:<Kind>: one object whichever version a resource writes it at.
     group = r.type.split(":", 2)[1].split("/", 1)[0]
-    return r.provider, cluster_of(r), group, kind_of(r.type), namespace, name
+    return r.provider, "" if r.provider else cluster_of(r), group, kind_of(r.type), namespace, name
 
 
 def unique_objects(resources: Sequence[Resource], config: Mapping[str, Any] = EMPTY) -> Iterator[tuple[str | None, str]]:
