@@ -1,0 +1,41 @@
+"""The docs say what the code does: the component list, the limits the checks enforce and the
+output synth prints are read from their homes here and found in the pages that state them."""
+
+from __future__ import annotations
+
+import re
+
+
+from conftest import ROOT
+
+DOCS = ROOT / "docs"
+
+
+def _section(page: str, heading: str) -> str:
+    text = (DOCS / page).read_text()
+    return text.split(f"\n## {heading}\n", 1)[1].split("\n## ", 1)[0]
+
+
+def test_architecture_lists_every_packaged_component_in_its_module():
+    from gke_ai_batch.components.package import COMPONENTS
+
+    section = _section("architecture.md", "The components")
+    listed = {
+        name: module
+        for module, names in re.findall(r"^\| `(\w+\.py)` \| (.+) \|$", section, re.M)
+        for name in re.findall(r"`(\w+)`", names)
+    }
+    assert listed == {c.__name__: c.__module__.rpartition(".")[2] + ".py" for c in COMPONENTS}
+    assert f"holds {len(COMPONENTS)} components" in section
+
+
+def test_how_it_works_names_every_component_and_its_token():
+    from gke_ai_batch.components.package import COMPONENTS
+
+    text = (DOCS / "how-it-works.md").read_text()
+    flat = " ".join(text.split())
+    missing = [c.__name__ for c in COMPONENTS if f"gke-ai-batch:index:{c.__name__}" not in flat]
+    assert not missing, f"docs/how-it-works.md names no token for {missing}"
+    diagram = text.split("```", 2)[1]
+    assert all(re.search(rf"\b{c.__name__}\b", diagram.replace("/Manager", " MultiKueueManager")) for c in COMPONENTS)
+
