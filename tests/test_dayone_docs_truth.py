@@ -39,3 +39,23 @@ def test_how_it_works_names_every_component_and_its_token():
     diagram = text.split("```", 2)[1]
     assert all(re.search(rf"\b{c.__name__}\b", diagram.replace("/Manager", " MultiKueueManager")) for c in COMPONENTS)
 
+
+def test_the_maintenance_limits_the_checks_page_states_are_the_codes():
+    from gke_ai_batch.domain import maintenance as mx
+
+    hours = int(mx.AVAILABILITY_MIN.total_seconds() // 3600)
+    for page in ("checks.md", "maintenance.md"):
+        text = " ".join((DOCS / page).read_text().split())
+        assert f"{hours} h" in text or f"{hours} hours" in text, page
+        assert f"in any {mx.AVAILABILITY_PERIOD.days} days" in text, page
+        assert f"{mx.NO_UPGRADES_MAX.days} days" in text and f"any {mx.NO_UPGRADES_SPAN.days} days" in text, page
+        assert {1: "one", 2: "two", 3: "three", 4: "four"}[mx.NO_UPGRADES_PER_SPAN] in text, page
+
+
+def test_the_checks_page_lists_the_topology_rules_with_their_sources():
+    table = _section("checks.md", "Admission and placement")
+    rows = {m[0]: m[1] for m in re.findall(r"^\| ([^|]+) \| [^|]+ \| ([^|]+) \|$", table, re.M)}
+    assert "tas_flavorassigner.go" in rows["topology domain"]
+    assert "ClusterAutoscaler support" in rows["topology on nodes from zero"]
+    assert "tas_validation.go" in rows["topology slices"]
+
