@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+import yaml
 
 from conftest import ROOT
 
@@ -59,3 +60,14 @@ def test_the_checks_page_lists_the_topology_rules_with_their_sources():
     assert "ClusterAutoscaler support" in rows["topology on nodes from zero"]
     assert "tas_validation.go" in rows["topology slices"]
 
+
+def test_the_summary_synth_md_shows_is_what_synth_prints():
+    from gke_ai_batch.config import load, split_namespace
+    from gke_ai_batch.plan import build_plan
+    from synth.summary import summary
+
+    stack = yaml.safe_load((ROOT / "stacks" / "Pulumi.tpu-multislice.yaml").read_text())["config"]
+    values, region = split_namespace(stack)
+    printed = summary("tpu-multislice", build_plan(load(values, region=region), stack["gcp:project"]))
+    shown = (DOCS / "synth.md").read_text().split("$ python -m synth tpu-multislice\n", 1)[1].split("  ...\n", 1)[0]
+    assert printed.startswith(shown.rstrip("\n"))
