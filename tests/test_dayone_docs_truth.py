@@ -71,3 +71,17 @@ def test_the_summary_synth_md_shows_is_what_synth_prints():
     printed = summary("tpu-multislice", build_plan(load(values, region=region), stack["gcp:project"]))
     shown = (DOCS / "synth.md").read_text().split("$ python -m synth tpu-multislice\n", 1)[1].split("  ...\n", 1)[0]
     assert printed.startswith(shown.rstrip("\n"))
+
+
+def test_the_readme_names_every_api_a_clusters_project_gets():
+    from gke_ai_batch.plan.apis import WHY
+
+    step = (ROOT / "README.md").read_text().split("3. **Google Cloud APIs.**", 1)[1].split("\n4. ", 1)[0]
+    missing = [api for api in WHY if f"`{api.removesuffix('.googleapis.com')}`" not in step]
+    assert not missing, f"README.md's first-deploy step 3 does not name {missing}"
+
+
+def test_the_library_page_describes_its_example_as_it_is():
+    example = ROOT / "examples" / "existing-cluster" / "__main__.py"
+    lines = len(example.read_text().splitlines())
+    assert f"is a {lines}-line program" in (DOCS / "library.md").read_text()
