@@ -85,3 +85,11 @@ def test_the_library_page_describes_its_example_as_it_is():
     example = ROOT / "examples" / "existing-cluster" / "__main__.py"
     lines = len(example.read_text().splitlines())
     assert f"is a {lines}-line program" in (DOCS / "library.md").read_text()
+
+
+def test_every_vendored_extra_schema_is_named_where_the_manifest_checks_are_described():
+    kinds = sorted(p.stem for p in (ROOT / "schema" / "upstream-extra").glob("*/*/*.json"))
+    assert kinds
+    for page, heading in (("verification.md", "Manifests"), ("dependencies.md", "Vendored CRD schemas")):
+        section = _section(page, heading)
+        assert [k for k in kinds if k not in section] == [], page
