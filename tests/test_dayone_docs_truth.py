@@ -4,6 +4,7 @@ output synth prints are read from their homes here and found in the pages that s
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import yaml
 
@@ -93,3 +94,42 @@ def test_every_vendored_extra_schema_is_named_where_the_manifest_checks_are_desc
     for page, heading in (("verification.md", "Manifests"), ("dependencies.md", "Vendored CRD schemas")):
         section = _section(page, heading)
         assert [k for k in kinds if k not in section] == [], page
+
+
+def _project_id_keys() -> set[str]:
+    """Models of the stack file with a key checked as a project id (gcpnames.check_project_id)."""
+    import typing
+
+    from pydantic import AfterValidator, BaseModel
+
+    from gke_ai_batch.config.gcpnames import check_project_id
+    from gke_ai_batch.config.stack import StackConfig
+
+    found: set[str] = set()
+    seen: set[type] = set()
+
+    def annotation(ann: Any, owner: str) -> None:
+        if typing.get_origin(ann) is typing.Annotated:
+            base, *meta = typing.get_args(ann)
+            if any(isinstance(m, AfterValidator) and m.func is check_project_id for m in meta):
+                found.add(owner)
+            annotation(base, owner)
+            return
+        for arg in typing.get_args(ann):
+            annotation(arg, owner)
+        if isinstance(ann, type) and issubclass(ann, BaseModel) and ann not in seen:
+            seen.add(ann)
+            for field in ann.model_fields.values():
+                annotation(typing.Annotated[field.annotation, *field.metadata] if field.metadata else field.annotation,
+                           ann.__name__)
+
+    annotation(StackConfig, "StackConfig")
+    return found
+
+
+def test_the_checks_page_names_every_key_checked_as_a_project_id():
+    # How checks.md's row names the key each model checks as a project id.
+    named = {"WorkerConfig": "`fleet.workers[].project`", "ReservationConfig": "a reservation's `project`"}
+    assert _project_id_keys() == set(named)
+    row = next(line for line in (DOCS / "checks.md").read_text().splitlines() if line.startswith("| project ids |"))
+    assert [words for words in named.values() if words not in row] == []
