@@ -133,3 +133,11 @@ def test_the_checks_page_names_every_key_checked_as_a_project_id():
     assert _project_id_keys() == set(named)
     row = next(line for line in (DOCS / "checks.md").read_text().splitlines() if line.startswith("| project ids |"))
     assert [words for words in named.values() if words not in row] == []
+
+
+def test_synth_md_names_every_section_the_report_can_have():
+    source = (ROOT / "synth" / "report" / "__init__.py").read_text()
+    headings = set(re.findall(r'\("([A-Z][^"]+)",', source))
+    assert {"Policy", "Cost", "Topology", "Checkpoint storage"} <= headings
+    page = " ".join(_section("synth.md", "The report a PR shows").split())
+    assert sorted(h for h in headings if f"*{h}*" not in page) == []
