@@ -141,3 +141,11 @@ def test_synth_md_names_every_section_the_report_can_have():
     assert {"Policy", "Cost", "Topology", "Checkpoint storage"} <= headings
     page = " ".join(_section("synth.md", "The report a PR shows").split())
     assert sorted(h for h in headings if f"*{h}*" not in page) == []
+
+
+def test_the_policy_pack_page_lists_every_rule_at_its_default_level():
+    from policy.rules import RULES
+
+    table = {m[0]: m[1] for m in re.findall(r"^\| `([a-z0-9-]+)` \| ([^|]+) \|", (DOCS / "policy-pack.md").read_text(), re.M)}
+    assert sorted(table) == sorted(r.name for r in RULES)
+    assert [r.name for r in RULES if not table[r.name].startswith(r.enforcement)] == []
