@@ -149,3 +149,16 @@ def test_the_policy_pack_page_lists_every_rule_at_its_default_level():
     table = {m[0]: m[1] for m in re.findall(r"^\| `([a-z0-9-]+)` \| ([^|]+) \|", (DOCS / "policy-pack.md").read_text(), re.M)}
     assert sorted(table) == sorted(r.name for r in RULES)
     assert [r.name for r in RULES if not table[r.name].startswith(r.enforcement)] == []
+
+
+def test_stacks_md_names_every_api_an_existing_clusters_project_may_get():
+    from gke_ai_batch.config import load, split_namespace
+    from gke_ai_batch.plan.apis import required_apis
+
+    stack = yaml.safe_load((ROOT / "stacks" / "Pulumi.existing-cluster.yaml").read_text())["config"]
+    values, region = split_namespace(stack)
+    # Everything an existing cluster's stack can ask of its project: checkpoint buckets and a dashboard.
+    values = {**values, "checkpoints": {"projectNumber": "123456789012", "fuseDriver": True}, "metrics": {}}
+    apis = required_apis(load(values, region=region, project=stack["gcp:project"]), stack["gcp:project"])
+    section = " ".join(_section("stacks.md", "A cluster that exists already").split())
+    assert [a for a in apis if f"`{a.removesuffix('.googleapis.com')}`" not in section] == []
