@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import pytest
 import yaml
 
 from conftest import ROOT
@@ -162,3 +163,20 @@ def test_stacks_md_names_every_api_an_existing_clusters_project_may_get():
     apis = required_apis(load(values, region=region, project=stack["gcp:project"]), stack["gcp:project"])
     section = " ".join(_section("stacks.md", "A cluster that exists already").split())
     assert [a for a in apis if f"`{a.removesuffix('.googleapis.com')}`" not in section] == []
+
+
+def test_each_gkecluster_arg_a_stack_rule_checks_is_in_its_pages_refusal_table():
+    from gke_ai_batch.components.cluster import GkeCluster
+    from gke_ai_batch.config.errors import ArgsError
+
+    base = {"name": "ml", "location": "us-central1", "project": "acme-ml"}
+    for page, args in (
+        ("metrics.md", {"monitoring": {"dcgm": True}}),
+        ("checkpoints.md", {"addons": {"lustre_csi_driver": True}, "location": "us-east4"}),
+    ):
+        with pytest.raises(ArgsError) as refused:
+            GkeCluster("c", {**base, **args})
+        paths = {f.path.removeprefix("args.") for f in refused.value.findings}
+        text = (DOCS / page).read_text()
+        refusals = text.split("## What is refused", 1)[1].split("\n## ", 1)[0]
+        assert [p for p in paths if f"`GkeCluster` arg `{p}`" not in refusals] == [], page
