@@ -78,6 +78,8 @@ def test_the_existing_cluster_example_renders_with_its_pools_kueue_and_queue(tmp
     code, stdout, err = run(capsys, "--program", EXAMPLE, "--config", EXAMPLE / "Pulumi.dev.yaml", "--out", out)
     assert code == 0, err
     assert f"wrote {out}" in stdout and "3 node pools" in stdout
+    # docs/synth.md shows this line as the example's output.
+    assert f"\n{stdout.splitlines()[0]}\n" in (ROOT / "docs" / "synth.md").read_text()
     resources = json.loads((out / "resources.json").read_text())
     types = [r["type"] for r in resources]
     assert "gcp:container/cluster:Cluster" not in types
