@@ -3,7 +3,7 @@ YAML, ...) can use through `pulumi package add`, and the schema Pulumi infers fo
 
 provider/__main__.py hosts COMPONENTS with Pulumi's component_provider_host; the schema is
 committed as provider/schema.json so a change to a component's inputs or outputs shows up in
-review (tests/test_dayone_package.py regenerates it offline and fails when it is stale):
+review (tests/test_component_package.py regenerates it offline and fails when it is stale):
 
     python -m gke_ai_batch.components.package    # rewrite provider/schema.json
 """
