@@ -167,6 +167,26 @@ def _value_to_plain(value: struct_pb2.Value) -> Any:
     return None
 
 
+class OfflineUnsupported(Exception):
+    """The program constructs a resource whose values only the real engine can give: a
+    StackReference reads another stack's outputs from the Pulumi backend, which synth has not.
+    Raised in the resource's constructor, so the program's line is on the traceback."""
+
+
+# pulumi/pulumi sdk/python/lib/pulumi/stack_reference.py: StackReference is a read of this type,
+# whose `outputs` the engine fills from the referenced stack's checkpoint. The mock monitor's
+# ReadResource has none to give (its `outputs` is None, so get_output fails in the SDK).
+STACK_REFERENCE = "pulumi:pulumi:StackReference"
+
+
+def _refuse_offline(args: pulumi.ResourceTransformationArgs) -> None:
+    if args.type_ == STACK_REFERENCE:
+        raise OfflineUnsupported(
+            f"StackReference {args.name!r}: synth renders offline and cannot read another stack's outputs; "
+            "give the values this program needs as config keys of its stack file instead")
+    return None
+
+
 class DuplicateUrnError(Exception):
     """Two resources of the program share a URN; Pulumi would refuse the second."""
 
@@ -321,6 +341,7 @@ def run(
 
     order = _ConstructionOrder(project, stack)
     pulumi.runtime.register_stack_transformation(order.record)
+    pulumi.runtime.register_stack_transformation(_refuse_offline)
 
     def main():
         asyncio.get_running_loop().set_default_executor(_InlineExecutor())

@@ -168,9 +168,14 @@ def _synthesize(project: Project, stack_file: StackFile) -> Result:
         result.recording = None
         rule = getattr(exc, "rule", "config")
         return result.refuse(diagnostics.from_problems(exc.findings, rule=rule, file=stack_file.display(), positions=config.positions))
+    except engine.OfflineUnsupported as exc:
+        # Valid under `pulumi up`, but not renderable offline: a usage limit, said at its line.
+        result.recording = None
+        at = _program_line(exc, project)
+        return result.refuse([Diagnostic(str(exc), "usage", None, *(at or (project.display(), None)))])
     except KeyboardInterrupt:
         raise
-    except (Exception, SystemExit) as exc:  # noqa: BLE001 - the program's failure, told as such
+    except BaseException as exc:  # noqa: BLE001 - the program's failure (GeneratorExit too), told as such
         raise ProgramFailed(project, exc) from exc
     result.admission = admission_from_recording(result.recording)
     return judge(result)

@@ -11,7 +11,7 @@ from typing import Any
 
 from gke_ai_batch.domain.findings import Finding
 
-from gke_ai_batch.domain.catalogue import GPU_RESOURCE, TPU_RESOURCE
+from gke_ai_batch.domain.catalogue import GPU_RESOURCE, TPU_RESOURCE, TPU_TOPOLOGY_LABEL
 from policy.rules import Resource
 from policy.rules.base import CLUSTER, NODE_POOL, as_dict, as_list, dig
 from gke_ai_batch.model.facts import PoolFacts, flavor_capacity, selects, stack_pools
@@ -83,7 +83,7 @@ def _pools(resources: list[Resource], pools: list[PoolFacts]) -> list[str]:
             code(p.name),
             p.capacity,
             node.get("machineType") or DASH,
-            _shape(r.props, node),
+            _shape(p, node),
             ", ".join(str(z) for z in as_list(r.props.get("nodeLocations"))) or "the cluster's",
             _nodes(r.props),
             p.accelerators if p.resource and p.accelerators is not None else DASH,
@@ -96,10 +96,12 @@ def _pools(resources: list[Resource], pools: list[PoolFacts]) -> list[str]:
     )
 
 
-def _shape(props, node) -> str:
-    topology = dig(props, "placementPolicy", "tpuTopology")
-    if topology:
-        return f"TPU {topology}"
+def _shape(pool: PoolFacts, node) -> str:
+    if pool.resource == TPU_RESOURCE:
+        # The pack's reading: a single-host slice has no placementPolicy, its machine type says
+        # its topology (facts.pool_facts).
+        topology = pool.labels.get(TPU_TOPOLOGY_LABEL)
+        return f"TPU {topology}" if topology else "TPU"
     gpus = [g for g in as_list(node.get("guestAccelerators")) if isinstance(g, dict)]
     if gpus:
         return f"{gpus[0].get('count')} × {gpus[0].get('type')} per node"

@@ -1,0 +1,57 @@
+"""Red-team of `python -m synth --program` with programs nobody had tried: what a valid Pulumi
+program may do (read another stack, raise any BaseException, declare single-host TPU slices)
+ends in a message and a documented exit code, and the report tells what was registered."""
+
+from __future__ import annotations
+
+from synth import EXIT_INTERNAL, EXIT_INVALID_CONFIG
+from synth.stackfile import StackFile
+
+from conftest import ROOT
+
+
+def _render(tmp_path, program: str):
+    from synth.program import read_project, synthesize_program
+
+    (tmp_path / "Pulumi.yaml").write_text("name: x\nruntime: python\n")
+    (tmp_path / "__main__.py").write_text(program)
+    stack = tmp_path / "Pulumi.dev.yaml"
+    stack.write_text("config:\n  gcp:project: acme-ml\n")
+    return synthesize_program(read_project(tmp_path), StackFile.locate(ROOT, None, stack))
+
+
+def test_a_stack_reference_is_refused_at_the_programs_line_not_a_crash(tmp_path):
+    # The mock engine has no backend to read the other stack from: its outputs were None and
+    # the SDK failed inside synth ('NoneType' object has no attribute 'get', exit 70, no line).
+    result = _render(tmp_path, "import pulumi\n\nref = pulumi.StackReference('acme/net/prod')\n"
+                               "pulumi.export('vpc', ref.get_output('vpc'))\n")
+    assert result.exit_code == EXIT_INVALID_CONFIG and result.recording is None
+    [problem] = result.diagnostics
+    assert problem.file.endswith("__main__.py") and problem.line == 3, problem.render()
+    assert "StackReference 'acme/net/prod': synth renders offline and cannot read another stack's outputs" in problem.message
+
+
+def test_a_program_raising_a_base_exception_is_the_programs_failure(tmp_path, capsys):
+    # GeneratorExit is no Exception: it escaped as "internal error ... a bug in synth".
+    from synth.__main__ import main
+
+    _render(tmp_path, "pass\n")
+    (tmp_path / "__main__.py").write_text("x = 1\nraise GeneratorExit('stop')\n")
+    code = main(["--program", str(tmp_path), "--config", str(tmp_path / "Pulumi.dev.yaml"), "--out", str(tmp_path / "o")])
+    err = capsys.readouterr().err
+    assert code == EXIT_INTERNAL
+    assert "__main__.py:2: the program failed: GeneratorExit: stop" in err and "bug in synth" not in err, err
+
+
+SINGLE_HOST = """
+from gke_ai_batch.components.nodepools import TpuSlices
+
+ref = {"name": "c", "location": "us-east5", "project": "acme-ml", "node_locations": ["us-east5-b"]}
+TpuSlices("v6e", {"cluster": ref, "version": "v6e", "topology": "2x2"})
+"""
+
+
+def test_a_single_host_tpu_pool_is_shown_as_tpu_not_cpu(tmp_path):
+    # A single-host slice has no placementPolicy; the report read its shape from that alone.
+    report = _render(tmp_path, SINGLE_HOST).extra_files["report.md"]
+    assert "| `v6e-0` | on-demand | ct6e-standard-4t | TPU 2x2 |" in report, report
