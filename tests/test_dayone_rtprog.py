@@ -55,3 +55,50 @@ def test_a_single_host_tpu_pool_is_shown_as_tpu_not_cpu(tmp_path):
     # A single-host slice has no placementPolicy; the report read its shape from that alone.
     report = _render(tmp_path, SINGLE_HOST).extra_files["report.md"]
     assert "| `v6e-0` | on-demand | ct6e-standard-4t | TPU 2x2 |" in report, report
+
+
+TWO_TRAINS = """
+import pulumi
+import pulumi_kubernetes as k8s
+from gke_ai_batch.components.nodepools import TpuSlices
+from gke_ai_batch.components.queues import ClusterQueue, ResourceFlavor, Team
+
+ref = {"name": "c", "location": "us-east5", "project": "acme-ml", "node_locations": ["us-east5-b"]}
+tpu = TpuSlices("v6e", {"cluster": ref, "version": "v6e", "topology": "4x4", "slices": 2})
+on = pulumi.ResourceOptions(provider=k8s.Provider("k8s"))
+ResourceFlavor("f", tpu.flavor, opts=on)
+ClusterQueue("cq", {"flavors": [tpu.flavor], "namespace_selector": {}}, opts=on)
+node = {k: v for k, v in tpu.flavor["node_labels"].items() if k.startswith("cloud.google.com/gke-tpu")}
+for ns, replicas in (("research", 1), ("other", 3)):
+    Team(ns, {"namespace": ns, "local_queues": [{"name": "main", "cluster_queue": "cq"}]}, opts=on)
+    pod = {"nodeSelector": node, "containers": [{"name": "c", "image": "busybox:1.36",
+           "resources": {"requests": {"google.com/tpu": "4"}, "limits": {"google.com/tpu": "4"}}}]}
+    k8s.apiextensions.CustomResource(f"{ns}-train", api_version="jobset.x-k8s.io/v1alpha2", kind="JobSet",
+        metadata={"name": "train", "namespace": ns, "labels": {"kueue.x-k8s.io/queue-name": "main"}},
+        spec={"replicatedJobs": [{"name": "s", "replicas": replicas, "template": {"spec": {
+            "parallelism": 4, "completions": 4, "template": {"spec": pod}}}}]}, opts=on)
+"""
+
+
+def test_two_samples_of_one_name_in_two_namespaces_each_keep_their_verdict(tmp_path):
+    # admission.json and the at-once simulation were keyed by name: other/train (48 chips, never)
+    # overwrote research/train (16 chips, admitted), and the PR diff compared the wrong one.
+    import json
+
+    result = _render(tmp_path, TWO_TRAINS)
+    verdicts = json.loads(result.extra_files["admission.json"])["workloads"]
+    assert set(verdicts) == {"research/train", "other/train"}, verdicts
+    assert verdicts["research/train"]["admissible"] is True
+    assert verdicts["other/train"]["admissible"] is False and verdicts["other/train"]["rule"] == "quota"
+    report = result.extra_files["report.md"]
+    assert "| `research/train` | `cq` | `tpu-v6e-slice-4x4` | none | `v6e-0`, `v6e-1` | ✅ admitted |" in report, report
+
+
+def test_workload_keys_are_names_where_unique_and_kubernetes_keys_where_not():
+    from gke_ai_batch.model import Workload, workload_keys
+
+    def wl(kind, ns, name):
+        return Workload(name, kind, ns, None, None, ())
+
+    found = workload_keys([wl("JobSet", "a", "x"), wl("JobSet", "b", "x"), wl("JobSet", "a", "y"), wl("Job", "a", "y"), wl("Job", "a", "z")])
+    assert found == ["a/x", "b/x", "JobSet a/y", "Job a/y", "z"]
