@@ -102,3 +102,38 @@ def test_workload_keys_are_names_where_unique_and_kubernetes_keys_where_not():
 
     found = workload_keys([wl("JobSet", "a", "x"), wl("JobSet", "b", "x"), wl("JobSet", "a", "y"), wl("Job", "a", "y"), wl("Job", "a", "z")])
     assert found == ["a/x", "b/x", "JobSet a/y", "Job a/y", "z"]
+
+
+TWO_CLUSTERS = """
+import pulumi
+import pulumi_kubernetes as k8s
+from gke_ai_batch.components.nodepools import TpuSlices
+from gke_ai_batch.components.queues import ClusterQueue, ResourceFlavor
+
+for name, zone in (("a", "us-east5-b"), ("b", "us-central1-b")):
+    ref = {"name": name, "location": zone[:-2], "project": "acme-ml", "node_locations": [zone]}
+    tpu = TpuSlices(f"{name}-v6e", {"cluster": ref, "version": "v6e", "topology": "2x2"})
+    on = pulumi.ResourceOptions(provider=k8s.Provider(f"{name}-k8s", context=name))
+    ResourceFlavor(f"{name}-flavor", tpu.flavor, opts=on)
+    ClusterQueue(f"{name}-cq", {"flavors": [tpu.flavor], "namespace_selector": {}}, opts=on)
+"""
+
+
+def test_a_program_on_two_clusters_by_provider_gets_no_one_world_verdicts(tmp_path):
+    # Names in no scope, so one world held both: each queue's flavor selected both clusters'
+    # pools and admission.json said each could admit onto the other cluster's nodes.
+    import json
+
+    result = _render(tmp_path, TWO_CLUSTERS)
+    assert result.recording is not None, result.error
+    assert json.loads(result.extra_files["admission.json"]) == {"workloads": {}, "queues": {}}
+    report = result.extra_files["report.md"]
+    assert "Not computed here: the program declares Kubernetes objects on several clusters (naming scopes, or Kubernetes providers)" in report
+
+
+def test_one_cluster_with_one_provider_still_gets_verdicts(tmp_path):
+    import json
+
+    one = TWO_CLUSTERS.replace('(("a", "us-east5-b"), ("b", "us-central1-b"))', '(("a", "us-east5-b"),)')
+    queues = json.loads(_render(tmp_path, one).extra_files["admission.json"])["queues"]
+    assert set(queues) == {"a-cq"}

@@ -27,8 +27,9 @@ NEEDS_STACK_FILE = (
     "sample workloads", "flow diagram", "changes that force replacement",
 )
 NO_MODEL = [
-    "Not computed here: the program declares Kubernetes objects on several clusters, or values known only after "
-    "deploy. The policy pack's `kueue-admissible` judges each cluster (`gke_ai_batch/model/recorded.py`)."
+    "Not computed here: the program declares Kubernetes objects on several clusters (naming scopes, or Kubernetes "
+    "providers), node pools on several clusters, or values known only after deploy. The policy pack's "
+    "`kueue-admissible` judges each naming scope (`gke_ai_batch/model/recorded.py`)."
 ]
 
 
