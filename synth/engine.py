@@ -526,10 +526,13 @@ class _ConstructionOrder:
 async def _stack_outputs() -> dict[str, Any]:
     """The program's exports, resolved (secrets masked). The mock engine registers the root
     stack's outputs before the program runs, so they are read off the stack here."""
+    # Each serialized as the SDK does when it registers the stack's outputs (pulumi/runtime/
+    # stack.py, register_outputs): an exported resource becomes a reference (its URN here), and a
+    # value protobuf cannot hold (a dataclass) is the SDK's ValueError, failing `pulumi up` too.
     stack = pulumi.runtime.get_root_resource()
     outputs: dict[str, Any] = {}
     for name, value in sorted(getattr(stack, "outputs", {}).items()):
         output = pulumi.Output.from_input(value)
-        resolved = await output.future()
-        outputs[name] = masked(plain(resolved)) if await output.is_secret() else plain(resolved)
+        resolved = plain(await rpc.serialize_property(await output.future(), [], name))
+        outputs[name] = masked(resolved) if await output.is_secret() else resolved
     return outputs

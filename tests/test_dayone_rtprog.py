@@ -137,3 +137,51 @@ def test_one_cluster_with_one_provider_still_gets_verdicts(tmp_path):
     one = TWO_CLUSTERS.replace('(("a", "us-east5-b"), ("b", "us-central1-b"))', '(("a", "us-east5-b"),)')
     queues = json.loads(_render(tmp_path, one).extra_files["admission.json"])["queues"]
     assert set(queues) == {"a-cq"}
+
+
+def test_depends_on_an_output_of_a_list_is_refused_at_the_components_line(tmp_path):
+    # Pulumi takes it, but each child's depends_on became [Output([sa])]: the SDK then failed to
+    # hash a list deep in its RPCs (exit 70, "unhashable type: 'list'", no line).
+    program = SINGLE_HOST.replace("from gke_ai_batch", "import pulumi, pulumi_gcp as gcp\nfrom gke_ai_batch").replace(
+        '"topology": "2x2"})',
+        '"topology": "2x2"},\n         opts=pulumi.ResourceOptions(depends_on=pulumi.Output.from_input([sa])))',
+    ).replace("ref = ", 'sa = gcp.serviceaccount.Account("sa", account_id="nodes")\nref = ')
+    result = _render(tmp_path, program)
+    assert result.exit_code == EXIT_INVALID_CONFIG, result.error
+    [problem] = result.diagnostics
+    assert problem.line == 7 and problem.path == "TpuSlices v6e: opts.depends_on", problem.render()
+    assert "must be a Resource or a list of them (each may be an Output of one), not Output" in problem.message
+
+
+def test_exported_resources_are_their_urns_and_a_list_of_outputs_still_waits(tmp_path):
+    # pulumi.export of a resource (common) crashed writing outputs.json: "Object of type
+    # Account is not JSON serializable ... a bug in synth".
+    import json
+
+    from synth import output_files
+
+    program = SINGLE_HOST.replace("from gke_ai_batch", "import pulumi, pulumi_gcp as gcp\nfrom gke_ai_batch").replace(
+        '"topology": "2x2"})',
+        '"topology": "2x2"},\n               opts=pulumi.ResourceOptions(depends_on=[pulumi.Output.from_input(sa)]))',
+    ).replace("ref = ", 'sa = gcp.serviceaccount.Account("sa", account_id="nodes")\nref = ').replace(
+        "TpuSlices(\"v6e\"", "tpu = TpuSlices(\"v6e\"") + 'pulumi.export("sa", sa)\npulumi.export("tpu", tpu)\n'
+    result = _render(tmp_path, program)
+    assert result.exit_code != EXIT_INTERNAL, result.error
+    assert json.loads(output_files(result)["outputs.json"]) == {
+        "sa": "urn:pulumi:dev::x::gcp:serviceaccount/account:Account::sa",
+        "tpu": "urn:pulumi:dev::x::gke-ai-batch:index:TpuSlices::v6e",
+    }
+    [pool] = [r for r in result.recording.resources if r.type == "gcp:container/nodePool:NodePool"]
+    assert "urn:pulumi:dev::x::gcp:serviceaccount/account:Account::sa" in pool.dependencies
+
+
+def test_exporting_what_protobuf_cannot_hold_is_the_programs_failure_as_under_pulumi(tmp_path):
+    from synth.program import ProgramFailed
+
+    program = "import dataclasses, pulumi\n\n@dataclasses.dataclass\nclass P:\n    x: int\n\npulumi.export('p', P(1))\n"
+    try:
+        _render(tmp_path, program)
+    except ProgramFailed as failed:
+        assert "ValueError: unexpected input of type P for p" in failed.diagnostic().message
+    else:
+        raise AssertionError("an export the SDK cannot serialize rendered")
