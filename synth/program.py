@@ -138,6 +138,7 @@ def synthesize_program(project: Project, stack_file: StackFile) -> Result:
 def _synthesize(project: Project, stack_file: StackFile) -> Result:
     from gke_ai_batch.config import ConfigError
     from gke_ai_batch.config.errors import ArgsError
+    from pulumi.config import ConfigMissingError, ConfigTypeError
 
     from . import diagnostics, judge, stackfile
 
@@ -171,6 +172,12 @@ def _synthesize(project: Project, stack_file: StackFile) -> Result:
         result.recording = None
         rule = getattr(exc, "rule", "config")
         return result.refuse(diagnostics.from_problems(exc.findings, rule=rule, file=stack_file.display(), positions=config.positions))
+    except (ConfigMissingError, ConfigTypeError) as exc:
+        # The stack file lacks a key the program requires, or holds one of the wrong type: its
+        # config's fault, as `pulumi up` says (the SDK's RunError: message only), so exit 2.
+        result.recording = None
+        at = _program_line(exc, project)
+        return result.refuse([Diagnostic(" ".join(str(exc).split()), "config", exc.key, *(at or (project.display(), None)))])
     except engine.OfflineUnsupported as exc:
         # Valid under `pulumi up`, but not renderable offline: a usage limit, said at its line.
         result.recording = None

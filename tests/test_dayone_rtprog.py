@@ -185,3 +185,16 @@ def test_exporting_what_protobuf_cannot_hold_is_the_programs_failure_as_under_pu
         assert "ValueError: unexpected input of type P for p" in failed.diagnostic().message
     else:
         raise AssertionError("an export the SDK cannot serialize rendered")
+
+
+def test_a_required_config_key_missing_or_mistyped_is_exit_2_at_the_programs_line(tmp_path):
+    # The stack file's fault, as `pulumi up` tells it: it was exit 70, "the program failed".
+    result = _render(tmp_path, "import pulumi\n\nconfig = pulumi.Config()\nconfig.require('team')\n")
+    assert result.exit_code == EXIT_INVALID_CONFIG, result.error
+    [problem] = result.diagnostics
+    assert (problem.line, problem.path, problem.rule) == (4, "x:team", "config"), problem.render()
+    assert problem.message.startswith("Missing required configuration variable 'x:team' please set a value") and "\n" not in problem.message
+    (tmp_path / "__main__.py").write_text("import pulumi\n\npulumi.Config().require_int('project', )\n")
+    result = _render(tmp_path, (tmp_path / "__main__.py").read_text().replace("Config()", "Config('gcp')"))
+    [problem] = result.diagnostics
+    assert (problem.line, problem.path) == (3, "gcp:project") and "value 'acme-ml' is not a valid 'int'" in problem.message
