@@ -280,11 +280,36 @@ def _program_aliases(request) -> list[Any]:
     return out
 
 
+# pulumi_kubernetes yaml/yaml.py (_invoke_yaml_decode_async): the v1 ConfigFile and ConfigGroup
+# hand their YAML to the provider's invoke of this token and register one resource per object it
+# returns. Without an answer they registered nothing: the objects were missing from every file.
+YAML_DECODE = "kubernetes:yaml:decode"
+
+
+def _decode_yaml(text: Any) -> list[dict[str, Any]]:
+    """The provider's answer (pulumi/pulumi-kubernetes provider/pkg/provider/invoke_decode_yaml.go,
+    decodeYaml): each document of the stream as a mapping, skipping those without a kind or an
+    apiVersion ("Sometimes manifests include empty resources")."""
+    import yaml
+
+    out = []
+    for doc in yaml.safe_load_all(text if isinstance(text, str) else ""):
+        if doc is None:
+            continue
+        if not isinstance(doc, dict):
+            raise ValueError(f"kubernetes:yaml:decode: a document is a {type(doc).__name__}, not a Kubernetes object")
+        if doc.get("kind") and doc.get("apiVersion"):
+            out.append(doc)
+    return out
+
+
 class _NoMocks(pulumi.runtime.Mocks):
     def new_resource(self, args):  # pragma: no cover - RegisterResource above answers instead
         return f"{args.name}-id", args.inputs
 
     def call(self, args):
+        if args.token == YAML_DECODE:
+            return {"result": _decode_yaml(args.args.get("text"))}
         return {}
 
 

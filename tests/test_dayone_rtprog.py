@@ -4,7 +4,7 @@ ends in a message and a documented exit code, and the report tells what was regi
 
 from __future__ import annotations
 
-from synth import EXIT_INTERNAL, EXIT_INVALID_CONFIG
+from synth import EXIT_INTERNAL, EXIT_INVALID_CONFIG, output_files
 from synth.stackfile import StackFile
 
 from conftest import ROOT
@@ -158,8 +158,6 @@ def test_exported_resources_are_their_urns_and_a_list_of_outputs_still_waits(tmp
     # Account is not JSON serializable ... a bug in synth".
     import json
 
-    from synth import output_files
-
     program = SINGLE_HOST.replace("from gke_ai_batch", "import pulumi, pulumi_gcp as gcp\nfrom gke_ai_batch").replace(
         '"topology": "2x2"})',
         '"topology": "2x2"},\n               opts=pulumi.ResourceOptions(depends_on=[pulumi.Output.from_input(sa)]))',
@@ -198,3 +196,40 @@ def test_a_required_config_key_missing_or_mistyped_is_exit_2_at_the_programs_lin
     result = _render(tmp_path, (tmp_path / "__main__.py").read_text().replace("Config()", "Config('gcp')"))
     [problem] = result.diagnostics
     assert (problem.line, problem.path) == (3, "gcp:project") and "value 'acme-ml' is not a valid 'int'" in problem.message
+
+
+CONFIG_GROUP = '''
+import pulumi_kubernetes as k8s
+
+k8s.yaml.ConfigGroup("kueue-objects", yaml=["""
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: cq}
+spec:
+  namespaceSelector: {}
+  resourceGroups:
+  - coveredResources: [cpu]
+    flavors:
+    - name: default
+      resources: [{name: cpu, nominalQuota: 8}]
+---
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: default}
+"""])
+'''
+
+
+def test_objects_of_a_yaml_config_group_are_rendered_and_judged(tmp_path):
+    # The v1 ConfigGroup asks the provider to decode its YAML (kubernetes:yaml:decode); the mock
+    # engine answered {}, so the queue was in no file and the report said there was none.
+    import yaml
+
+    from synth import manifests
+
+    result = _render(tmp_path, CONFIG_GROUP)
+    assert result.recording is not None, result.error
+    assert [(d["kind"], d["metadata"]["name"]) for d in manifests(result.recording)] == [("ClusterQueue", "cq"), ("ResourceFlavor", "default")]
+    assert [d["kind"] for d in yaml.safe_load_all(output_files(result)["manifests.yaml"])] == ["ClusterQueue", "ResourceFlavor"]
+    assert "| `cq` | — | `default`: cpu 8 | — | all |" in result.extra_files["report.md"]
