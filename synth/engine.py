@@ -548,6 +548,15 @@ class _ConstructionOrder:
         return self._position.get(urn, -1)
 
 
+def _through_protobuf(value: Any) -> Any:
+    """`value` as the engine receives it, a protobuf Value: numbers are doubles (10**30 is
+    rounded), and NaN or an infinity is the ValueError a resource's input gets, rather than
+    `NaN` in outputs.json, which is no JSON (and no base a diff can read)."""
+    holder = struct_pb2.Struct()
+    holder.update({"v": value})
+    return _value_to_plain(holder.fields["v"])
+
+
 async def _stack_outputs() -> dict[str, Any]:
     """The program's exports, resolved (secrets masked). The mock engine registers the root
     stack's outputs before the program runs, so they are read off the stack here."""
@@ -558,6 +567,10 @@ async def _stack_outputs() -> dict[str, Any]:
     outputs: dict[str, Any] = {}
     for name, value in sorted(getattr(stack, "outputs", {}).items()):
         output = pulumi.Output.from_input(value)
-        resolved = plain(await rpc.serialize_property(await output.future(), [], name))
+        serialized = plain(await rpc.serialize_property(await output.future(), [], name))
+        try:
+            resolved = _through_protobuf(serialized)
+        except ValueError as exc:
+            raise ValueError(f"pulumi.export({name!r}): {exc}") from None
         outputs[name] = masked(resolved) if await output.is_secret() else resolved
     return outputs

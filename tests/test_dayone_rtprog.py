@@ -233,3 +233,15 @@ def test_objects_of_a_yaml_config_group_are_rendered_and_judged(tmp_path):
     assert [(d["kind"], d["metadata"]["name"]) for d in manifests(result.recording)] == [("ClusterQueue", "cq"), ("ResourceFlavor", "default")]
     assert [d["kind"] for d in yaml.safe_load_all(output_files(result)["manifests.yaml"])] == ["ClusterQueue", "ResourceFlavor"]
     assert "| `cq` | — | `default`: cpu 8 | — | all |" in result.extra_files["report.md"]
+
+
+def test_exporting_nan_is_the_programs_failure_not_an_outputs_json_that_is_no_json(tmp_path):
+    # outputs.json held `NaN`: no JSON, and a base --base then refuses.
+    from synth.program import ProgramFailed
+
+    try:
+        _render(tmp_path, "import pulumi\n\npulumi.export('ratio', float('nan'))\n")
+    except ProgramFailed as failed:
+        assert "ValueError: pulumi.export('ratio'): Fail to serialize nan for Value.number_value" in failed.diagnostic().message
+    else:
+        raise AssertionError("NaN was exported")
