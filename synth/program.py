@@ -145,7 +145,7 @@ def _synthesize(project: Project, stack_file: StackFile) -> Result:
     result = Result(stack_file.stack, program=project.display())
     try:
         # Any key may be a secret: the program's own keys are not synth's to know.
-        config = stackfile.read(stack_file, any_secret=True)
+        config = stackfile.read(stack_file, any_secret=True, project=project.name)
     except StackFileError as exc:
         return result.refuse(exc.diagnostics)
     try:

@@ -10,13 +10,13 @@ from synth.stackfile import StackFile
 from conftest import ROOT
 
 
-def _render(tmp_path, program: str):
+def _render(tmp_path, program: str, config: str = "config:\n  gcp:project: acme-ml\n"):
     from synth.program import read_project, synthesize_program
 
     (tmp_path / "Pulumi.yaml").write_text("name: x\nruntime: python\n")
     (tmp_path / "__main__.py").write_text(program)
     stack = tmp_path / "Pulumi.dev.yaml"
-    stack.write_text("config:\n  gcp:project: acme-ml\n")
+    stack.write_text(config)
     return synthesize_program(read_project(tmp_path), StackFile.locate(ROOT, None, stack))
 
 
@@ -245,3 +245,11 @@ def test_exporting_nan_is_the_programs_failure_not_an_outputs_json_that_is_no_js
         assert "ValueError: pulumi.export('ratio'): Fail to serialize nan for Value.number_value" in failed.diagnostic().message
     else:
         raise AssertionError("NaN was exported")
+
+
+def test_a_key_without_a_namespace_is_told_to_take_the_programs_project_not_this_one(tmp_path):
+    # The suggestion named gke-ai-batch:team: a key the program (project x) never reads.
+    result = _render(tmp_path, "import pulumi\n\npulumi.Config().require('team')\n",
+                     "config:\n  gcp:project: acme-ml\n  team: research\n")
+    [problem] = result.diagnostics
+    assert (problem.line, problem.path) == (3, "team") and "e.g. x:team)" in problem.message, problem.render()
