@@ -16,10 +16,11 @@ and the admission model's verdicts come from the recorded resources (admission_f
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sys
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +47,9 @@ class Project:
     """The project's name: the default config namespace and the URNs' project part."""
     program: Path
     """What the language host runs: DIR/<main>, a folder with a __main__.py or a .py file."""
+    defaults: dict[str, str] = field(default_factory=dict)
+    """Pulumi.yaml's project-level config (`config:`, Pulumi 3.44): each key's value or default,
+    by its full key, as the language host hands it to the program; the stack file's win."""
 
     def display(self) -> str:
         return display_path(self.root)
@@ -123,10 +127,32 @@ def read_project(directory: Path) -> Project:
                 refuse(("main",) if "main" in data else (), f"{display_path(program)} has no __main__.py to run")
         elif not os.path.isfile(program):
             refuse(("main",), f"{main!r} is no file or folder of the project")
+    defaults = _project_config(data.get("config"), name if isinstance(name, str) else "", refuse)
     if problems:
         raise StackFileError(sorted(problems, key=lambda d: (d.line or 0, d.column or 0)))
     # Absolute: the program runs in the project's folder (cwd), wherever synth was started.
-    return Project(directory, name, Path(os.path.abspath(program)))
+    return Project(directory, name, Path(os.path.abspath(program)), defaults)
+
+
+def _project_config(config: Any, project: str, refuse) -> dict[str, str]:
+    """Pulumi.yaml's `config:` (pulumi.com/docs/iac/concepts/projects/project-file, "config
+    options"): a key is `<namespace>:<name>` or a name in the project's namespace, and its value
+    is the value itself or a mapping with `default` (a declared key) or `value`; a stack file's
+    value overrides it. A secret (`secret: true`) has no value here."""
+    if config is None:
+        return {}
+    if not isinstance(config, dict):
+        refuse(("config",), "must be a mapping of config keys to values or declarations")
+        return {}
+    out = {}
+    for key, value in config.items():
+        if isinstance(value, dict):
+            value = value.get("value", value.get("default"))
+        if value is None:
+            continue
+        full = key if ":" in str(key) else f"{project}:{key}"
+        out[full] = value if isinstance(value, str) else json.dumps(value)
+    return out
 
 
 def synthesize_program(project: Project, stack_file: StackFile) -> Result:
@@ -155,7 +181,7 @@ def _synthesize(project: Project, stack_file: StackFile) -> Result:
                 project.program,
                 project=project.name,
                 stack=stack_file.stack,
-                config=config.values,
+                config={**project.defaults, **config.values},
                 secret_keys=config.secret_keys,
                 outputs_for=outputs_for(config.values.get("gcp:project", "")),
                 cwd=Path(os.path.abspath(project.root)),

@@ -13,7 +13,8 @@ from conftest import ROOT
 def _render(tmp_path, program: str, config: str = "config:\n  gcp:project: acme-ml\n"):
     from synth.program import read_project, synthesize_program
 
-    (tmp_path / "Pulumi.yaml").write_text("name: x\nruntime: python\n")
+    if not (tmp_path / "Pulumi.yaml").exists():
+        (tmp_path / "Pulumi.yaml").write_text("name: x\nruntime: python\n")
     (tmp_path / "__main__.py").write_text(program)
     stack = tmp_path / "Pulumi.dev.yaml"
     stack.write_text(config)
@@ -253,3 +254,16 @@ def test_a_key_without_a_namespace_is_told_to_take_the_programs_project_not_this
                      "config:\n  gcp:project: acme-ml\n  team: research\n")
     [problem] = result.diagnostics
     assert (problem.line, problem.path) == (3, "team") and "e.g. x:team)" in problem.message, problem.render()
+
+
+def test_project_level_config_in_pulumi_yaml_reaches_the_program_under_the_stack_files(tmp_path):
+    # Pulumi.yaml's config: (Pulumi 3.44) was not read: a program requiring a key it declares with a
+    # default was refused as missing, though `pulumi up` runs it.
+    (tmp_path / "Pulumi.yaml").write_text(
+        "name: x\nruntime: python\nconfig:\n  team:\n    type: string\n    default: research\n"
+        "  x:size: 3\n  gcp:region: {value: us-east5}\n  over: from-project\n  token: {type: string, secret: true}\n")
+    result = _render(tmp_path, "import pulumi\n\nc = pulumi.Config()\npulumi.export('t', [c.require('team'), c.require_int('size'), "
+                               "pulumi.Config('gcp').require('region'), c.require('over'), c.get('token')])\n",
+                     "config:\n  gcp:project: acme-ml\n  x:over: from-stack\n")
+    assert result.recording is not None, result.error
+    assert result.recording.outputs == {"t": ["research", 3, "us-east5", "from-stack", None]}
