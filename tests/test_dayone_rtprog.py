@@ -267,3 +267,11 @@ def test_project_level_config_in_pulumi_yaml_reaches_the_program_under_the_stack
                      "config:\n  gcp:project: acme-ml\n  x:over: from-stack\n")
     assert result.recording is not None, result.error
     assert result.recording.outputs == {"t": ["research", 3, "us-east5", "from-stack", None]}
+
+
+def test_a_pool_of_no_known_size_is_a_dash_in_the_cost_table_not_none(tmp_path):
+    # A raw NodePool without nodeCount or autoscaling: the table said "0-None".
+    report = _render(tmp_path, "import pulumi_gcp as gcp\n\ngcp.container.NodePool('p', cluster='x', location='us-central1',\n"
+                               "    node_config={'machine_type': 'n2-standard-8'})\n").extra_files["report.md"]
+    cost = report.split("### Cost", 1)[1].split("###", 1)[0]
+    assert "None" not in cost and "| `p` | on-demand |" in cost, cost
