@@ -275,3 +275,36 @@ def test_a_pool_of_no_known_size_is_a_dash_in_the_cost_table_not_none(tmp_path):
                                "    node_config={'machine_type': 'n2-standard-8'})\n").extra_files["report.md"]
     cost = report.split("### Cost", 1)[1].split("###", 1)[0]
     assert "None" not in cost and "| `p` | on-demand |" in cost, cost
+
+
+MALFORMED = """
+import pulumi_kubernetes as k8s
+
+CR = k8s.apiextensions.CustomResource
+CR("rf", api_version="kueue.x-k8s.io/v1beta2", kind="ResourceFlavor", metadata={"name": "f"}, spec={"nodeLabels": ["a"]})
+CR("cq", api_version="kueue.x-k8s.io/v1beta2", kind="ClusterQueue", metadata={"name": "cq"},
+   spec={"namespaceSelector": {"matchLabels": [1]}, "resourceGroups": [{"coveredResources": ["cpu"],
+         "flavors": [{"name": "f", "resources": [{"name": "cpu", "nominalQuota": "abc"}]}]}]})
+CR("lq", api_version="kueue.x-k8s.io/v1beta2", kind="LocalQueue", metadata={"name": "lq", "namespace": "ns"}, spec={"clusterQueue": ["cq"]})
+CR("js", api_version="jobset.x-k8s.io/v1alpha2", kind="JobSet",
+   metadata={"name": "js", "namespace": "ns", "labels": {"kueue.x-k8s.io/queue-name": "lq"}},
+   spec={"replicatedJobs": [{"name": "a", "replicas": 1, "template": {"spec": {"parallelism": 2, "completions": None,
+         "template": {"spec": {"containers": [{"name": "c", "image": "i:1", "resources": {"requests": {"cpu": "abc"}}}]}}}}}]})
+"""
+
+
+def test_kueue_objects_and_workloads_the_api_server_refuses_are_not_judged_and_not_a_crash(tmp_path):
+    # Each crashed synth (exit 70, "a bug in synth"): the model's dict() of a list of labels, min()
+    # of None completions, the pack hashing a list as a queue name, the report's selector reader.
+    result = _render(tmp_path, MALFORMED)
+    assert result.recording is not None and result.exit_code != EXIT_INTERNAL, result.error
+    report = result.extra_files["report.md"]
+    assert "| `cq` | — | refused by the API server: a field is not of its CRD's type | — | — |" in report, report
+    assert "| `f` | refused by the API server: a field is not of its CRD's type |" in report
+    assert json_of(result, "admission.json") == {"workloads": {}, "queues": {}}
+
+
+def json_of(result, name):
+    import json
+
+    return json.loads(result.extra_files[name])

@@ -15,12 +15,15 @@ from gke_ai_batch.domain.catalogue import GPU_RESOURCE, TPU_RESOURCE, TPU_TOPOLO
 from policy.rules import Resource
 from policy.rules.base import CLUSTER, NODE_POOL, as_dict, as_list, dig
 from gke_ai_batch.model.facts import PoolFacts, flavor_capacity, selects, stack_pools
+from gke_ai_batch.model.recorded import well_formed
 
 from .. import manifests
 from .. import report as base
 from . import admission, cost as cost_view
 from .md import DASH, code, codes, plural, table
 
+# A Kueue object with a field of another type than its CRD's: no such object will exist.
+REFUSED = "refused by the API server: a field is not of its CRD's type"
 # Sections of a stack's report that read its plan and have no recorded counterpart yet.
 NEEDS_STACK_FILE = (
     "quota to request", "namespaces (Pod Security, network isolation)", "priorities",
@@ -130,6 +133,9 @@ def _flavors(docs: list[dict[str, Any]], pools: list[PoolFacts]) -> list[str]:
     queues = _of_kind(docs, "ClusterQueue")
     rows = []
     for f in flavors:
+        if not well_formed(f):
+            rows.append([code(str(dig(f, "metadata", "name"))), REFUSED, DASH, DASH, DASH])
+            continue
         name = dig(f, "metadata", "name")
         labels = as_dict(dig(f, "spec", "nodeLabels"))
         selected = [p for p in pools if selects(labels, p)]
@@ -166,6 +172,9 @@ def _queues(docs: list[dict[str, Any]]) -> list[str]:
         return ["No ClusterQueues: Kueue admits nothing this program declares."]
     rows = []
     for cq in queues:
+        if not well_formed(cq):
+            rows.append([code(str(dig(cq, "metadata", "name"))), DASH, REFUSED, DASH, DASH])
+            continue
         spec = as_dict(cq.get("spec"))
         flavors = [as_dict(f) for g in as_list(spec.get("resourceGroups")) for f in as_list(as_dict(g).get("flavors"))]
         rows.append([
