@@ -286,6 +286,8 @@ CR("cq", api_version="kueue.x-k8s.io/v1beta2", kind="ClusterQueue", metadata={"n
    spec={"namespaceSelector": {"matchLabels": [1]}, "resourceGroups": [{"coveredResources": ["cpu"],
          "flavors": [{"name": "f", "resources": [{"name": "cpu", "nominalQuota": "abc"}]}]}]})
 CR("lq", api_version="kueue.x-k8s.io/v1beta2", kind="LocalQueue", metadata={"name": "lq", "namespace": "ns"}, spec={"clusterQueue": ["cq"]})
+CR("pr", api_version="autoscaling.x-k8s.io/v1", kind="ProvisioningRequest", metadata={"name": "pr", "namespace": "ns"},
+   spec={"podSets": [{"podTemplateRef": "pt", "count": 1}]})
 CR("js", api_version="jobset.x-k8s.io/v1alpha2", kind="JobSet",
    metadata={"name": "js", "namespace": "ns", "labels": {"kueue.x-k8s.io/queue-name": "lq"}},
    spec={"replicatedJobs": [{"name": "a", "replicas": 1, "template": {"spec": {"parallelism": 2, "completions": None,

@@ -187,6 +187,9 @@ _WORKLOAD_SPEC = {
     "JobSet": {"replicatedJobs": [{"name": _STR, "replicas": int, "template": {"spec": _JOB_SPEC}}]},
     "Job": _JOB_SPEC,
     "PodTemplate": {"spec": _POD_SPEC},
+    # autoscaling.x-k8s.io/v1 ProvisioningRequestSpec.PodSets (kubernetes/autoscaler
+    # cluster-autoscaler/apis/provisioningrequest): a PodTemplate reference and a count.
+    "ProvisioningRequest": {"podSets": [{"podTemplateRef": {"name": _STR}, "count": int}]},
 }
 
 
