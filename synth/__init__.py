@@ -48,8 +48,10 @@ MOCK_DNS_ENDPOINT = "gke-mock.invalid.gke.goog"
 # libyaml's safe loader when PyYAML has it: stack files of big platforms parse several times faster.
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # Kinds synth lists in manifests.yaml: objects the program declares itself, not the
-# provider or the Helm releases (whose objects come from the charts).
-_NOT_MANIFESTS = ("kubernetes:helm.sh/",)
+# provider or the Helm releases (whose objects come from the charts), nor pulumi_kubernetes's
+# components (yaml.ConfigFile and ConfigGroup, kustomize.Directory: their objects are their
+# children, registered each with its own type).
+_NOT_MANIFESTS = ("kubernetes:helm.sh/", "kubernetes:yaml:", "kubernetes:yaml/", "kubernetes:kustomize:", "kubernetes:kustomize/")
 _KUBERNETES_PROVIDER_TYPE = "pulumi:providers:kubernetes"
 
 

@@ -167,6 +167,26 @@ def _value_to_plain(value: struct_pb2.Value) -> Any:
     return None
 
 
+class OfflineUnsupported(Exception):
+    """The program constructs a resource whose values only the real engine can give: a
+    StackReference reads another stack's outputs from the Pulumi backend, which synth has not.
+    Raised in the resource's constructor, so the program's line is on the traceback."""
+
+
+# pulumi/pulumi sdk/python/lib/pulumi/stack_reference.py: StackReference is a read of this type,
+# whose `outputs` the engine fills from the referenced stack's checkpoint. The mock monitor's
+# ReadResource has none to give (its `outputs` is None, so get_output fails in the SDK).
+STACK_REFERENCE = "pulumi:pulumi:StackReference"
+
+
+def _refuse_offline(args: pulumi.ResourceTransformationArgs) -> None:
+    if args.type_ == STACK_REFERENCE:
+        raise OfflineUnsupported(
+            f"StackReference {args.name!r}: synth renders offline and cannot read another stack's outputs; "
+            "give the values this program needs as config keys of its stack file instead")
+    return None
+
+
 class DuplicateUrnError(Exception):
     """Two resources of the program share a URN; Pulumi would refuse the second."""
 
@@ -260,11 +280,36 @@ def _program_aliases(request) -> list[Any]:
     return out
 
 
+# pulumi_kubernetes yaml/yaml.py (_invoke_yaml_decode_async): the v1 ConfigFile and ConfigGroup
+# hand their YAML to the provider's invoke of this token and register one resource per object it
+# returns. Without an answer they registered nothing: the objects were missing from every file.
+YAML_DECODE = "kubernetes:yaml:decode"
+
+
+def _decode_yaml(text: Any) -> list[dict[str, Any]]:
+    """The provider's answer (pulumi/pulumi-kubernetes provider/pkg/provider/invoke_decode_yaml.go,
+    decodeYaml): each document of the stream as a mapping, skipping those without a kind or an
+    apiVersion ("Sometimes manifests include empty resources")."""
+    import yaml
+
+    out = []
+    for doc in yaml.safe_load_all(text if isinstance(text, str) else ""):
+        if doc is None:
+            continue
+        if not isinstance(doc, dict):
+            raise ValueError(f"kubernetes:yaml:decode: a document is a {type(doc).__name__}, not a Kubernetes object")
+        if doc.get("kind") and doc.get("apiVersion"):
+            out.append(doc)
+    return out
+
+
 class _NoMocks(pulumi.runtime.Mocks):
     def new_resource(self, args):  # pragma: no cover - RegisterResource above answers instead
         return f"{args.name}-id", args.inputs
 
     def call(self, args):
+        if args.token == YAML_DECODE:
+            return {"result": _decode_yaml(args.args.get("text"))}
         return {}
 
 
@@ -321,6 +366,7 @@ def run(
 
     order = _ConstructionOrder(project, stack)
     pulumi.runtime.register_stack_transformation(order.record)
+    pulumi.runtime.register_stack_transformation(_refuse_offline)
 
     def main():
         asyncio.get_running_loop().set_default_executor(_InlineExecutor())
@@ -502,13 +548,29 @@ class _ConstructionOrder:
         return self._position.get(urn, -1)
 
 
+def _through_protobuf(value: Any) -> Any:
+    """`value` as the engine receives it, a protobuf Value: numbers are doubles (10**30 is
+    rounded), and NaN or an infinity is the ValueError a resource's input gets, rather than
+    `NaN` in outputs.json, which is no JSON (and no base a diff can read)."""
+    holder = struct_pb2.Struct()
+    holder.update({"v": value})
+    return _value_to_plain(holder.fields["v"])
+
+
 async def _stack_outputs() -> dict[str, Any]:
     """The program's exports, resolved (secrets masked). The mock engine registers the root
     stack's outputs before the program runs, so they are read off the stack here."""
+    # Each serialized as the SDK does when it registers the stack's outputs (pulumi/runtime/
+    # stack.py, register_outputs): an exported resource becomes a reference (its URN here), and a
+    # value protobuf cannot hold (a dataclass) is the SDK's ValueError, failing `pulumi up` too.
     stack = pulumi.runtime.get_root_resource()
     outputs: dict[str, Any] = {}
     for name, value in sorted(getattr(stack, "outputs", {}).items()):
         output = pulumi.Output.from_input(value)
-        resolved = await output.future()
-        outputs[name] = masked(plain(resolved)) if await output.is_secret() else plain(resolved)
+        serialized = plain(await rpc.serialize_property(await output.future(), [], name))
+        try:
+            resolved = _through_protobuf(serialized)
+        except ValueError as exc:
+            raise ValueError(f"pulumi.export({name!r}): {exc}") from None
+        outputs[name] = masked(resolved) if await output.is_secret() else resolved
     return outputs

@@ -16,10 +16,11 @@ and the admission model's verdicts come from the recorded resources (admission_f
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sys
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,9 @@ from .diagnostics import Diagnostic
 from .stackfile import STACK_NAME_RX, StackFile, StackFileError, display_path
 
 PROJECT_FILE = "Pulumi.yaml"
+# A Kubernetes object's type token (pulumi_kubernetes: "kubernetes:<group>/<version>:<Kind>"),
+# not the provider's own ("pulumi:providers:kubernetes").
+K8S_OBJECT = "kubernetes:"
 RUNTIME = "python"
 # Pulumi's project-name rule (pulumi/pulumi sdk/go/common/tokens, ValidateProjectName: "project
 # names may only contain alphanumerics, hyphens, underscores, and periods", at most 100): the
@@ -43,6 +47,9 @@ class Project:
     """The project's name: the default config namespace and the URNs' project part."""
     program: Path
     """What the language host runs: DIR/<main>, a folder with a __main__.py or a .py file."""
+    defaults: dict[str, str] = field(default_factory=dict)
+    """Pulumi.yaml's project-level config (`config:`, Pulumi 3.44): each key's value or default,
+    by its full key, as the language host hands it to the program; the stack file's win."""
 
     def display(self) -> str:
         return display_path(self.root)
@@ -120,10 +127,32 @@ def read_project(directory: Path) -> Project:
                 refuse(("main",) if "main" in data else (), f"{display_path(program)} has no __main__.py to run")
         elif not os.path.isfile(program):
             refuse(("main",), f"{main!r} is no file or folder of the project")
+    defaults = _project_config(data.get("config"), name if isinstance(name, str) else "", refuse)
     if problems:
         raise StackFileError(sorted(problems, key=lambda d: (d.line or 0, d.column or 0)))
     # Absolute: the program runs in the project's folder (cwd), wherever synth was started.
-    return Project(directory, name, Path(os.path.abspath(program)))
+    return Project(directory, name, Path(os.path.abspath(program)), defaults)
+
+
+def _project_config(config: Any, project: str, refuse) -> dict[str, str]:
+    """Pulumi.yaml's `config:` (pulumi.com/docs/iac/concepts/projects/project-file, "config
+    options"): a key is `<namespace>:<name>` or a name in the project's namespace, and its value
+    is the value itself or a mapping with `default` (a declared key) or `value`; a stack file's
+    value overrides it. A secret (`secret: true`) has no value here."""
+    if config is None:
+        return {}
+    if not isinstance(config, dict):
+        refuse(("config",), "must be a mapping of config keys to values or declarations")
+        return {}
+    out = {}
+    for key, value in config.items():
+        if isinstance(value, dict):
+            value = value.get("value", value.get("default"))
+        if value is None:
+            continue
+        full = key if ":" in str(key) else f"{project}:{key}"
+        out[full] = value if isinstance(value, str) else json.dumps(value)
+    return out
 
 
 def synthesize_program(project: Project, stack_file: StackFile) -> Result:
@@ -135,13 +164,14 @@ def synthesize_program(project: Project, stack_file: StackFile) -> Result:
 def _synthesize(project: Project, stack_file: StackFile) -> Result:
     from gke_ai_batch.config import ConfigError
     from gke_ai_batch.config.errors import ArgsError
+    from pulumi.config import ConfigMissingError, ConfigTypeError
 
     from . import diagnostics, judge, stackfile
 
     result = Result(stack_file.stack, program=project.display())
     try:
         # Any key may be a secret: the program's own keys are not synth's to know.
-        config = stackfile.read(stack_file, any_secret=True)
+        config = stackfile.read(stack_file, any_secret=True, project=project.name)
     except StackFileError as exc:
         return result.refuse(exc.diagnostics)
     try:
@@ -151,7 +181,7 @@ def _synthesize(project: Project, stack_file: StackFile) -> Result:
                 project.program,
                 project=project.name,
                 stack=stack_file.stack,
-                config=config.values,
+                config={**project.defaults, **config.values},
                 secret_keys=config.secret_keys,
                 outputs_for=outputs_for(config.values.get("gcp:project", "")),
                 cwd=Path(os.path.abspath(project.root)),
@@ -168,9 +198,20 @@ def _synthesize(project: Project, stack_file: StackFile) -> Result:
         result.recording = None
         rule = getattr(exc, "rule", "config")
         return result.refuse(diagnostics.from_problems(exc.findings, rule=rule, file=stack_file.display(), positions=config.positions))
+    except (ConfigMissingError, ConfigTypeError) as exc:
+        # The stack file lacks a key the program requires, or holds one of the wrong type: its
+        # config's fault, as `pulumi up` says (the SDK's RunError: message only), so exit 2.
+        result.recording = None
+        at = _program_line(exc, project)
+        return result.refuse([Diagnostic(" ".join(str(exc).split()), "config", exc.key, *(at or (project.display(), None)))])
+    except engine.OfflineUnsupported as exc:
+        # Valid under `pulumi up`, but not renderable offline: a usage limit, said at its line.
+        result.recording = None
+        at = _program_line(exc, project)
+        return result.refuse([Diagnostic(str(exc), "usage", None, *(at or (project.display(), None)))])
     except KeyboardInterrupt:
         raise
-    except (Exception, SystemExit) as exc:  # noqa: BLE001 - the program's failure, told as such
+    except BaseException as exc:  # noqa: BLE001 - the program's failure (GeneratorExit too), told as such
         raise ProgramFailed(project, exc) from exc
     result.admission = admission_from_recording(result.recording)
     return judge(result)
@@ -187,12 +228,26 @@ def admission_from_recording(recording: engine.Recording) -> Any:
 
     resources = [rules.Resource(r.urn, r.type, r.name, r.inputs) for r in recording.resources]
     clusters = by_cluster(resources)
-    if len(clusters) != 1:
+    if len(clusters) != 1 or _on_several_clusters(recording):
         return None
     (only,) = clusters.values()
     if unknowns(only):
         return None
     return Judgement(only)
+
+
+def _on_several_clusters(recording: engine.Recording) -> bool:
+    """Whether the program's Kubernetes objects go through several Kubernetes providers (each
+    one cluster's API server; "" the default one, the ambient kubeconfig's), or its node pools
+    name several clusters. Naming scopes (by_cluster) tell a fleet's clusters apart; a program's
+    own names need not: one world made of two clusters would let a queue on one admit onto
+    the other's pools, and name those pools in the report."""
+    from gke_ai_batch.domain.registered import NODE_POOL
+
+    providers = {r.options.get("provider", "") for r in recording.resources if r.type.startswith(K8S_OBJECT)}
+    pools = {tuple(str(r.inputs.get(k)) for k in ("project", "location", "cluster"))
+             for r in recording.resources if r.type == NODE_POOL}
+    return len(providers) > 1 or len(pools) > 1
 
 
 def _program_line(error: BaseException, project: Project) -> tuple[str, int] | None:

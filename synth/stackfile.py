@@ -149,10 +149,11 @@ class StackConfig:
     positions: dict[str, tuple[int, int]] = field(default_factory=dict)
 
 
-def read(stack_file: StackFile, *, any_secret: bool = False) -> StackConfig:
+def read(stack_file: StackFile, *, any_secret: bool = False, project: str = NAMESPACE) -> StackConfig:
     """The stack's config, or StackFileError listing every problem in the file at once.
     `any_secret`: a program other than this project's (`--program`), whose keys synth does not
-    know: every secure value reaches it masked, none is refused."""
+    know: every secure value reaches it masked, none is refused. `project`: the program's
+    project, whose name is the namespace a key without one is told to take."""
     file = stack_file.display()
     try:
         doc = yamlread.load(yamlread.decode(yamlread.read_bytes(stack_file.path)))
@@ -200,7 +201,7 @@ def read(stack_file: StackFile, *, any_secret: bool = False) -> StackConfig:
                 ("config", raw_key),
                 "pulumi.key",
                 f"could not parse {raw_key!r} as a configuration key (configuration keys should be of the form "
-                f"`<namespace>:<name>`, e.g. {NAMESPACE}:{raw_key.split(':')[-1] or 'cluster'})",
+                f"`<namespace>:<name>`, e.g. {project}:{raw_key.split(':')[-1] or 'cluster'})",
             )
             continue
         if key in seen:

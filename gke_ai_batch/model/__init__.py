@@ -11,11 +11,11 @@ kueue-admissible runs it over recorded resources.
 Standard library only, so that the CrossGuard pack can import it."""
 
 from gke_ai_batch.model.assigner import Assignment, available, potential_available
-from gke_ai_batch.model.model import QueueLimit, Verdict, demand, judge, queue_limits, queue_problems, simulate
+from gke_ai_batch.model.model import QueueLimit, Verdict, demand, judge, queue_limits, queue_problems, simulate, workload_keys
 from gke_ai_batch.model.objects import ClusterQueue, Flavor, NodeGroup, PodSet, Quota, Workload, World, workload_from_manifests
 
 __all__ = [
     "Assignment", "ClusterQueue", "Flavor", "NodeGroup", "PodSet", "QueueLimit", "Quota", "Verdict", "Workload",
     "World", "available", "demand", "judge", "potential_available", "queue_limits", "queue_problems", "simulate",
-    "workload_from_manifests",
+    "workload_from_manifests", "workload_keys",
 ]

@@ -186,19 +186,42 @@ def queue_problems(world: World) -> list[tuple[str, str, str]]:
     return out
 
 
+def workload_keys(workloads: list[Workload]) -> list[str]:
+    """Each workload's key in the model's answers (simulate, admission.json), in order: its name
+    where no other workload has it (a stack's samples have unique names), else
+    `namespace/name`, else `Kind namespace/name`. A program may declare a JobSet `train` in two
+    namespaces, or a Job and a JobSet of one name: Kubernetes keys an object by kind,
+    namespace and name, and keying by name alone let one's answer overwrite the other's."""
+    def counts(keys: list) -> dict:
+        out: dict = {}
+        for k in keys:
+            out[k] = out.get(k, 0) + 1
+        return out
+
+    by_name = counts([w.name for w in workloads])
+    by_place = counts([(w.namespace, w.name) for w in workloads])
+    return [
+        w.name if by_name[w.name] == 1
+        else f"{w.namespace}/{w.name}" if by_place[(w.namespace, w.name)] == 1
+        else f"{w.kind} {w.namespace}/{w.name}"
+        for w in workloads
+    ]
+
+
 def simulate(world: World, verdicts: list[Verdict]) -> dict[str, str]:
     """What happens when every admissible sample is submitted at once to an empty cluster, in
     Kueue's order (higher priority first, then submission order, as BestEffortFIFO heads are
-    ordered): workload -> 'admitted' or why it waits. Admission needs no preemption here, as
+    ordered): workload key (workload_keys) -> 'admitted' or why it waits. Admission needs no preemption here, as
     nothing runs yet; what a later, higher-priority arrival may preempt is the report's
     preemption section."""
     usage: dict[tuple[str, str, str], int] = {}
+    keyed = list(zip(workload_keys([v.workload for v in verdicts]), verdicts))
     order = sorted(
-        (v for v in verdicts if v.admissible and v.cluster_queue),
-        key=lambda v: -world.priorities.get(v.workload.priority_class or "", 0),
+        ((key, v) for key, v in keyed if v.admissible and v.cluster_queue),
+        key=lambda kv: -world.priorities.get(kv[1].workload.priority_class or "", 0),
     )
     out: dict[str, str] = {}
-    for v in order:
+    for key, v in order:
         cq = world.queues[v.cluster_queue]
         need: dict[tuple[str, str], int] = {}
         for p in v.assignment.pod_sets:
@@ -211,11 +234,11 @@ def simulate(world: World, verdicts: list[Verdict]) -> dict[str, str]:
                 blocked = f"waits for quota: needs {show(r, n)} {r} of {f}, {show(r, max(left, 0))} left"
                 break
         if blocked:
-            out[v.workload.name] = blocked
+            out[key] = blocked
             continue
         for (f, r), n in need.items():
             usage[(cq.name, f, r)] = usage.get((cq.name, f, r), 0) + n
-        out[v.workload.name] = "admitted"
+        out[key] = "admitted"
     return out
 
 

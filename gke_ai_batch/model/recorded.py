@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from functools import cached_property
 from typing import Any
 
-from gke_ai_batch.domain import catalogue, kueue_releases, naming
+from gke_ai_batch.domain import catalogue, kueue_releases, naming, quantity
 from gke_ai_batch.domain.findings import Finding, Subject
 from gke_ai_batch.domain.podtemplates import CONSUME_ANNOTATION, pod_templates
 from gke_ai_batch.domain.registered import (
@@ -142,6 +142,93 @@ def wait_for_pods_ready(resources: Sequence[Any]) -> bool:
     return True
 
 
+# What the model reads of a ResourceFlavor and a ClusterQueue, with the types their CRDs give
+# (kueue v0.19.2 apis/kueue/v1beta2 resourceflavor_types.go, clusterqueue_types.go; the API server
+# refuses an object of other types, so it never exists to admit anything): a str, a quantity,
+# a mapping of str, a list of such. A recorded object that does not fit is not judged here.
+_STR, _QUANTITY = str, (str, int, float)
+_FLAVOR_SPEC = {"nodeLabels": {str: _STR}, "nodeTaints": [dict], "tolerations": [dict], "topologyName": _STR}
+_RESOURCE = {"name": _STR, "nominalQuota": _QUANTITY, "borrowingLimit": _QUANTITY, "lendingLimit": _QUANTITY}
+_QUEUE_SPEC = {
+    "cohortName": _STR,
+    "namespaceSelector": dict,
+    "stopPolicy": _STR,
+    "flavorFungibility": {"whenCanBorrow": _STR},
+    "admissionChecksStrategy": {"admissionChecks": [{"name": _STR, "onFlavors": [_STR]}]},
+    "resourceGroups": [{"coveredResources": [_STR], "flavors": [{"name": _STR, "resources": [_RESOURCE]}]}],
+}
+
+
+def _fits(value: Any, shape: Any) -> bool:
+    """Whether `value` has `shape`: a type (or tuple of types), [item shape], {str: value shape},
+    or {key: shape} of the keys that may be present (None is an absent key)."""
+    if value is None:
+        return True
+    if isinstance(shape, list):
+        return isinstance(value, list) and all(v is not None and _fits(v, shape[0]) for v in value)
+    if isinstance(shape, dict):
+        if not isinstance(value, dict):
+            return False
+        if list(shape) == [str]:
+            return all(isinstance(k, str) and isinstance(v, shape[str]) for k, v in value.items())
+        return all(_fits(value.get(k), sub) for k, sub in shape.items())
+    return isinstance(value, shape) and not isinstance(value, bool)
+
+
+# A workload's pod specs and counts, with the types of k8s.io/api core/v1 PodSpec and batch/v1
+# JobSpec, and jobset v1alpha2 ReplicatedJob: what the API server refuses is never run.
+_RESOURCES = {"requests": {str: _QUANTITY}, "limits": {str: _QUANTITY}}
+_POD_SPEC = {
+    "containers": [{"name": _STR, "resources": _RESOURCES}], "initContainers": [{"name": _STR, "resources": _RESOURCES}],
+    "nodeSelector": {str: _STR}, "tolerations": [dict], "affinity": dict, "priorityClassName": _STR,
+}
+_JOB_SPEC = {"parallelism": int, "completions": int, "template": {"metadata": dict, "spec": _POD_SPEC}}
+_WORKLOAD_SPEC = {
+    "JobSet": {"replicatedJobs": [{"name": _STR, "replicas": int, "template": {"spec": _JOB_SPEC}}]},
+    "Job": _JOB_SPEC,
+    "PodTemplate": {"spec": _POD_SPEC},
+    # autoscaling.x-k8s.io/v1 ProvisioningRequestSpec.PodSets (kubernetes/autoscaler
+    # cluster-autoscaler/apis/provisioningrequest): a PodTemplate reference and a count.
+    "ProvisioningRequest": {"podSets": [{"podTemplateRef": {"name": _STR}, "count": int}]},
+}
+
+
+def _well_formed_workload(manifests: Sequence[Mapping[str, Any]]) -> bool:
+    for m in manifests:
+        kind = m.get("kind")
+        shape = _WORKLOAD_SPEC.get(kind)
+        spec = m.get("template") if kind == "PodTemplate" else m.get("spec")
+        if shape is None:
+            continue
+        counts = [v for pods in _job_specs(kind, spec) for v in (pods.get("parallelism"), pods.get("completions")) if v is not None]
+        quantities = [q for c in _containers(kind, spec) for part in ("requests", "limits")
+                      for q in as_dict(dig(c, "resources", part)).values()]
+        if not (_fits(spec, shape) and all(n >= 0 for n in counts) and all(quantity.value(q) is not None for q in quantities)):
+            return False
+    return True
+
+
+def _job_specs(kind: Any, spec: Any) -> list[Mapping[str, Any]]:
+    if kind == "JobSet":
+        return [as_dict(dig(rj, "template", "spec")) for rj in as_list(as_dict(spec).get("replicatedJobs"))]
+    return [as_dict(spec)] if kind == "Job" else []
+
+
+def _containers(kind: Any, spec: Any) -> list[Any]:
+    pods = [dig(j, "template", "spec") for j in _job_specs(kind, spec)] if kind != "PodTemplate" else [dig(spec, "spec")]
+    return [c for p in pods for key in ("containers", "initContainers") for c in as_list(as_dict(p).get(key))]
+
+
+def well_formed(props: Mapping[str, Any]) -> bool:
+    """Whether a recorded ResourceFlavor or ClusterQueue has the types the model reads as its CRD
+    gives them (_FLAVOR_SPEC, _QUEUE_SPEC); one that has not is refused by the API server."""
+    spec = _QUEUE_SPEC if props.get("kind") == "ClusterQueue" else _FLAVOR_SPEC
+    quantities = [q for g in as_list(dig(props, "spec", "resourceGroups")) for f in as_list(as_dict(g).get("flavors"))
+                  for res in as_list(as_dict(f).get("resources")) for k, q in as_dict(res).items() if k != "name"]
+    return (isinstance(dig(props, "metadata", "name"), str) and _fits(props.get("spec"), spec)
+            and all(quantity.value(q) is not None for q in quantities))
+
+
 def world(resources: Sequence[Any], cluster: facts.ClusterFacts | None = None, pools: Sequence[facts.PoolFacts] = ()) -> World:
     """The model's world for one cluster's resources. `cluster`: the declared facts of a cluster
     the program did not create; by default the recorded Cluster's, or a Standard cluster.
@@ -168,8 +255,10 @@ def world(resources: Sequence[Any], cluster: facts.ClusterFacts | None = None, p
     classes = computeclass.recorded_classes(resources)
     class_groups = [g for name, (_, ps) in classes.items() for g in computeclass.node_groups(name, ps, not autopilot)]
     return World(
-        flavors={f.name: f for f in (Flavor.from_manifest(r.props) for r in of_type(resources, RESOURCE_FLAVOR))},
-        queues={q.name: q for q in (ClusterQueue.from_manifest(r.props) for r in of_type(resources, CLUSTER_QUEUE))},
+        flavors={f.name: f for f in (Flavor.from_manifest(r.props) for r in of_type(resources, RESOURCE_FLAVOR)
+                                     if well_formed(r.props))},
+        queues={q.name: q for q in (ClusterQueue.from_manifest(r.props) for r in of_type(resources, CLUSTER_QUEUE)
+                                    if well_formed(r.props))},
         local_queues=local_queues,
         namespaces=namespaces,
         node_groups=(*(node_group(r, pool) for r, pool in zip(recorded, pools)), *class_groups),
@@ -273,6 +362,8 @@ class Judgement:
         }
         self.workloads: list[tuple[Workload, tuple[Subject, ...]]] = []
         for manifests in workload_manifests(resources):
+            if not _well_formed_workload(manifests):
+                continue
             wl = workload_from_manifests(manifests)
             # The API server refuses an object whose name or namespace is not a string.
             if wl is not None and isinstance(wl.name, str) and isinstance(wl.namespace, str):

@@ -308,7 +308,7 @@ def _served_namespaces(resources: Sequence[Resource]) -> set[tuple[str, str | No
         as_dict(q.props.get("spec")).get("resourceGroups"))}
     return {
         (cluster_of(lq), k8s_namespace(lq.props)) for lq in of_type(resources, LOCAL_QUEUE)
-        if (cluster_of(lq), as_dict(lq.props.get("spec")).get("clusterQueue")) in serving
+        if isinstance(cq := as_dict(lq.props.get("spec")).get("clusterQueue"), str) and (cluster_of(lq), cq) in serving
     }
 
 

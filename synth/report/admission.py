@@ -4,7 +4,7 @@ ClusterQueue, the largest workload it can admit."""
 
 from __future__ import annotations
 
-from gke_ai_batch.model import queue_limits
+from gke_ai_batch.model import queue_limits, workload_keys
 from gke_ai_batch.model.requests import show
 
 from .md import DASH, code, codes, table
@@ -14,18 +14,17 @@ def workloads(admission) -> list[str]:
     if not admission.verdicts:
         return ["No sample workloads."]
     rows = []
-    for v in admission.verdicts:
-        wl = v.workload
+    for key, v in _keyed(admission.verdicts):
         where = sorted({g for p in v.placements for g in p.groups})
         notes = [p.note for p in v.placements if p.note]
         borrowed = ", ".join(f"{show(r, n)} {r} of {code(f)}" for (f, r), n in sorted(v.assignment.borrowed.items())) if v.assignment else ""
         rows.append([
-            code(wl.name),
+            code(key),
             code(v.cluster_queue) if v.cluster_queue else "not queued",
             codes(v.flavors) or DASH,
             borrowed or "none",
             (_pools(where) if where else "; ".join(dict.fromkeys(notes)) or DASH),
-            "✅ " + admission.at_once.get(wl.name, "runs") if v.admissible else f"❌ never: {v.never}",
+            "✅ " + admission.at_once.get(key, "runs") if v.admissible else f"❌ never: {v.never}",
             "<br>".join(v.waits) or DASH,
         ])
     swaps = hotswap(admission)
@@ -48,8 +47,8 @@ def hotswap(admission) -> list[str]:
     healthy pool at once (JobSet's failure policy; kube-scheduler's DefaultPreemption)."""
     prio = admission.world.priorities
     running = [
-        v for v in admission.verdicts
-        if v.admissible and v.workload.exclusive_key and admission.at_once.get(v.workload.name) == "admitted"
+        v for key, v in _keyed(admission.verdicts)
+        if v.admissible and v.workload.exclusive_key and admission.at_once.get(key) == "admitted"
     ]
     lines = []
     for hi in running:
@@ -65,6 +64,11 @@ def hotswap(admission) -> list[str]:
                 f"{code(lo.workload.name)} waits until a pool is free again."
             )
     return lines
+
+
+def _keyed(verdicts) -> list:
+    """(key, verdict): the key the model's answers use for its workload (workload_keys)."""
+    return list(zip(workload_keys([v.workload for v in verdicts]), verdicts))
 
 
 def _pools(names: list[str]) -> str:
@@ -113,8 +117,8 @@ def compute(result) -> dict:
     if fleet is None:
         worlds = [("", result.admission.world)]
         verdicts = {
-            v.workload.name: {"admissible": v.admissible, "clusterQueue": v.cluster_queue, "reason": v.never, "rule": v.rule}
-            for v in result.admission.verdicts
+            key: {"admissible": v.admissible, "clusterQueue": v.cluster_queue, "reason": v.never, "rule": v.rule}
+            for key, v in _keyed(result.admission.verdicts)
         }
     else:
         from gke_ai_batch.plan.admission import Admission

@@ -49,7 +49,9 @@ def section(data: dict[str, Any]) -> list[str]:
     # A fleet has a pool of one name (system) in each cluster: name them by cluster then.
     several = len({p["cluster"] for p in data["pools"]}) > 1
     for p in data["pools"]:
-        size = f"{p['minNodes']}-{p['maxNodes']}" if p["minNodes"] != p["maxNodes"] else str(p["maxNodes"])
+        # A maximum not known before deploy (a pool with no size the recording tells) is a dash.
+        size = DASH if p["maxNodes"] is None else (
+            f"{p['minNodes']}-{p['maxNodes']}" if p["minNodes"] != p["maxNodes"] else str(p["maxNodes"]))
         note = p.get("reason") or p.get("basis") or ""
         if p.get("overrides"):
             note = (note + "; " if note else "") + f"override: {codes(p['overrides'])}"

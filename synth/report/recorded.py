@@ -11,24 +11,28 @@ from typing import Any
 
 from gke_ai_batch.domain.findings import Finding
 
-from gke_ai_batch.domain.catalogue import GPU_RESOURCE, TPU_RESOURCE
+from gke_ai_batch.domain.catalogue import GPU_RESOURCE, TPU_RESOURCE, TPU_TOPOLOGY_LABEL
 from policy.rules import Resource
 from policy.rules.base import CLUSTER, NODE_POOL, as_dict, as_list, dig
 from gke_ai_batch.model.facts import PoolFacts, flavor_capacity, selects, stack_pools
+from gke_ai_batch.model.recorded import well_formed
 
 from .. import manifests
 from .. import report as base
 from . import admission, cost as cost_view
 from .md import DASH, code, codes, plural, table
 
+# A Kueue object with a field of another type than its CRD's: no such object will exist.
+REFUSED = "refused by the API server: a field is not of its CRD's type"
 # Sections of a stack's report that read its plan and have no recorded counterpart yet.
 NEEDS_STACK_FILE = (
     "quota to request", "namespaces (Pod Security, network isolation)", "priorities",
     "sample workloads", "flow diagram", "changes that force replacement",
 )
 NO_MODEL = [
-    "Not computed here: the program declares Kubernetes objects on several clusters, or values known only after "
-    "deploy. The policy pack's `kueue-admissible` judges each cluster (`gke_ai_batch/model/recorded.py`)."
+    "Not computed here: the program declares Kubernetes objects on several clusters (naming scopes, or Kubernetes "
+    "providers), node pools on several clusters, or values known only after deploy. The policy pack's "
+    "`kueue-admissible` judges each naming scope (`gke_ai_batch/model/recorded.py`)."
 ]
 
 
@@ -83,7 +87,7 @@ def _pools(resources: list[Resource], pools: list[PoolFacts]) -> list[str]:
             code(p.name),
             p.capacity,
             node.get("machineType") or DASH,
-            _shape(r.props, node),
+            _shape(p, node),
             ", ".join(str(z) for z in as_list(r.props.get("nodeLocations"))) or "the cluster's",
             _nodes(r.props),
             p.accelerators if p.resource and p.accelerators is not None else DASH,
@@ -96,10 +100,12 @@ def _pools(resources: list[Resource], pools: list[PoolFacts]) -> list[str]:
     )
 
 
-def _shape(props, node) -> str:
-    topology = dig(props, "placementPolicy", "tpuTopology")
-    if topology:
-        return f"TPU {topology}"
+def _shape(pool: PoolFacts, node) -> str:
+    if pool.resource == TPU_RESOURCE:
+        # The pack's reading: a single-host slice has no placementPolicy, its machine type says
+        # its topology (facts.pool_facts).
+        topology = pool.labels.get(TPU_TOPOLOGY_LABEL)
+        return f"TPU {topology}" if topology else "TPU"
     gpus = [g for g in as_list(node.get("guestAccelerators")) if isinstance(g, dict)]
     if gpus:
         return f"{gpus[0].get('count')} × {gpus[0].get('type')} per node"
@@ -127,6 +133,9 @@ def _flavors(docs: list[dict[str, Any]], pools: list[PoolFacts]) -> list[str]:
     queues = _of_kind(docs, "ClusterQueue")
     rows = []
     for f in flavors:
+        if not well_formed(f):
+            rows.append([code(str(dig(f, "metadata", "name"))), REFUSED, DASH, DASH, DASH])
+            continue
         name = dig(f, "metadata", "name")
         labels = as_dict(dig(f, "spec", "nodeLabels"))
         selected = [p for p in pools if selects(labels, p)]
@@ -163,6 +172,9 @@ def _queues(docs: list[dict[str, Any]]) -> list[str]:
         return ["No ClusterQueues: Kueue admits nothing this program declares."]
     rows = []
     for cq in queues:
+        if not well_formed(cq):
+            rows.append([code(str(dig(cq, "metadata", "name"))), DASH, REFUSED, DASH, DASH])
+            continue
         spec = as_dict(cq.get("spec"))
         flavors = [as_dict(f) for g in as_list(spec.get("resourceGroups")) for f in as_list(as_dict(g).get("flavors"))]
         rows.append([
