@@ -109,6 +109,7 @@ def test_every_render_writes_cost_json_and_a_cost_table(stack):
         assert (pool["unitPrice"] is None) == ("reason" in pool), pool
     report = files["report.md"]
     assert "### Cost" in report and f"price table of {price_table.DATE}" in report
+    assert price_table.SPOT_NOTE in report  # the spot figures' dates, and that spot prices move daily
     assert "| **total** |" in report
     assert data["total"]["per30DaysMax"] == pytest.approx(sum(p["per30DaysMax"] or 0 for p in data["pools"]), abs=0.05)
 

@@ -9,6 +9,7 @@ import csv
 from collections import defaultdict
 
 import pytest
+from conftest import ROOT
 from test_cost import BILLING_FIXTURE, FIXTURE, _refresh
 
 from gke_ai_batch.domain import price_table, pricing
@@ -168,3 +169,13 @@ def test_a_rate_for_a_whole_machine_the_table_has_no_host_for_says_what_to_set()
     assert cost.unit_price is None
     assert cost.reason == (f"the price table ({price_table.DATE}) has no machine price for a2-highgpu-2g in us-central1 "
                            "without its GPUs: set both a2-highgpu-2g and nvidia-tesla-a100 in gke-ai-batch:prices")
+
+
+def test_docs_list_the_machine_types_checked_with_the_exports_commit_and_date():
+    billing, _ = _sources()
+    page = (ROOT / "docs" / "cost.md").read_text()
+    section = page[page.index("## The price table"):page.index("## Negotiated rates")]
+    assert "`dac31281f2a4`" in section and "2026-08-20" in section and "`006059e0f18a`" in section
+    for machine, region in billing:
+        assert f"`{machine}`" in section and region in section, (machine, region)
+    assert f"{price_table.BAND}×" in section and "change up to once every day" in section
