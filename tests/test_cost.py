@@ -17,6 +17,10 @@ from gke_ai_batch.domain import price_table, pricing
 FIXTURE = ROOT / "tests" / "fixtures" / "skypilot_gcp_vms_rows.csv"
 # The skypilot-catalog commit the fixture's rows were copied from (catalogs/v8/gcp/vms.csv).
 CATALOG_COMMIT = "006059e0f18acb1341e22a27751e9f80df6ba92f"
+# The rows of Google's Cloud Billing Catalog, as exported in Cyclenerd/google-cloud-pricing-cost-calculator
+# pricing.yml at this commit (generated 2026-08-20), that the table is made from.
+BILLING_FIXTURE = ROOT / "tests" / "fixtures" / "billing_pricing_rows.yml"
+BILLING_COMMIT = "dac31281f2a4575f0a8bff20ac04fc71a5ff2190"
 POOL_KEYS = {"pool", "capacity", "unit", "unitPrice", "perHourMax", "per30DaysMax"}
 
 
@@ -38,7 +42,8 @@ def _row(accelerator: str = "", machine: str = "", region: str = "us-central1") 
 def test_tpu_v6e_price_is_the_catalog_row_per_chip():
     # tpu-v6e-8: 8 chips (v6e slices are named by chips).
     row = _row("tpu-v6e-8")
-    on_demand, spot = price_table.PRICES[("tpu", "v6e", "us-central1")]
+    on_demand, spot, source = price_table.PRICES[("tpu", "v6e", "us-central1")][:3]
+    assert source == "skypilot"
     assert on_demand == pytest.approx(float(row["Price"]) / 8) == pytest.approx(2.7)
     assert spot == pytest.approx(float(row["SpotPrice"]) / 8)
 
@@ -46,32 +51,35 @@ def test_tpu_v6e_price_is_the_catalog_row_per_chip():
 def test_tpu_v5p_price_is_the_catalog_row_per_chip():
     # tpu-v5p-5120: 5120 TensorCores, two per v5p chip, so 2560 chips.
     row = _row("tpu-v5p-5120")
-    on_demand, spot = price_table.PRICES[("tpu", "v5p", "us-central1")]
+    on_demand, spot = price_table.PRICES[("tpu", "v5p", "us-central1")][:2]
     assert on_demand == pytest.approx(float(row["Price"]) / 2560) == pytest.approx(4.2)
     assert spot == pytest.approx(float(row["SpotPrice"]) / 2560, abs=1e-6)
 
 
-def test_h100_machine_price_is_the_vm_row_plus_eight_gpus():
+def test_h100_machine_price_is_googles_whole_machine_row():
+    # Google bills a3-highgpu-8g whole (8 H100s and 6 TB of Local SSD included): $88.49 per hour in
+    # us-central1 in the Cloud Billing Catalog export of 2026-08-20, not the catalog's VM row plus 8 GPUs.
     vm, gpus = _row(machine="a3-highgpu-8g"), _row("H100")
-    assert gpus["AcceleratorCount"] == "8"
     cost = pricing.price_pool(pricing.PoolShape("h100", "us-central1", "a3-highgpu-8g", "on-demand", 0, 2,
                                                 gpu_type="nvidia-h100-80gb", gpus_per_node=8))
     assert cost.unit == "node-hour"
-    assert cost.unit_price == pytest.approx(float(vm["Price"]) + float(gpus["Price"]))
+    assert cost.unit_price == pytest.approx(88.49, abs=0.005)
+    assert float(vm["Price"]) + float(gpus["Price"]) == pytest.approx(43.07, abs=0.005)  # what the catalog rows say
     assert cost.per_30_days_max == pytest.approx(cost.unit_price * 2 * 720, abs=0.01)
 
 
-def test_vendored_table_is_what_the_refresh_script_makes_of_the_rows():
-    refresh = _refresh()
-    with FIXTURE.open(newline="") as f:
-        table = refresh.extract(csv.DictReader(f))
-    text = refresh.render(table, CATALOG_COMMIT, price_table.DATE)
-    assert (ROOT / "gke_ai_batch" / "domain" / "price_table.py").read_text() == text
-    assert CATALOG_COMMIT in price_table.SOURCE
+def test_vendored_table_is_what_the_refresh_script_makes_of_the_rows(tmp_path):
+    out = tmp_path / "price_table.py"
+    assert _refresh().main([str(FIXTURE), "--commit", CATALOG_COMMIT, "--billing", str(BILLING_FIXTURE),
+                            "--billing-commit", BILLING_COMMIT, "--catalog-date", price_table.SOURCE_DATES["skypilot"],
+                            "--date", price_table.DATE, "--out", str(out)]) == 0
+    assert (ROOT / "gke_ai_batch" / "domain" / "price_table.py").read_text() == out.read_text()
+    assert CATALOG_COMMIT in price_table.SOURCE and BILLING_COMMIT in price_table.SOURCE
 
 
 def test_refresh_script_refuses_a_path_that_is_no_catalog(tmp_path, capsys):
-    assert _refresh().main([str(tmp_path), "--commit", CATALOG_COMMIT, "--out", str(tmp_path / "t.py")]) == 2
+    assert _refresh().main([str(tmp_path), "--commit", CATALOG_COMMIT, "--billing", str(BILLING_FIXTURE),
+                            "--billing-commit", BILLING_COMMIT, "--out", str(tmp_path / "t.py")]) == 2
     assert "catalogs/v8/gcp/vms.csv" in capsys.readouterr().err
     assert not (tmp_path / "t.py").exists()
 
@@ -79,7 +87,7 @@ def test_refresh_script_refuses_a_path_that_is_no_catalog(tmp_path, capsys):
 def test_a_region_the_table_lacks_gives_the_reason_not_a_number():
     cost = pricing.price_pool(pricing.PoolShape("sys", "us-central2", "e2-standard-4", "on-demand", 1, 3))
     assert cost.unit_price is None and cost.per_hour_max is None and cost.per_30_days_max is None
-    assert cost.reason == "the price table (2026-11-26) has no machine price for e2-standard-4 in us-central2"
+    assert cost.reason == f"the price table ({price_table.DATE}) has no machine price for e2-standard-4 in us-central2"
     assert cost.as_json()["unitPrice"] is None and cost.as_json()["reason"] == cost.reason
 
 
@@ -101,6 +109,7 @@ def test_every_render_writes_cost_json_and_a_cost_table(stack):
         assert (pool["unitPrice"] is None) == ("reason" in pool), pool
     report = files["report.md"]
     assert "### Cost" in report and f"price table of {price_table.DATE}" in report
+    assert price_table.SPOT_NOTE in report  # the spot figures' dates, and that spot prices move daily
     assert "| **total** |" in report
     assert data["total"]["per30DaysMax"] == pytest.approx(sum(p["per30DaysMax"] or 0 for p in data["pools"]), abs=0.05)
 

@@ -4,7 +4,8 @@ Pure functions over plain values (standard library only), so synth's cost.json a
 the policy pack's budget rule price a pool the same way, from the same recorded resources.
 
 Units: a TPU pool is priced per chip-hour (Cloud TPU's unit; the host VM is included), every
-other pool per node-hour (the machine type plus its GPUs, which Compute Engine bills apart).
+other pool per node-hour: the machine type as Google's billing catalogue prices it (A2, A3 and G2
+whole, their fixed GPUs included), plus GPUs Compute Engine bills apart (N1's T4).
 A pool is priced at its maximum and its minimum size. 30 days are 720 hours.
 
 Capacity types (the provisioning model GKE uses, gke_ai_batch/model/facts.capacity_of):
@@ -12,8 +13,8 @@ Capacity types (the provisioning model GKE uses, gke_ai_batch/model/facts.capaci
 - flex-start and queued provisioning: billed at Dynamic Workload Scheduler prices, "discounted
   (up to 53%) for vCPUs, GPUs and TPUs" (GKE "About flex-start provisioning mode", Pricing:
   https://cloud.google.com/kubernetes-engine/docs/concepts/dws#pricing). That is a ceiling, not
-  a rate, and the catalog carries no DWS SKUs, so they are priced at the on-demand list price:
-  an upper bound, said so on each entry.
+  a rate, and neither source of the table carries DWS SKUs, so they are priced at the on-demand
+  list price: an upper bound, said so on each entry.
 - reservation: paid by the reservation whether or not the pool uses it, so not priced here; a
   pool that consumes any matching reservation (ANY_RESERVATION) falls back to on-demand VMs when
   none has room (GKE docs how-to/consuming-reservations), so it is priced on-demand, an upper bound.
@@ -132,14 +133,52 @@ def _lookup(kind: str, name: str, region: str, spot: bool, overrides: Mapping[st
     if name in overrides:
         used.append(name)
         return float(overrides[name]), ""
-    row = price_table.PRICES.get((kind, name, region))
-    what = {"tpu": "TPU chip", "gpu": "GPU", "vm": "machine"}[kind]
+    return _row_price(kind, name, region, spot)
+
+
+def _row_price(kind: str, name: str, region: str, spot: bool):
+    """(price, reason) of the table's row; a row left out of the table says why."""
+    key = (kind, name, region)
+    row = price_table.PRICES.get(key)
+    what = {"tpu": "TPU chip", "gpu": "GPU", "vm": "machine", "host": "machine"}[kind]
     if row is None:
-        return None, f"the price table ({price_table.DATE}) has no {what} price for {name} in {region}"
+        why = price_table.DROPPED.get(key)
+        missing = f"the price table ({price_table.DATE}) has no {what} price for {name} in {region}"
+        return None, missing + (f": {why}" if why else "")
     price = row[1] if spot else row[0]
     if price is None:
         return None, f"the price table ({price_table.DATE}) has no spot price for {name} in {region}"
     return price, ""
+
+
+def _node(shape: "PoolShape", spot: bool, overrides: Mapping[str, float], used: list[str]):
+    """(price, reason) of one node of a machine-type pool. The table prices A2, A3 and G2 machine
+    types whole, their fixed GPUs included, as Google's billing catalogue does; GPUs billed apart
+    (N1's T4) are added per GPU. A gke-ai-batch:prices rate for such a machine type (without its
+    GPUs) or for its GPU type splits the whole price into the host the table also records and the
+    GPUs' share (the whole price less the host's)."""
+    machine, gpu, region = shape.machine_type, shape.gpu_type, shape.region
+    row = price_table.PRICES.get(("vm", machine, region))
+    if row is not None and row.gpus and gpu and machine not in overrides and gpu not in overrides:
+        return _row_price("vm", machine, region, spot)
+    if row is None or not row.gpus or not gpu:
+        price, reason = _lookup("vm", machine, region, spot, overrides, used)
+        if price is not None and gpu and shape.gpus_per_node:
+            per_gpu, reason = _lookup("gpu", gpu, region, spot, overrides, used)
+            price = None if per_gpu is None else round(price + per_gpu * shape.gpus_per_node, 6)
+        return price, reason
+    whole, reason = _row_price("vm", machine, region, spot)
+    host, host_reason = _row_price("host", machine, region, spot)
+    if machine in overrides:
+        used.append(machine)
+    if gpu in overrides:
+        used.append(gpu)
+    split = None if whole is None or host is None else (whole - host) / row.gpus
+    host = float(overrides[machine]) if machine in overrides else host
+    per_gpu = float(overrides[gpu]) if gpu in overrides else split
+    if host is None or per_gpu is None:
+        return None, (reason or host_reason) + f" without its GPUs: set both {machine} and {gpu} in gke-ai-batch:prices"
+    return round(host + per_gpu * row.gpus, 6), ""
 
 
 def price_pool(shape: PoolShape, overrides: Mapping[str, float] | None = None) -> PoolCost:
@@ -162,10 +201,7 @@ def price_pool(shape: PoolShape, overrides: Mapping[str, float] | None = None) -
     if tpu:
         price, reason = _lookup("tpu", shape.tpu_version, shape.region, spot, overrides, used)
     else:
-        price, reason = _lookup("vm", shape.machine_type, shape.region, spot, overrides, used)
-        if price is not None and shape.gpu_type and shape.gpus_per_node:
-            gpu, reason = _lookup("gpu", shape.gpu_type, shape.region, spot, overrides, used)
-            price = None if gpu is None else round(price + gpu * shape.gpus_per_node, 6)
+        price, reason = _node(shape, spot, overrides, used)
     if price is None:
         return PoolCost(**base, unit_price=None, reason=reason, overridden=tuple(used))
     return PoolCost(**base, unit_price=price, basis=basis, overridden=tuple(used))

@@ -64,6 +64,7 @@ def section(data: dict[str, Any]) -> list[str]:
     lines = [
         f"List prices in USD of the price table of {data['table']['date']} ({data['table']['source']}), "
         f"{data['hoursPer30Days']} hours per 30 days; nodes only: no disks, network or cluster fee (docs/cost.md).",
+        "", price_table.SPOT_NOTE,
     ]
     if data["overrides"]:
         lines += ["", "Overridden by `gke-ai-batch:prices`: "
