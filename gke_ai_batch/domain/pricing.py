@@ -304,8 +304,8 @@ def price_autopilot(shape: AutopilotShape, overrides: Mapping[str, float] | None
     if missing:
         what = (f"Pods that request {' and '.join(r for r, _ in shape.quota if r in ('nvidia.com/gpu', 'google.com/tpu'))} "
                 "are billed at GPU or TPU Pod rates" if accelerated else f"{shape.compute_class} Pods")
-        reason = (f"Autopilot: no rate for {', '.join(missing)} ({what}; GKE's Autopilot rates of "
-                  f"{autopilot_prices.DATE} here cover {_rates_known()}): give "
+        reason = (f"Autopilot: no rate for {', '.join(missing)} ({what}; the Autopilot rates recorded "
+                  f"({autopilot_prices.DATE}) are {_rates_known()}): give "
                   f"{', '.join(autopilot_prices.OVERRIDE_PREFIX + r for r in missing)} in gke-ai-batch:prices")
         return PoolCost(**base, unit_price=None, reason=reason, overridden=tuple(used))
     basis = (f"GKE Autopilot {shape.compute_class} Pod rates of {autopilot_prices.DATE} "
@@ -319,8 +319,10 @@ def _amount(resource: str, value: float) -> str:
 
 
 def _rates_known() -> str:
-    known = sorted({f"{c} {r} in {region}" for c, r, region in autopilot_prices.RATES})
-    return ", ".join(known) or "nothing"
+    known: dict[tuple[str, str], list[str]] = {}
+    for c, r, region in autopilot_prices.RATES:
+        known.setdefault((c, region), []).append(r)
+    return "; ".join(f"{c} {' and '.join(rs)} in {region}" for (c, region), rs in sorted(known.items())) or "nothing"
 
 
 def unpriced(pool: str, reason: str, kind: str, cluster: str = "") -> PoolCost:

@@ -172,9 +172,11 @@ def section(plans) -> list[str]:
     lines = [
         "What each pool draws on at its maximum size (Compute Engine quota, per project and region; GKE's TPU and GPU "
         "nodes are Compute Engine VMs, so the Cloud TPU API's quotas do not apply). Spot, flex-start and queued "
-        "capacity draw on the **preemptible** quotas; a reservation holds its own. A ComputeClass's priorities draw at "
-        "the class's limits (the nodes its flavors' queue quota fills); GKE may use any of them, so the sum takes the "
-        "most one priority draws per quota. Quota is a ceiling, not capacity: it does not make the machines available.",
+        "capacity draw on the **preemptible** quotas; a reservation holds its own. "
+        + ("A ComputeClass's priorities draw at the class's limits (the nodes its flavors' queue quota fills); GKE "
+           "may use any of them, so the sum takes the most one priority draws per quota. "
+           if any(d.alternative for d in rows) else "")
+        + "Quota is a ceiling, not capacity: it does not make the machines available.",
         "",
         *table(["project", "region", "cluster", "pool", "quota", "at most", "unit", "from"], per_pool,
                ["l", "l", "l", "l", "l", "r", "l", "l"]),
