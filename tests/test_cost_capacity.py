@@ -170,6 +170,15 @@ def test_autopilot_rates_can_be_given_for_what_the_table_lacks(tmp_path):
     assert sorted(flavor["overrides"]) == sorted(prices)
 
 
+def test_an_autopilot_cluster_without_queue_quota_is_listed_unpriced(tmp_path):
+    config = _autopilot_config({})
+    for key in ("clusterQueues", "flavors", "teams"):
+        config.pop(f"gke-ai-batch:{key}")
+    result = synth_config(tmp_path, config)
+    assert result.exit_code == synth.EXIT_OK, result.diagnostics
+    assert result.cost["total"]["unpriced"] == ["kueue-autopilot/Autopilot Pods"]
+
+
 def test_an_autopilot_rate_for_something_autopilot_does_not_bill_is_a_config_error(tmp_path):
     result = synth_config(tmp_path, base_config(nodePools=L4, prices={"autopilot:pods": 1.0}))
     assert result.exit_code == synth.EXIT_INVALID_CONFIG

@@ -132,6 +132,10 @@ def _capacity_costs(resources: Sequence[Resource], prices: Mapping[str, float]) 
             quota = computeclass.flavor_quota(quotas, {flavor})
             if quota:
                 out.append(_autopilot_cost(flavor, lab, quota, region, name, prices))
+        if not out:
+            out.append(pricing.unpriced(
+                "Autopilot Pods", "no ClusterQueue quota bounds the Pods Autopilot creates nodes for",
+                pricing.AUTOPILOT, name))
     elif auto_provisioning(props):
         limits = ", ".join(f"{dig(l, 'resourceType')} {dig(l, 'maximum')}{' GB' if dig(l, 'resourceType') == 'memory' else ''}" for l in
                            as_list(dig(props, "clusterAutoscaling", "resourceLimits")) if isinstance(l, Mapping))

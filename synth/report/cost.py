@@ -83,8 +83,8 @@ def section(data: dict[str, Any]) -> list[str]:
         name = f"{p['cluster']}/{p['pool']}" if several else p["pool"]
         kind = p.get("kind", pricing.NODE_POOL)
         label = code(name) + (f" ({_KIND[kind]})" if kind in _KIND else "")
-        if kind == pricing.AUTO_PROVISIONING:
-            label = name
+        if kind == pricing.AUTO_PROVISIONING or (kind == pricing.AUTOPILOT and not p.get("flavors")):
+            label = name  # not one object: node auto-provisioning, an Autopilot cluster's Pods
         rows.append([label, p["capacity"] or DASH, price, _size(p), _usd(p["perHourMax"]), _usd(p["per30DaysMax"]),
                      _usd(p["perHourMin"]), _usd(p["per30DaysMin"]), note])
     t = data["total"]
