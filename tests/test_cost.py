@@ -105,7 +105,7 @@ def test_every_render_writes_cost_json_and_a_cost_table(stack):
     assert data["table"] == {"date": price_table.DATE, "source": price_table.SOURCE}
     for pool in data["pools"]:
         assert POOL_KEYS <= set(pool), pool
-        assert pool["unit"] in ("chip-hour", "node-hour")
+        assert pool["unit"] in ("chip-hour", "node-hour", pricing.QUOTA_HOUR)
         assert (pool["unitPrice"] is None) == ("reason" in pool), pool
     report = files["report.md"]
     assert "### Cost" in report and f"price table of {price_table.DATE}" in report

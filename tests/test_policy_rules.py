@@ -1076,6 +1076,7 @@ def test_pack_needs_only_its_own_requirements():
     pure = {"gke_ai_batch.domain.catalogue", "gke_ai_batch.domain.images", "gke_ai_batch.domain.naming", "gke_ai_batch.domain.netblocks", "gke_ai_batch.domain.quantity",
             "gke_ai_batch.domain.regions",  # region_of: fleet-worker-regions
             "gke_ai_batch.domain.pricing", "gke_ai_batch.domain.price_table",  # stack-budget
+            "gke_ai_batch.domain.autopilot_prices",  # stack-budget: Autopilot quotas
             "gke_ai_batch.domain.versions",  # the chart-version pin: helm-chart-pinned
             "gke_ai_batch.domain.podtemplates",  # where a resource's pods are
             "gke_ai_batch.domain.gcsfuse",  # the FUSE sidecar's requests: kueue-admissible

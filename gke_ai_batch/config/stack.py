@@ -72,9 +72,9 @@ class StackConfig(Model):
     """Zones, accelerators and GKE versions newer than the built-in catalogues
     (gke_ai_batch/domain/regions.py, gke_ai_batch/domain/versions.py); synth's report lists them."""
     budget: float | None = Field(None, gt=0, allow_inf_nan=False)
-    """USD per 30 days with every pool at its maximum size; the stack-budget policy fails a stack priced above it (docs/cost.md)."""
+    """USD per 30 days with everything that can create nodes at its maximum size; the stack-budget policy reports a stack priced above it, or one with anything unpriced as unknown (docs/cost.md)."""
     prices: dict[str, Annotated[float, Field(gt=0, allow_inf_nan=False)]] = Field({}, max_length=MAX_ENTRIES["prices"])
-    """Negotiated or missing list prices in USD, replacing the vendored table's for every capacity type: a TPU generation per chip-hour, a GPU type per GPU-hour, a machine type per node-hour without its GPUs (docs/cost.md)."""
+    """Negotiated or missing list prices in USD, replacing the vendored table's for every capacity type: a TPU generation per chip-hour, a GPU type per GPU-hour, a machine type per node-hour without its GPUs, autopilot:RESOURCE per unit-hour of an Autopilot Pod request (docs/cost.md)."""
     metrics: MetricsConfig | None = None
     """Managed Prometheus collection of Kueue's and JobSet's metrics, GKE's DCGM (GPU) and TPU metrics and a Cloud Monitoring dashboard (docs/metrics.md). Unset: none."""
 

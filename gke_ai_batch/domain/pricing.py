@@ -19,17 +19,30 @@ Capacity types (the provisioning model GKE uses, gke_ai_batch/model/facts.capaci
   pool that consumes any matching reservation (ANY_RESERVATION) falls back to on-demand VMs when
   none has room (GKE docs how-to/consuming-reservations), so it is priced on-demand, an upper bound.
 
+Capacity no pool describes (price_class, price_autopilot, unpriced):
+- a custom ComputeClass's nodes: each priority priced as a pool of its node shape and capacity
+  at the class's limits (the nodes the queues' quota fills, gke_ai_batch/model/computeclass.py
+  nodes_at_limits); the class is the range from its cheapest to its dearest priority, and the
+  totals and the budget take the dearest, an upper bound (GKE may use any priority).
+- an Autopilot cluster's Kueue quotas: what Autopilot bills for Pods that request them, at the
+  rates of gke_ai_batch/domain/autopilot_prices.py (GKE's Autopilot pricing), all of it in use.
+- node auto-provisioning: machine types GKE picks at run time, so no price, with its limits.
+
 What is not priced: boot and attached disks, network egress, load balancers, the GKE cluster
-management fee, Autopilot pods (billed per pod request) and committed-use discounts. A price
-the table lacks (a region, a machine type, tpu7x) is no price with its reason, never a guess;
-`gke-ai-batch:prices` supplies negotiated or missing rates."""
+management fee, Autopilot Pods outside Kueue's quotas (its controllers') and committed-use
+discounts. A price the table lacks (a region, a machine type, tpu7x) is no price with its
+reason, never a guess; `gke-ai-batch:prices` supplies negotiated or missing rates.
+
+A budget is judged on the total (judge_budget): over it, within it, or unknown when something
+that can create nodes has no price (a reservation's pools are paid by the reservation and do
+not count)."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from gke_ai_batch.domain import price_table
+from gke_ai_batch.domain import autopilot_prices, price_table
 
 HOURS_PER_30_DAYS = 24 * 30
 # The stack output the program records gke-ai-batch:budget and gke-ai-batch:prices under, so the
@@ -46,6 +59,10 @@ def budget_output(budget: float, prices: Mapping[str, float]) -> dict:
 DWS_BASIS = "on-demand list price: an upper bound (DWS discounts are 'up to 53%', no fixed rate)"
 ANY_RESERVATION_BASIS = "on-demand list price when no matching reservation has room; paid by the reservation when one has"
 CAPACITIES = ("on-demand", "spot", "flex-start", "queued", "reservation")
+# What a cost entry prices (PoolCost.kind).
+NODE_POOL, COMPUTE_CLASS, AUTOPILOT, AUTO_PROVISIONING = "nodePool", "computeClass", "autopilot", "autoProvisioning"
+# The unit of an Autopilot entry: the rates of the quota it prices, for an hour.
+QUOTA_HOUR = "quota-hour"
 
 
 @dataclass(frozen=True)
@@ -80,6 +97,11 @@ class PoolCost:
     reason: str = ""  # why there is no price
     overridden: tuple[str, ...] = ()  # the gke-ai-batch:prices keys used
     cluster: str = ""
+    kind: str = NODE_POOL  # NODE_POOL | COMPUTE_CLASS | AUTOPILOT | AUTO_PROVISIONING
+    paid_by_reservation: bool = False  # no price because a reservation pays for it
+    options: tuple["PoolCost", ...] = ()  # a ComputeClass's priorities, each priced as a pool
+    flavors: tuple[str, ...] = ()  # the ResourceFlavors whose capacity this is (not a pool's)
+    quota: tuple[tuple[str, str], ...] = ()  # Autopilot: (resource, quota) priced
 
     @property
     def label(self) -> str:
@@ -108,9 +130,21 @@ class PoolCost:
         hour = self.per_hour_min
         return None if hour is None else round(hour * HOURS_PER_30_DAYS, 2)
 
+    @property
+    def unpriced(self) -> bool:
+        """No price that is not a reservation's: the totals miss something that can cost."""
+        return self.per_hour_max is None and not self.paid_by_reservation
+
+    def cheapest(self) -> "PoolCost | None":
+        """A ComputeClass's cheapest priced priority at the class's limits."""
+        priced = [o for o in self.options if o.per_hour_max is not None]
+        return min(priced, key=lambda o: o.per_hour_max or 0) if priced else None
+
     def as_json(self) -> dict:
+        low = self.cheapest()
         return {
             "pool": self.pool,
+            "kind": self.kind,
             "cluster": self.cluster,
             "capacity": self.capacity,
             "unit": self.unit,
@@ -125,6 +159,13 @@ class PoolCost:
             **({"basis": self.basis} if self.basis else {}),
             **({"reason": self.reason} if self.reason else {}),
             **({"overrides": list(self.overridden)} if self.overridden else {}),
+            **({"paidByReservation": True} if self.paid_by_reservation else {}),
+            **({"flavors": list(self.flavors)} if self.flavors else {}),
+            **({"quota": dict(self.quota)} if self.quota else {}),
+            **({"priorities": [o.as_json() for o in self.options]} if self.options else {}),
+            **({"range": {"perHourMax": [low.per_hour_max, self.per_hour_max],
+                          "per30DaysMax": [low.per_30_days_max, self.per_30_days_max]}}
+               if low is not None and self.per_hour_max is not None else {}),
         }
 
 
@@ -194,7 +235,7 @@ def price_pool(shape: PoolShape, overrides: Mapping[str, float] | None = None) -
         reason = "paid by the reservation" + (f" {shape.reservation}" if shape.reservation else "")
         if shape.max_nodes is not None:
             reason += f": {shape.max_nodes} nodes" + (f", {shape.max_nodes * shape.chips_per_node} chips" if tpu else "")
-        return PoolCost(**base, unit_price=None, reason=reason)
+        return PoolCost(**base, unit_price=None, reason=reason, paid_by_reservation=True)
     spot = shape.capacity == "spot"
     basis = DWS_BASIS if shape.capacity in ("flex-start", "queued") else ANY_RESERVATION_BASIS if shape.any_reservation else ""
     used: list[str] = []
@@ -208,22 +249,172 @@ def price_pool(shape: PoolShape, overrides: Mapping[str, float] | None = None) -
 
 
 @dataclass(frozen=True)
+class ClassShape:
+    """A custom ComputeClass as far as its price goes: each priority as a pool of its node
+    shape, from 0 to its nodes at the class's limits (max_nodes None: nothing bounds them)."""
+
+    name: str
+    priorities: tuple[PoolShape, ...]
+    limit: str = ""  # what bounds the nodes: the queues' quota on the class's flavors
+    reason: str = ""  # why no price although the priorities have one (nothing bounds the nodes)
+    cluster: str = ""
+    flavors: tuple[str, ...] = ()
+    when_unsatisfiable: str = "DoNotScaleUp"
+
+
+def price_class(shape: ClassShape, overrides: Mapping[str, float] | None = None) -> PoolCost:
+    """The class at its dearest priority (the totals' and the budget's figure, an upper bound:
+    GKE may create any priority's nodes), its priorities in `options`, the cheapest in the
+    basis. No price, with the reason, when a priority has none (other than a reservation's),
+    when nothing bounds the nodes, or when GKE may create nodes outside the priorities."""
+    options = tuple(price_pool(p, overrides) for p in shape.priorities)
+    capacity = " → ".join(o.capacity for o in options)
+    base = dict(pool=shape.name, cluster=shape.cluster, capacity=capacity, kind=COMPUTE_CLASS, options=options,
+                flavors=shape.flavors, min_nodes=0, overridden=tuple(dict.fromkeys(k for o in options for k in o.overridden)))
+    first = options[0] if options else None
+    unit, per_node = (first.unit, first.units_per_node) if first else ("node-hour", 1)
+    missing = [(i, o) for i, o in enumerate(options) if o.unit_price is None and not o.paid_by_reservation]
+    reason = ""
+    if shape.when_unsatisfiable == "ScaleUpAnyway":
+        reason = "whenUnsatisfiable ScaleUpAnyway: GKE may create nodes outside its priorities"
+    elif missing:
+        reason = "; ".join(f"priority {i + 1} ({o.capacity}): {o.reason}" for i, o in missing)
+    elif shape.reason:
+        reason = shape.reason
+    priced = [o for o in options if o.per_hour_max is not None]
+    if reason or not priced:
+        if not reason and options and all(o.paid_by_reservation for o in options):
+            return PoolCost(**base, unit=unit, units_per_node=per_node, unit_price=None, max_nodes=None,
+                            reason="; ".join(o.reason for o in options), paid_by_reservation=True)
+        return PoolCost(**base, unit=unit, units_per_node=per_node, unit_price=None, max_nodes=None,
+                        reason=reason or "no priority has a price")
+    # On a tie, the exact price over an upper bound (flex-start priced at on-demand).
+    dearest = max(priced, key=lambda o: (o.per_hour_max or 0, not o.basis))
+    cheapest = min(priced, key=lambda o: o.per_hour_max or 0)
+    basis = (f"its dearest priority ({dearest.capacity}), used for the totals and the budget; the cheapest "
+             f"({cheapest.capacity}) ${cheapest.per_hour_max:,.2f}/h; at the class's limits: {shape.limit}")
+    if any(o.paid_by_reservation for o in options):
+        basis += "; a reservation's priority is paid by the reservation"
+    if dearest.basis:
+        basis += f"; {dearest.capacity}: {dearest.basis}"
+    return PoolCost(**base, unit=dearest.unit, units_per_node=dearest.units_per_node,
+                    unit_price=dearest.unit_price, max_nodes=dearest.max_nodes, basis=basis)
+
+
+@dataclass(frozen=True)
+class AutopilotShape:
+    """A ResourceFlavor of an Autopilot cluster: the quota the ClusterQueues give it (resource ->
+    amount in vCPUs, GiB or devices), and the compute class its Pods run on."""
+
+    flavor: str
+    region: str
+    quota: tuple[tuple[str, float], ...]
+    spot: bool = False
+    compute_class: str = autopilot_prices.GENERAL_PURPOSE
+    cluster: str = ""
+
+
+def price_autopilot(shape: AutopilotShape, overrides: Mapping[str, float] | None = None) -> PoolCost:
+    """What Autopilot bills for Pods that request all of the flavor's quota, per hour: each
+    resource at its rate (an override autopilot:RESOURCE, else autopilot_prices.RATES for the
+    class, region and Spot). No price, with the reason, for a resource without a rate: GPU and
+    TPU Pods are billed at their own classes' rates, not the general-purpose ones."""
+    overrides = overrides or {}
+    capacity = "spot" if shape.spot else "on-demand"
+    shown = tuple((r, _amount(r, v)) for r, v in shape.quota)
+    base = dict(pool=shape.flavor, cluster=shape.cluster, capacity=capacity, unit=QUOTA_HOUR, units_per_node=1,
+                min_nodes=0, max_nodes=1, kind=AUTOPILOT, flavors=(shape.flavor,), quota=shown)
+    accelerated = any(r in ("nvidia.com/gpu", "google.com/tpu") for r, _ in shape.quota)
+    price, used, missing = 0.0, [], []
+    for resource, value in shape.quota:
+        key = autopilot_prices.OVERRIDE_PREFIX + resource
+        if key in overrides:
+            used.append(key)
+            price += float(overrides[key]) * value
+            continue
+        row = None if accelerated else autopilot_prices.RATES.get((shape.compute_class, resource, shape.region))
+        if row is None:
+            missing.append(resource)
+            continue
+        price += row[1 if shape.spot else 0] * value
+    if missing:
+        what = (f"Pods that request {' and '.join(r for r, _ in shape.quota if r in ('nvidia.com/gpu', 'google.com/tpu'))} "
+                "are billed at GPU or TPU Pod rates" if accelerated else f"{shape.compute_class} Pods")
+        reason = (f"Autopilot: no rate for {', '.join(missing)} ({what}; the Autopilot rates recorded "
+                  f"({autopilot_prices.DATE}) are {_rates_known()}): give "
+                  f"{', '.join(autopilot_prices.OVERRIDE_PREFIX + r for r in missing)} in gke-ai-batch:prices")
+        return PoolCost(**base, unit_price=None, reason=reason, overridden=tuple(used))
+    basis = (f"GKE Autopilot {shape.compute_class} Pod rates of {autopilot_prices.DATE} "
+             f"({autopilot_prices.SOURCE}), the whole quota requested")
+    return PoolCost(**base, unit_price=round(price, 6), basis=basis, overridden=tuple(used))
+
+
+def _amount(resource: str, value: float) -> str:
+    unit = autopilot_prices.UNITS.get(resource, "").split("-")[0]
+    return f"{value:g} {unit}s" if unit in ("vCPU", "GPU", "chip") else f"{value:g} {unit}"
+
+
+def _rates_known() -> str:
+    known: dict[tuple[str, str], list[str]] = {}
+    for c, r, region in autopilot_prices.RATES:
+        known.setdefault((c, region), []).append(r)
+    return "; ".join(f"{c} {' and '.join(rs)} in {region}" for (c, region), rs in sorted(known.items())) or "nothing"
+
+
+def unpriced(pool: str, reason: str, kind: str, cluster: str = "") -> PoolCost:
+    """Something that can create nodes and has no price: listed, never counted as $0."""
+    return PoolCost(pool=pool, cluster=cluster, capacity="", unit="node-hour", unit_price=None, units_per_node=1,
+                    min_nodes=0, max_nodes=None, reason=reason, kind=kind)
+
+
+@dataclass(frozen=True)
 class Total:
     per_hour_max: float
     per_30_days_max: float
     per_hour_min: float
     per_30_days_min: float
-    unpriced: tuple[str, ...]  # pools without a price (reservations included)
+    unpriced: tuple[str, ...]  # what can create nodes and has no price: the sums miss it
+    reserved: tuple[str, ...] = ()  # pools a reservation pays for: not in the sums, by design
+    reasons: tuple[str, ...] = ()  # why each of `unpriced` has no price, in its order
+
+    @property
+    def complete(self) -> bool:
+        return not self.unpriced
 
     def as_json(self) -> dict:
         return {"perHourMax": self.per_hour_max, "per30DaysMax": self.per_30_days_max,
                 "perHourMin": self.per_hour_min, "per30DaysMin": self.per_30_days_min,
-                "unpriced": list(self.unpriced)}
+                "complete": self.complete, "unpriced": list(self.unpriced), "reserved": list(self.reserved)}
 
 
 def total(costs) -> Total:
     costs = list(costs)
     hour_max = round(sum(c.per_hour_max or 0 for c in costs), 4)
     hour_min = round(sum(c.per_hour_min or 0 for c in costs), 4)
+    missing = [c for c in costs if c.unpriced]
     return Total(hour_max, round(hour_max * HOURS_PER_30_DAYS, 2), hour_min, round(hour_min * HOURS_PER_30_DAYS, 2),
-                 tuple(c.label for c in costs if c.per_hour_max is None))
+                 tuple(c.label for c in missing), tuple(c.label for c in costs if c.paid_by_reservation),
+                 tuple(c.reason or "its maximum size is not known before deploy" for c in missing))
+
+
+WITHIN, OVER, UNKNOWN = "within", "over", "unknown"
+
+
+@dataclass(frozen=True)
+class BudgetVerdict:
+    state: str  # WITHIN | OVER | UNKNOWN
+    budget: float
+    total: Total
+
+    def as_json(self) -> dict:
+        return {"budget": self.budget, "verdict": self.state, "per30DaysMax": self.total.per_30_days_max,
+                "unpriced": [{"item": i, "reason": r} for i, r in zip(self.total.unpriced, self.total.reasons)]}
+
+
+def judge_budget(t: Total, budget: float) -> BudgetVerdict:
+    """Over when what is priced already passes the budget; unknown when it does not but
+    something that can create nodes has no price (it could cost anything); within only when
+    every such thing is priced and the sum stays at or under it."""
+    if t.per_30_days_max > budget:
+        return BudgetVerdict(OVER, budget, t)
+    return BudgetVerdict(UNKNOWN if t.unpriced else WITHIN, budget, t)

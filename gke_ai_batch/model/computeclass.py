@@ -13,7 +13,8 @@ Standard library only (the policy pack imports it)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +22,7 @@ from gke_ai_batch.domain import catalogue, naming
 from gke_ai_batch.domain.registered import COMPUTE_CLASS, as_dict, as_int, as_list, dig, of_type
 from gke_ai_batch.model import facts
 from gke_ai_batch.model.objects import NodeGroup
+from gke_ai_batch.model.requests import CPU, MAX_AMOUNT, MEMORY, amount, show
 
 DEFAULT_WHEN_UNSATISFIABLE = "DoNotScaleUp"
 
@@ -140,3 +142,57 @@ def node_groups(name: str, priorities: Sequence[ClassPriority], standard: bool) 
 # The model's stand-in for "as many nodes as pods need": GKE's limit per Standard cluster
 # (https://cloud.google.com/kubernetes-engine/quotas), far above what one workload asks.
 AUTO_CREATED_NODES = 15_000
+
+
+def flavor_quota(queue_quotas: Iterable[Mapping[str, Any]], flavors: Collection[str]) -> dict[str, int]:
+    """resource -> the nominal quotas every ClusterQueue gives `flavors`, added up (Kueue's units:
+    millicores, bytes, devices). `queue_quotas`: per queue, flavor -> resource -> nominalQuota.
+
+    Kueue admits no more on a flavor at once than this: a queue uses its nominal quota and
+    borrows only what queues of its cohort leave unused (Kueue docs concepts/cluster_queue,
+    "Borrowing"), so a cohort's usage of a flavor never passes the sum of its nominal quotas.
+    A Cohort object's own quota is not added (this program registers none)."""
+    out: dict[str, int] = {}
+    for quotas in queue_quotas:
+        for flavor, resources in quotas.items():
+            if flavor not in flavors or not isinstance(resources, Mapping):
+                continue
+            for resource, nominal in resources.items():
+                try:
+                    value = amount(resource, nominal)
+                except ValueError:
+                    continue  # a quota not known before deploy, or not a quantity: nothing to add
+                out[resource] = min(out.get(resource, 0) + value, MAX_AMOUNT)
+    return {r: v for r, v in out.items() if v > 0}
+
+
+def nodes_at_limits(priority: ClassPriority, quota: Mapping[str, int]) -> tuple[int | None, str]:
+    """(nodes, how) GKE creates for one priority when the pods Kueue admits on the class's
+    flavors use all of `quota` (flavor_quota) on that priority's nodes; None with the reason when
+    no quota bounds them.
+
+    An accelerator priority: the accelerator quota over a node's accelerators, rounded up (a
+    multi-host TPU priority in whole slices): the nodes that hold the quota when each is full.
+    Pods that use part of a node's accelerators can make GKE create more nodes, one per pod
+    at worst. A CPU priority: the nodes whose allocatable cpu and memory hold the quota."""
+    pool = priority.pool
+    if pool.resource is not None:
+        held = quota.get(pool.resource, 0)
+        if not held or not pool.per_node:
+            return None, f"no ClusterQueue gives quota of {pool.resource} on the flavors that select the class"
+        nodes = math.ceil(held / pool.per_node)
+        how = f"{show(pool.resource, held)} {pool.resource} ÷ {pool.per_node} per node"
+        if priority.slice_hosts:
+            nodes = math.ceil(nodes / priority.slice_hosts) * priority.slice_hosts
+            how += f", in slices of {priority.slice_hosts} VMs"
+        return min(nodes, AUTO_CREATED_NODES), how
+    alloc = facts.allocatable(priority.machine_type)
+    needs = [(math.ceil(quota[r] / alloc[r]), r) for r in (CPU, MEMORY) if quota.get(r) and alloc.get(r)]
+    if not alloc:
+        return None, f"the catalogue does not size machine type {priority.machine_type or '(none)'}"
+    if not needs:
+        return None, "no ClusterQueue gives cpu or memory quota on the flavors that select the class"
+    nodes, resource = max(needs)
+    return min(nodes, AUTO_CREATED_NODES), (
+        f"{show(resource, quota[resource])} {resource} ÷ {show(resource, alloc[resource])} allocatable per node")
+

@@ -392,10 +392,11 @@ RULES: tuple[Rule, ...] = (
     # -- cost -----------------------------------------------------------------------------------
     Rule(
         "stack-budget",
-        "The node pools' list price per 30 days, every pool at its maximum size, stays within the stack's "
-        "budget (gke-ai-batch:budget, with gke-ai-batch:prices: the program records both on the stack's "
-        "outputs, where this policy reads them). Reservations, disks, network and the cluster fee are not "
-        "priced (docs/cost.md).",
+        "The list price per 30 days of what can create nodes (node pools, ComputeClasses at their dearest "
+        "priority, Autopilot quotas), at its maximum size, stays within the stack's budget (gke-ai-batch:budget, "
+        "with gke-ai-batch:prices: the program records both on the stack's outputs, where this policy reads "
+        "them); with anything unpriced the verdict is unknown, never within, and the finding names it. "
+        "Reservations, disks, network and the cluster fee are not priced (docs/cost.md).",
         ADVISORY,
         cost.budget,
         stack=True,

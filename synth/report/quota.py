@@ -13,6 +13,8 @@ from gke_ai_batch.domain import catalogue
 from gke_ai_batch.domain.catalogue import Quota
 from gke_ai_batch.domain.machines import machine_type
 from gke_ai_batch.domain.regions import region_of
+from gke_ai_batch.model import computeclass, facts
+from gke_ai_batch.plan.computeclasses import compute_class_manifest
 
 from .md import DASH, code, plural, table
 
@@ -31,6 +33,9 @@ class Draw:
     figure: int | None  # None: a machine type the catalogue does not size
     unit: str
     basis: str
+    # A ComputeClass's priorities are alternatives: its nodes at the class's limits are shared
+    # between them, so the sum to request takes the most any one of them draws.
+    alternative: str = ""
 
 
 def draws(plan) -> list[Draw]:
@@ -41,11 +46,11 @@ def draws(plan) -> list[Draw]:
     entries = {e.name: e for e in cfg.node_pools}
     out: list[Draw] = []
 
-    def add(pool: str, quota: Quota | None, figure: int | None, unit: str, basis: str) -> None:
+    def add(pool: str, quota: Quota | None, figure: int | None, unit: str, basis: str, alternative: str = "") -> None:
         where = GLOBAL if quota is not None and quota.global_ else region
-        out.append(Draw(plan.project, where, cluster, pool, quota, figure, unit, basis))
+        out.append(Draw(plan.project, where, cluster, pool, quota, figure, unit, basis, alternative))
 
-    def cpus(pool: str, name: str, nodes: int, preemptible: bool, how: str) -> None:
+    def cpus(pool: str, name: str, nodes: int, preemptible: bool, how: str, alternative: str = "") -> None:
         try:
             mt = machine_type(name)
         except catalogue.CatalogueError:
@@ -53,10 +58,11 @@ def draws(plan) -> list[Draw]:
             # still say which quota it draws on.
             series = name.split("-", 1)[0]
             quota = catalogue.PREEMPTIBLE_CPUS if preemptible else catalogue.cpu_quota(series)
-            add(pool, quota, None, "vCPUs", f"{nodes} × {name}: not in the catalogue (gke_ai_batch/domain/machines.py), vCPUs unknown")
+            add(pool, quota, None, "vCPUs", f"{nodes} × {name}: not in the catalogue (gke_ai_batch/domain/machines.py), vCPUs unknown",
+                alternative)
             return
         quota = catalogue.PREEMPTIBLE_CPUS if preemptible else catalogue.cpu_quota(mt.series)
-        add(pool, quota, mt.vcpus * nodes, "vCPUs", f"{nodes} × {name} ({mt.vcpus} vCPUs){how}")
+        add(pool, quota, mt.vcpus * nodes, "vCPUs", f"{nodes} × {name} ({mt.vcpus} vCPUs){how}", alternative)
 
     if cfg.cluster.standard and cfg.cluster.system is not None:
         system = cfg.cluster.system
@@ -84,6 +90,7 @@ def draws(plan) -> list[Draw]:
             add(pool.name, gpu.preemptible_quota if preemptible else gpu.quota, pool.chips, "GPUs", how)
             add(pool.name, catalogue.GPUS_ALL_REGIONS, pool.chips, "GPUs", how)
         cpus(pool.name, pool.machine_type, pool.nodes, preemptible, f", {pool.capacity}{fallback}")
+    _class_draws(plan, add, cpus)
     if not cfg.cluster.standard:
         # Autopilot picks the machines; what is known is the accelerators the workloads ask for,
         # all of them running at once.
@@ -96,6 +103,41 @@ def draws(plan) -> list[Draw]:
             add(f"(Autopilot) {wl.name}", gpu.quota, pods * wl.gpu.count, "GPUs", how)
             add(f"(Autopilot) {wl.name}", catalogue.GPUS_ALL_REGIONS, pods * wl.gpu.count, "GPUs", how)
     return out
+
+
+def _class_draws(plan, add, cpus) -> None:
+    """What each priority of each ComputeClass draws at the class's limits: the nodes the queues'
+    quota on the flavors that select it fills (gke_ai_batch/model/computeclass.py, the figure the
+    Cost table prices), on the quota of the priority's capacity type."""
+    cfg = plan.config
+    queues = [q.quotas for q in plan.queues]
+    for cc in cfg.compute_classes:
+        flavors = {f.name for f in cfg.flavors or [] if f.compute_class == cc.name}
+        quota = computeclass.flavor_quota(queues, flavors)
+        pool = f"{cc.name} (ComputeClass)"
+        for i, (entry, p) in enumerate(zip(cc.priorities, computeclass.class_priorities(cc.name, compute_class_manifest(cc)["spec"]))):
+            capacity = facts.CONFIG_CAPACITY[p.pool.capacity]
+            nodes, how = computeclass.nodes_at_limits(p, quota)
+            where = f"priority {i + 1}, {capacity}"
+            if nodes is None:
+                add(pool, None, None, "nodes", f"{where}: {how}", cc.name)
+                continue
+            if capacity == catalogue.RESERVATION_CAPACITY:
+                add(pool, None, p.pool.per_node * nodes if p.pool.resource else nodes,
+                    "TPU chips" if entry.tpu is not None else "GPUs" if entry.gpu is not None else "VMs",
+                    f"{where}: reservation {code(shown(entry.reservation or ''))} holds the quota; nothing to request", cc.name)
+                continue
+            preemptible = capacity in catalogue.PREEMPTIBLE_QUOTA_CAPACITIES
+            basis = f"{where}: {nodes} × {p.machine_type} at the class's limits ({how})"
+            if entry.tpu is not None:
+                gen = entry.tpu.slice.generation
+                add(pool, gen.preemptible_quota if preemptible else gen.quota, p.pool.per_node * nodes, "TPU chips", basis, cc.name)
+                continue
+            if entry.gpu is not None:
+                gpu = catalogue.GPU_TYPES[entry.gpu.type]
+                add(pool, gpu.preemptible_quota if preemptible else gpu.quota, p.pool.per_node * nodes, "GPUs", basis, cc.name)
+                add(pool, catalogue.GPUS_ALL_REGIONS, p.pool.per_node * nodes, "GPUs", basis, cc.name)
+            cpus(pool, p.machine_type, nodes, preemptible, f", priority {i + 1}, {capacity}", cc.name)
 
 
 def _quota(q: Quota | None) -> str:
@@ -115,16 +157,26 @@ def section(plans) -> list[str]:
         for d in rows
     ]
     sums: dict[tuple[str, str, str, str], int] = {}
+    most: dict[tuple[str, str, str, str, str, str], int] = {}  # a class's priorities: the most one draws
     for d in rows:
         if d.quota is not None and d.figure is not None:
             key = (d.project, d.region, _quota(d.quota), d.unit)
-            sums[key] = sums.get(key, 0) + d.figure
+            if d.alternative:
+                alt = (*key, d.cluster, d.alternative)
+                most[alt] = max(most.get(alt, 0), d.figure)
+            else:
+                sums[key] = sums.get(key, 0) + d.figure
+    for (*key, _, _), figure in most.items():
+        sums[tuple(key)] = sums.get(tuple(key), 0) + figure  # type: ignore[index]
     total = [[code(p), r, q, n, u] for (p, r, q, u), n in sorted(sums.items())]
     lines = [
         "What each pool draws on at its maximum size (Compute Engine quota, per project and region; GKE's TPU and GPU "
         "nodes are Compute Engine VMs, so the Cloud TPU API's quotas do not apply). Spot, flex-start and queued "
-        "capacity draw on the **preemptible** quotas; a reservation holds its own. Quota is a ceiling, not capacity: "
-        "it does not make the machines available.",
+        "capacity draw on the **preemptible** quotas; a reservation holds its own. "
+        + ("A ComputeClass's priorities draw at the class's limits (the nodes its flavors' queue quota fills); GKE "
+           "may use any of them, so the sum takes the most one priority draws per quota. "
+           if any(d.alternative for d in rows) else "")
+        + "Quota is a ceiling, not capacity: it does not make the machines available.",
         "",
         *table(["project", "region", "cluster", "pool", "quota", "at most", "unit", "from"], per_pool,
                ["l", "l", "l", "l", "l", "r", "l", "l"]),
