@@ -9,8 +9,10 @@ the prices are cost.json's, so the diff says what the report and the policy pack
 from __future__ import annotations
 
 import json
+import math
 import os
 import stat
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -22,6 +24,7 @@ from policy import rules
 from policy.rules.base import CLUSTER, HELM_RELEASES, NODE_POOL, RESOURCE_FLAVOR, by_cluster, dig, of_type
 from gke_ai_batch.model.facts import cluster_facts, pool_facts, selects
 
+from . import urns
 from .report.md import DASH, code, table
 from .report.replacement import FORCE_NEW, KUBERNETES_FORCE_NEW
 
@@ -50,9 +53,11 @@ class DiffError(Exception):
         super().__init__(message)
 
 
-class _Shape(Exception):
-    """A parsed file that departs from what synth writes, at `where`."""
+class _Refused(Exception):
+    """A parsed file that departs from what synth writes, with the message that says where."""
 
+
+class _Shape(_Refused):
     def __init__(self, where: str, kind: str):
         super().__init__(f"{where} is not {'an' if kind[0] in 'aeiou' else 'a'} {kind} as synth writes it")
 
@@ -80,6 +85,10 @@ def _check_resources(value: Any) -> None:
             _expect(r.get(key), str, f"{where}.{key}")
         for key in ("inputs", "options"):
             _expect(r.get(key), dict, f"{where}.{key}", optional=True)
+        try:
+            urns.parse(r["urn"])
+        except urns.UrnError as exc:
+            raise _Refused(f"{where}.urn: {exc}") from None
 
 
 def _check_cost(value: Any) -> None:
@@ -155,6 +164,81 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
+# -- numbers and values of a base file -----------------------------------------------------------
+#
+# Every number a render holds is one a Pulumi property value can be: an IEEE-754 double
+# (google.protobuf.Value number_value, which the engine records as an int when integral,
+# synth/engine.py), so finite and within ±1.8e308. A base file's number outside that is no
+# number synth wrote: `1e400` reads as infinity (and would reach diff.json as `Infinity`, which
+# is no JSON), a 400-digit integer overflows every conversion to float. Each is refused here,
+# for every base file, naming the key, before any part of the diff reads it.
+
+_LARGEST = sys.float_info.max
+_MOST_DIGITS = len(str(int(_LARGEST)))
+
+
+class _OutOfRange(str):
+    """A JSON number literal no double holds, kept as written so that the refusal can quote it."""
+
+
+def _json_int(text: str) -> int | _OutOfRange:
+    # By length first: int() of thousands of digits is slow, and refused past 4,300.
+    if len(text.lstrip("-")) > _MOST_DIGITS or abs(value := int(text)) > _LARGEST:
+        return _OutOfRange(text)
+    return value
+
+
+def _json_float(text: str) -> float | _OutOfRange:
+    value = float(text)
+    return value if math.isfinite(value) else _OutOfRange(text)
+
+
+def _load_json(text: str) -> Any:
+    return json.loads(text, parse_constant=_no_constant, parse_int=_json_int, parse_float=_json_float)
+
+
+def _literal(value: Any) -> str:
+    text = str(value)
+    return text if len(text) <= 24 else f"{text[:12]}… ({len(text)} characters)"
+
+
+def _join(at: str, key: Any) -> str:
+    return f"{at} {key}" if at.endswith(":") else f"{at}.{key}"
+
+
+def _values(value: Any, where: str) -> None:
+    """`value` holds only what JSON holds and synth writes: objects with string keys, lists,
+    strings, booleans, null, and numbers a double holds (YAML's timestamps, binary, sets and
+    `.inf` are none of these). _Refused naming the first key that departs."""
+    todo = [(value, where)]
+    while todo:
+        v, at = todo.pop()
+        if isinstance(v, _OutOfRange) or (isinstance(v, (int, float)) and not isinstance(v, bool)
+                                          and not (math.isfinite(v) and abs(v) <= _LARGEST)):
+            raise _Refused(f"{at}: {_literal(v)} is out of range: synth writes only finite numbers within "
+                           f"±{_LARGEST:.1e} (an IEEE-754 double, as every Pulumi number is)")
+        if isinstance(v, dict):
+            for k in v:
+                if not isinstance(k, str):
+                    raise _Refused(f"{at}: the key {_literal(k)} is not a string: synth writes only string keys")
+            todo.extend((x, _join(at, k)) for k, x in reversed(v.items()))
+        elif isinstance(v, list):
+            todo.extend((x, f"{at}[{i}]") for i, x in reversed(list(enumerate(v))))
+        elif not isinstance(v, (str, int, float, bool, type(None))):
+            raise _Refused(f"{at} is a YAML {type(v).__name__}: synth writes only JSON values (strings quoted)")
+
+
+def _documents_where(docs: list[Any]) -> list[tuple[Any, str]]:
+    out = []
+    for i, d in enumerate(docs):
+        meta = d.get("metadata") if isinstance(d, dict) else None
+        name = meta.get("name") if isinstance(meta, dict) else None
+        kind = d.get("kind") if isinstance(d, dict) else None
+        label = f"{kind} {name}" if isinstance(kind, str) and isinstance(name, str) else f"document {i + 1}"
+        out.append((d, f"manifests.yaml: {label}:"))
+    return out
+
+
 @dataclass(frozen=True)
 class Render:
     resources: list[dict[str, Any]]
@@ -170,15 +254,18 @@ class Render:
                 return None
             try:
                 if name.endswith(".json"):
-                    value = json.loads(files[name], parse_constant=_no_constant)
+                    value = _load_json(files[name])
                 else:
                     value = _yaml_documents(files[name])
-                _CHECKS[name](value)
             except (ValueError, RecursionError, yaml.YAMLError) as exc:
                 what = "JSON" if name.endswith(".json") else "YAML"
                 detail = "nested too deeply" if isinstance(exc, RecursionError) else _one_line(exc)
                 raise DiffError(f"is not {what}: {detail}", _at(where, name)) from None
-            except _Shape as exc:
+            try:
+                for part, at in _documents_where(value) if name.endswith(".yaml") else [(value, name)]:
+                    _values(part, at)
+                _CHECKS[name](value)
+            except _Refused as exc:
                 raise DiffError(str(exc), _at(where, name)) from None
             return value
 
@@ -211,7 +298,7 @@ class Render:
 
     def stacks(self) -> set[str]:
         """The stacks its URNs name (urn:pulumi:STACK::PROJECT::TYPE::NAME)."""
-        return {r["urn"].split("::")[0].split(":")[-1] for r in self.resources if r["urn"].startswith("urn:pulumi:")}
+        return {urns.parse(r["urn"]).stack for r in self.resources}
 
 
 def _read(path: Path) -> str:
