@@ -27,7 +27,8 @@ import traceback
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from . import urns
+from gke_ai_batch.domain import urns
+
 from .diagnostics import (
     EXIT_BUSY,
     EXIT_INTERNAL,

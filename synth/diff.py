@@ -25,7 +25,7 @@ from policy import rules
 from policy.rules.base import CLUSTER, HELM_RELEASES, NODE_POOL, RESOURCE_FLAVOR, by_cluster, dig, of_type
 from gke_ai_batch.model.facts import cluster_facts, pool_facts, selects
 
-from . import urns
+from gke_ai_batch.domain import urns
 from .report.md import DASH, code, table
 from .report.replacement import FORCE_NEW, KUBERNETES_FORCE_NEW
 
@@ -210,10 +210,13 @@ def _join(at: str, key: Any) -> str:
 def _values(value: Any, where: str) -> None:
     """`value` holds only what JSON holds and synth writes: objects with string keys, lists,
     strings, booleans, null, and numbers a double holds (YAML's timestamps, binary, sets and
-    `.inf` are none of these). _Refused naming the first key that departs."""
-    todo = [(value, where)]
+    `.inf` are none of these), nested no deeper than a manifests.yaml may be (the diff's readers
+    recurse). _Refused naming the first key that departs."""
+    todo = [(value, where, 0)]
     while todo:
-        v, at = todo.pop()
+        v, at, depth = todo.pop()
+        if depth > MAX_YAML_DEPTH:
+            raise _Refused(f"{at}: nested more than {MAX_YAML_DEPTH} levels deep: synth writes nothing that deep")
         if isinstance(v, _OutOfRange) or (isinstance(v, (int, float)) and not isinstance(v, bool)
                                           and not (math.isfinite(v) and abs(v) <= _LARGEST)):
             raise _Refused(f"{at}: {_literal(v)} is out of range: synth writes only finite numbers within "
@@ -222,9 +225,9 @@ def _values(value: Any, where: str) -> None:
             for k in v:
                 if not isinstance(k, str):
                     raise _Refused(f"{at}: the key {_literal(k)} is not a string: synth writes only string keys")
-            todo.extend((x, _join(at, k)) for k, x in reversed(v.items()))
+            todo.extend((x, _join(at, k), depth + 1) for k, x in reversed(v.items()))
         elif isinstance(v, list):
-            todo.extend((x, f"{at}[{i}]") for i, x in reversed(list(enumerate(v))))
+            todo.extend((x, f"{at}[{i}]", depth + 1) for i, x in reversed(list(enumerate(v))))
         elif not isinstance(v, (str, int, float, bool, type(None))):
             raise _Refused(f"{at} is a YAML {type(v).__name__}: synth writes only JSON values (strings quoted)")
 
@@ -613,7 +616,7 @@ def _verdict(v: Any) -> tuple:
 
 
 # The columns of the largest-workload table: accelerators first, as the report's capacity.
-_RESOURCE_ORDER = ("google.com/tpu", "nvidia.com/gpu", "cpu", "memory")
+_RESOURCE_ORDER = (catalogue.TPU_RESOURCE, catalogue.GPU_RESOURCE, "cpu", "memory")
 
 
 def _most(limits: Any) -> dict[tuple[str, str], str]:

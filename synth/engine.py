@@ -32,7 +32,9 @@ from pulumi.runtime.proto import resource_pb2, source_pb2
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
-from . import leanrpc, urns
+from gke_ai_batch.domain import urns
+
+from . import leanrpc
 
 # The SDK's internals this file relies on (MockMonitor, _get_stack_trace, run_pulumi_func,
 # _sync_await, the proto messages, these signatures, Output.future) are pinned with pulumi in

@@ -126,7 +126,7 @@ def test_the_removed_path_ends_any_failure_in_one_line_and_exit_70(tmp_path, hea
 
 
 def test_one_parser_reads_a_urns_parts_as_pulumi_does():
-    from synth import urns
+    from gke_ai_batch.domain import urns
 
     u = urns.parse("urn:pulumi:prod::gke-ai-batch::gke-ai-batch:index:TpuSlices$gcp:container/nodePool:NodePool::a::b")
     assert (u.stack, u.project, u.name) == ("prod", "gke-ai-batch", "a::b")  # the name is the rest
@@ -135,3 +135,17 @@ def test_one_parser_reads_a_urns_parts_as_pulumi_does():
     assert urns.name_of("") == "" and urns.name_of(str(u)) == "a::b"
     with pytest.raises(urns.UrnError, match="is not a Pulumi URN"):
         urns.parse(["urn:pulumi:s::p::t::n"])
+
+
+@pytest.mark.parametrize("depth, refused", [(150, False), (201, True), (900, True)])
+def test_a_value_nested_past_the_manifests_depth_limit_is_refused_in_json_too(tmp_path, head, depth, refused):
+    # The diff's readers recurse into values: at 900 levels, below json's own limit, they hit
+    # Python's (exit 70 under a deeper call stack).
+    resources = json.loads(head["resources.json"])
+    resources[3]["inputs"]["x"] = json.loads('{"a": ' * depth + "1" + "}" * depth)
+    result = _diff(head, _base(tmp_path, head, **{"resources.json": json.dumps(resources)}))
+    if refused:
+        _refused(result, "resources.json", "nested more than 200 levels deep")
+    else:
+        assert isinstance(result, dict), result.render()
+        assert "`x" in result["diff.md"]

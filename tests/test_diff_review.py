@@ -76,7 +76,7 @@ def _no_constant(name):
 
 
 def _names(urns: list[str]) -> list[str]:
-    from synth import urns as parser
+    from gke_ai_batch.domain import urns as parser
 
     return [parser.parse(u).name for u in urns]
 

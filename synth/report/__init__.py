@@ -15,10 +15,10 @@ from gke_ai_batch.model.objects import NAMESPACE_NAME_LABEL
 from gke_ai_batch.domain.podtemplates import workload_pod_sets
 from gke_ai_batch.domain.catalogue import GPU_RESOURCE, TPU_RESOURCE
 from gke_ai_batch.plan.podsecurity import pod_specs
-from gke_ai_batch.domain import naming, quantity
+from gke_ai_batch.domain import naming, quantity, urns
 from gke_ai_batch.domain.naming import scope_of
 
-from .. import policy, urns
+from .. import policy
 from . import admission, checkpoints, computeclasses, cost as cost_view, topology, fleet as fleet_view, maintenance, metrics, preemption, quota, replacement, reservations
 from .diagram import diagram
 from .md import DASH, code, codes, plural, table
