@@ -6,8 +6,6 @@ Keeping the list in the repository puts every such change in the PR diff.
 
     python -m synth.urns            # rewrite the lists of every stack
     python -m synth.urns dev prod   # or of some
-
-(A URN's parts are read by gke_ai_batch/domain/urns.py.)
 """
 
 from __future__ import annotations
