@@ -20,12 +20,11 @@ from typing import Any
 
 import yaml
 
-from gke_ai_batch.domain import catalogue, gke_updates, regions
+from gke_ai_batch.domain import catalogue, gke_updates, regions, urns
 from policy import rules
 from policy.rules.base import CLUSTER, HELM_RELEASES, NODE_POOL, RESOURCE_FLAVOR, by_cluster, dig, of_type
 from gke_ai_batch.model.facts import cluster_facts, pool_facts, selects
 
-from gke_ai_batch.domain import urns
 from .report.md import DASH, code, table
 from .report.replacement import FORCE_NEW, KUBERNETES_FORCE_NEW
 
