@@ -27,6 +27,8 @@ import traceback
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from gke_ai_batch.domain import urns
+
 from .diagnostics import (
     EXIT_BUSY,
     EXIT_INTERNAL,
@@ -149,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
         if problem is not None:
             return _finish(args, [Outcome("", EXIT_INVALID_CONFIG, diagnostics=[problem])])
     if args.removed:
-        outcome = _removed(args.stacks[0], args.out, args.base)
+        outcome = _guarded(args.stacks[0], args.debug, lambda: _removed(args.stacks[0], args.out, args.base))
         if not args.json:
             _print_outcome(outcome, args.quiet)
         return _finish(args, [outcome])
@@ -258,14 +260,30 @@ def _run_one(stack: str, config: Path | None, out: Path | None, debug: bool, bas
     except BaseException as exc:  # noqa: BLE001 - every failure ends in a message and an exit code
         if isinstance(exc, SystemExit):
             raise
-        if debug:
-            traceback.print_exc()
-        message = f"internal error: {type(exc).__name__}: {_one_line(exc)}"
-        if not debug:
-            message += " (a bug in synth, not in the stack; run again with --debug for the traceback and report it)"
-        outcome.diagnostics = [Diagnostic(message, "internal", file=outcome.file)]
-        outcome.exit_code = EXIT_INTERNAL
+        _internal(outcome, exc, debug)
     return outcome
+
+
+def _guarded(stack: str, debug: bool, run) -> Outcome:
+    """`run()`'s outcome, or exit 70 with one line where it fails (as _run_one's)."""
+    try:
+        return run()
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as exc:  # noqa: BLE001 - every failure ends in a message and an exit code
+        outcome = Outcome(stack)
+        _internal(outcome, exc, debug)
+        return outcome
+
+
+def _internal(outcome: Outcome, exc: BaseException, debug: bool) -> None:
+    if debug:
+        traceback.print_exception(exc)
+    message = f"internal error: {type(exc).__name__}: {_one_line(exc)}"
+    if not debug:
+        message += " (a bug in synth, not in the stack; run again with --debug for the traceback and report it)"
+    outcome.diagnostics = [Diagnostic(message, "internal", file=outcome.file)]
+    outcome.exit_code = EXIT_INTERNAL
 
 
 def _render(outcome: Outcome, stack: str, config: Path | None, out: Path | None, base=None, program: Path | None = None) -> None:
@@ -370,7 +388,7 @@ def _print_outcome(outcome: Outcome, quiet: bool) -> None:
         mandatory = v["enforcement"] == "mandatory"
         if quiet and not mandatory:
             continue
-        line = f"policy {v['enforcement']}: {v['policy']}: {v['urn'].split('::')[-1]}: {v['message']}"
+        line = f"policy {v['enforcement']}: {v['policy']}: {urns.name_of(v['urn'])}: {v['message']}"
         print(line, file=sys.stderr if mandatory else sys.stdout)
     for d in outcome.diagnostics:
         print(d.render(), file=sys.stderr)

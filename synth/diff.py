@@ -9,15 +9,18 @@ the prices are cost.json's, so the diff says what the report and the policy pack
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
 import stat
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from gke_ai_batch.domain import catalogue, gke_updates, regions
+from gke_ai_batch.domain import catalogue, gke_updates, regions, urns
 from policy import rules
 from policy.rules.base import CLUSTER, HELM_RELEASES, NODE_POOL, RESOURCE_FLAVOR, by_cluster, dig, of_type
 from gke_ai_batch.model.facts import cluster_facts, pool_facts, selects
@@ -50,9 +53,11 @@ class DiffError(Exception):
         super().__init__(message)
 
 
-class _Shape(Exception):
-    """A parsed file that departs from what synth writes, at `where`."""
+class _Refused(Exception):
+    """A parsed file that departs from what synth writes, with the message that says where."""
 
+
+class _Shape(_Refused):
     def __init__(self, where: str, kind: str):
         super().__init__(f"{where} is not {'an' if kind[0] in 'aeiou' else 'a'} {kind} as synth writes it")
 
@@ -80,6 +85,10 @@ def _check_resources(value: Any) -> None:
             _expect(r.get(key), str, f"{where}.{key}")
         for key in ("inputs", "options"):
             _expect(r.get(key), dict, f"{where}.{key}", optional=True)
+        try:
+            urns.parse(r["urn"])
+        except urns.UrnError as exc:
+            raise _Refused(f"{where}.urn: {exc}") from None
 
 
 def _check_cost(value: Any) -> None:
@@ -155,6 +164,84 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
+# -- numbers and values of a base file -----------------------------------------------------------
+#
+# Every number a render holds is one a Pulumi property value can be: an IEEE-754 double
+# (google.protobuf.Value number_value, which the engine records as an int when integral,
+# synth/engine.py), so finite and within ±1.8e308. A base file's number outside that is no
+# number synth wrote: `1e400` reads as infinity (and would reach diff.json as `Infinity`, which
+# is no JSON), a 400-digit integer overflows every conversion to float. Each is refused here,
+# for every base file, naming the key, before any part of the diff reads it.
+
+_LARGEST = sys.float_info.max
+_MOST_DIGITS = len(str(int(_LARGEST)))
+
+
+class _OutOfRange(str):
+    """A JSON number literal no double holds, kept as written so that the refusal can quote it."""
+
+
+def _json_int(text: str) -> int | _OutOfRange:
+    # By length first: int() of thousands of digits is slow, and refused past 4,300.
+    if len(text.lstrip("-")) > _MOST_DIGITS or abs(value := int(text)) > _LARGEST:
+        return _OutOfRange(text)
+    return value
+
+
+def _json_float(text: str) -> float | _OutOfRange:
+    value = float(text)
+    return value if math.isfinite(value) else _OutOfRange(text)
+
+
+def _load_json(text: str) -> Any:
+    return json.loads(text, parse_constant=_no_constant, parse_int=_json_int, parse_float=_json_float)
+
+
+def _literal(value: Any) -> str:
+    text = str(value)
+    return text if len(text) <= 24 else f"{text[:12]}… ({len(text)} characters)"
+
+
+def _join(at: str, key: Any) -> str:
+    return f"{at} {key}" if at.endswith(":") else f"{at}.{key}"
+
+
+def _values(value: Any, where: str) -> None:
+    """`value` holds only what JSON holds and synth writes: objects with string keys, lists,
+    strings, booleans, null, and numbers a double holds (YAML's timestamps, binary, sets and
+    `.inf` are none of these), nested no deeper than a manifests.yaml may be (the diff's readers
+    recurse). _Refused naming the first key that departs."""
+    todo = [(value, where, 0)]
+    while todo:
+        v, at, depth = todo.pop()
+        if depth > MAX_YAML_DEPTH:
+            raise _Refused(f"{at}: nested more than {MAX_YAML_DEPTH} levels deep: synth writes nothing that deep")
+        if isinstance(v, _OutOfRange) or (isinstance(v, (int, float)) and not isinstance(v, bool)
+                                          and not (math.isfinite(v) and abs(v) <= _LARGEST)):
+            raise _Refused(f"{at}: {_literal(v)} is out of range: synth writes only finite numbers within "
+                           f"±{_LARGEST:.1e} (an IEEE-754 double, as every Pulumi number is)")
+        if isinstance(v, dict):
+            for k in v:
+                if not isinstance(k, str):
+                    raise _Refused(f"{at}: the key {_literal(k)} is not a string: synth writes only string keys")
+            todo.extend((x, _join(at, k), depth + 1) for k, x in reversed(v.items()))
+        elif isinstance(v, list):
+            todo.extend((x, f"{at}[{i}]", depth + 1) for i, x in reversed(list(enumerate(v))))
+        elif not isinstance(v, (str, int, float, bool, type(None))):
+            raise _Refused(f"{at} is a YAML {type(v).__name__}: synth writes only JSON values (strings quoted)")
+
+
+def _documents_where(docs: list[Any]) -> list[tuple[Any, str]]:
+    out = []
+    for i, d in enumerate(docs):
+        meta = d.get("metadata") if isinstance(d, dict) else None
+        name = meta.get("name") if isinstance(meta, dict) else None
+        kind = d.get("kind") if isinstance(d, dict) else None
+        label = f"{kind} {name}" if isinstance(kind, str) and isinstance(name, str) else f"document {i + 1}"
+        out.append((d, f"manifests.yaml: {label}:"))
+    return out
+
+
 @dataclass(frozen=True)
 class Render:
     resources: list[dict[str, Any]]
@@ -170,15 +257,18 @@ class Render:
                 return None
             try:
                 if name.endswith(".json"):
-                    value = json.loads(files[name], parse_constant=_no_constant)
+                    value = _load_json(files[name])
                 else:
                     value = _yaml_documents(files[name])
-                _CHECKS[name](value)
             except (ValueError, RecursionError, yaml.YAMLError) as exc:
                 what = "JSON" if name.endswith(".json") else "YAML"
                 detail = "nested too deeply" if isinstance(exc, RecursionError) else _one_line(exc)
                 raise DiffError(f"is not {what}: {detail}", _at(where, name)) from None
-            except _Shape as exc:
+            try:
+                for part, at in _documents_where(value) if name.endswith(".yaml") else [(value, name)]:
+                    _values(part, at)
+                _CHECKS[name](value)
+            except _Refused as exc:
                 raise DiffError(str(exc), _at(where, name)) from None
             return value
 
@@ -211,7 +301,7 @@ class Render:
 
     def stacks(self) -> set[str]:
         """The stacks its URNs name (urn:pulumi:STACK::PROJECT::TYPE::NAME)."""
-        return {r["urn"].split("::")[0].split(":")[-1] for r in self.resources if r["urn"].startswith("urn:pulumi:")}
+        return {urns.parse(r["urn"]).stack for r in self.resources}
 
 
 def _read(path: Path) -> str:
@@ -250,47 +340,107 @@ def _one_line(exc: BaseException) -> str:
 # -- resources ------------------------------------------------------------------------------
 
 
-def _flatten(value: Any, prefix: str = "") -> dict[str, Any]:
-    """Leaf paths of a mapping; lists are compared whole, as a provider compares a block list."""
-    if isinstance(value, dict) and value:
-        out: dict[str, Any] = {}
-        for k, v in value.items():
-            out.update(_flatten(v, f"{prefix}.{k}" if prefix else str(k)))
+# One change: its path, the values before and after, and the names of the named-list entries
+# on its path (`spec.resourceGroups[0].flavors[1]` is flavor `nvidia-l4-spot`), for the reader.
+Change = tuple[str, Any, Any, tuple[str, ...]]
+
+
+def _changes(before: Any, after: Any, path: str = "", names: tuple[str, ...] = ()) -> list[Change]:
+    """Where two input values differ, leaf by leaf, by path (`spec.resourceGroups[0].flavors[1]
+    .resources[2].nominalQuota`), as `pulumi preview --diff` shows them: objects key by key (a key
+    absent and null alike), lists of objects by _list_changes, a list of plain values whole (a
+    list of zones reads best as one change)."""
+    if before == after:
+        return []
+    if isinstance(before, (dict, type(None))) and isinstance(after, (dict, type(None))):
+        old, new = before or {}, after or {}
+        out = []
+        for key in sorted(set(old) | set(new)):
+            out += _changes(old.get(key), new.get(key), f"{path}.{key}" if path else key, names)
         return out
-    return {prefix: value}
+    if isinstance(before, list) and isinstance(after, list) and any(isinstance(x, (dict, list)) for x in before + after):
+        return _list_changes(before, after, path, names)
+    return [(path, before, after, names)]
+
+
+def _names(items: list[Any]) -> list[str] | None:
+    """The names of a list whose every entry is an object with a name of its own."""
+    names = [x.get("name") if isinstance(x, dict) else None for x in items]
+    return names if all(isinstance(n, str) for n in names) and len(set(names)) == len(names) else None  # type: ignore[return-value]
+
+
+def _list_changes(before: list[Any], after: list[Any], path: str, names: tuple[str, ...]) -> list[Change]:
+    """A list of named objects (Kubernetes' named lists: containers, env, a ClusterQueue's
+    flavors and resources) entry by name, so that an entry that comes or goes is one change,
+    not a shift of every entry after it; an order that changes is one change of `[*].name` (a
+    ClusterQueue's flavor order is the order Kueue tries them in). Any other list index by index.
+    An entry's path is its index after the change (before it, for one removed)."""
+    old_names, new_names = _names(before), _names(after)
+    out: list[Change] = []
+    if old_names is None or new_names is None:
+        for i in range(max(len(before), len(after))):
+            if i < len(before) and i < len(after):
+                out += _changes(before[i], after[i], f"{path}[{i}]", names)
+            else:
+                out.append((f"{path}[{i}]", before[i] if i < len(before) else None,
+                            after[i] if i < len(after) else None, names))
+        return out
+    if [n for n in old_names if n in new_names] != [n for n in new_names if n in old_names]:
+        out.append((f"{path}[*].name", old_names, new_names, names))
+    out += [(f"{path}[{i}]", before[i], None, (*names, n)) for i, n in enumerate(old_names) if n not in new_names]
+    for i, name in enumerate(new_names):
+        if name in old_names:
+            out += _changes(before[old_names.index(name)], after[i], f"{path}[{i}]", (*names, name))
+        else:
+            out.append((f"{path}[{i}]", None, after[i], (*names, name)))
+    return out
+
+
+def _unindexed(path: str) -> str:
+    """`a[0].b` as `a.b`: the tables of ForceNew and in-place inputs name no list index."""
+    return re.sub(r"\[(?:\d+|\*)\]", "", path)
+
+
+def _within(path: str, key: str) -> bool:
+    return path == key or path.startswith((key + ".", key + "["))
 
 
 def _under(path: str, keys) -> bool:
-    return any(path == k or path.startswith(k + ".") or k.startswith(path + ".") for k in keys)
+    """Whether a change at `path` touches one of `keys` (at, under or above it; an option's
+    path may name list indices, the provider tables do not)."""
+    paths = {path, _unindexed(path)}
+    return any(_within(p, k) or _within(k, p) for k in keys if isinstance(k, str) for p in paths)
 
 
 def _property_changes(before: dict, after: dict) -> tuple[list[dict[str, Any]], bool]:
     options = after.get("options") or {}
     ignored = options.get("ignoreChanges") or []
-    old, new = _flatten(before.get("inputs") or {}), _flatten(after.get("inputs") or {})
     force = list(FORCE_NEW.get(after["type"], ())) + list(options.get("replaceOnChanges") or [])
     if after["type"].startswith("kubernetes:"):
         force += KUBERNETES_FORCE_NEW
     changes = []
-    for path in sorted(set(old) | set(new)):
-        if old.get(path) == new.get(path) or _under(path, ignored):
+    for path, old, new, names in _changes(before.get("inputs") or {}, after.get("inputs") or {}):
+        if _under(path, ignored):
             continue
         replaces = _under(path, force)
-        change = {"path": path, "before": old.get(path), "after": new.get(path), "replaces": replaces}
+        change = {"path": path, "before": old, "after": new, "replaces": replaces}
+        if names:
+            change["names"] = list(names)
         if not replaces and after["type"] in gke_updates.UPDATES:
-            update = gke_updates.update_of(after["type"], path)
+            update = gke_updates.update_of(after["type"], _unindexed(path))
             change["effect"], change["doc"] = update.effect, update.doc
         changes.append(change)
     return changes, any(c["replaces"] for c in changes)
+
+
+def _protected(r: dict[str, Any] | None) -> bool:
+    return bool(((r or {}).get("options") or {}).get("protect"))
 
 
 def _resources(base: Render, head: Render) -> dict[str, Any]:
     old = {r["urn"]: r for r in base.resources}
     new = {r["urn"]: r for r in head.resources}
     out: dict[str, Any] = {"added": [], "changed": [], "replaced": [], "deleted": [], "details": {}}
-
-    def protected(urn: str) -> bool:
-        return any(((x.get(urn) or {}).get("options") or {}).get("protect") for x in (old, new))
 
     for urn, r in new.items():
         if urn not in old:
@@ -302,14 +452,16 @@ def _resources(base: Render, head: Render) -> dict[str, Any]:
             out["details"][urn] = changes
     out["deleted"] = [urn for urn in old if urn not in new]
     for key in ("added", "changed", "replaced", "deleted"):
-        out[key].sort(key=lambda u: (not protected(u), u))
-    out["protected"] = sorted(u for u in set(old) | set(new) if protected(u) and u not in _unchanged(out, old, new))
+        out[key].sort(key=lambda u: (not (_protected(old.get(u)) or _protected(new.get(u))), u))
+    # What `pulumi up` refuses (pulumi/pulumi pkg/resource/deploy/step_generator.go and step.go):
+    # deleting a resource protected in the state; replacing one protected in the state and in
+    # the program (lifting protection and replacing in one update is allowed). Creating one, or
+    # updating one in place, is not refused.
+    out["protected"] = sorted(
+        [u for u in out["deleted"] if _protected(old[u])]
+        + [u for u in out["replaced"] if _protected(old[u]) and _protected(new[u])]
+    )
     return out
-
-
-def _unchanged(out: dict, old: dict, new: dict) -> set[str]:
-    moved = {u for k in ("added", "changed", "replaced", "deleted") for u in out[k]}
-    return (set(old) | set(new)) - moved
 
 
 # -- capacity, queues, teams, priorities ------------------------------------------------------
@@ -392,8 +544,13 @@ def _cost(base: Render, head: Render) -> dict[str, Any]:
     new_total = ((head.cost or {}).get("total") or {}).get("per30DaysMax")
     if base.cost is None or head.cost is None:
         return {"before": old_total, "after": new_total, "pools": {}, "compared": False}
-    return {"before": old_total, "after": new_total, "pools": _changed_map(_pool_costs(base), _pool_costs(head)),
-            "compared": True}
+    old, new = _pool_costs(base), _pool_costs(head)
+    pools = _changed_map(old, new)
+    for key, change in pools.items():
+        # A pool of one render only appears or goes; one of both without a price has None too.
+        if key not in old or key not in new:
+            change["change"] = "new" if key not in old else "removed"
+    return {"before": old_total, "after": new_total, "pools": pools, "compared": True}
 
 
 def _findings(render: Render) -> set[tuple[str, str, str, str]]:
@@ -457,10 +614,43 @@ def _verdict(v: Any) -> tuple:
     return (v.get("admissible"), v.get("reason")) if isinstance(v, dict) else (None, None)
 
 
-def _largest(limits: Any) -> str:
-    if not isinstance(limits, dict):
-        return DASH
-    return ", ".join(f"{code(k)} {v.get('most')}" for k, v in sorted(limits.items()) if isinstance(v, dict)) or DASH
+# The columns of the largest-workload table: accelerators first, as the report's capacity.
+_RESOURCE_ORDER = (catalogue.TPU_RESOURCE, catalogue.GPU_RESOURCE, "cpu", "memory")
+
+
+def _most(limits: Any) -> dict[tuple[str, str], str]:
+    """admission.json's limits of one queue, (flavor, resource) -> the most it admits, without
+    the zeros: a resource a flavor has none of (`nvidia.com/gpu` of a TPU flavor) is no limit a
+    reviewer reads."""
+    out = {}
+    for key, v in (limits or {}).items() if isinstance(limits, dict) else ():
+        most = v.get("most") if isinstance(v, dict) else None
+        flavor, _, resource = key.partition("/")
+        if most is not None and str(most) not in ("0", "0.0"):
+            out[(flavor, resource)] = most if isinstance(most, str) else json.dumps(most)
+    return out
+
+
+def largest_table(queues: dict[str, Any]) -> list[str]:
+    """Per cluster queue and flavor whose largest admissible workload changes, the most of each
+    resource it covers, before → after (one value where it holds); none of the zeros."""
+    rows: list[tuple[str, str, dict[str, str]]] = []
+    for name, change in queues.items():
+        old, new = _most(change["before"]), _most(change["after"])
+        for flavor in dict.fromkeys(f for f, _ in [*new, *old]):
+            cells = {}
+            for key in dict.fromkeys(k for k in [*old, *new] if k[0] == flavor):
+                b, a = old.get(key), new.get(key)
+                cells[key[1]] = b if b == a else f"{b or DASH} → {a or DASH}"
+            if any(old.get((flavor, r)) != new.get((flavor, r)) for r in cells):
+                rows.append((name, flavor, cells))
+    if not rows:
+        return []
+    seen = {r for _, _, cells in rows for r in cells}
+    columns = [r for r in _RESOURCE_ORDER if r in seen] + sorted(seen - set(_RESOURCE_ORDER))
+    return table(["cluster queue", "flavor", *map(code, columns)],
+                 [[code(q), code(f), *(cells.get(r, "") for r in columns)] for q, f, cells in rows],
+                 ["l", "l", *("r" for _ in columns)])
 
 
 # -- what `pulumi up` will run ------------------------------------------------------------------
@@ -472,17 +662,18 @@ def operations(base: Render, head: Render, res: dict[str, Any]) -> list[dict[str
     registers, dependents first (pulumi/pulumi pkg/resource/deploy/step_generator.go,
     GenerateDeletes). Each names what it does to running work."""
     kinds = {u: k for k in ("added", "changed", "replaced") for u in res[k]}
+    refused = set(res["protected"])
     steps = []
     for r in head.resources:
         kind = kinds.get(r["urn"])
         if kind is not None:
-            steps.append(_step(kind, r, res["details"].get(r["urn"], [])))
+            steps.append(_step(kind, r, res["details"].get(r["urn"], []), r["urn"] in refused))
     old_order = [r for r in base.resources if r["urn"] in set(res["deleted"])]
-    steps += [_step("deleted", r, []) for r in reversed(old_order)]
+    steps += [_step("deleted", r, [], r["urn"] in refused) for r in reversed(old_order)]
     return steps
 
 
-def _step(kind: str, r: dict[str, Any], changes: list[dict[str, Any]]) -> dict[str, str]:
+def _step(kind: str, r: dict[str, Any], changes: list[dict[str, Any]], refused: bool = False) -> dict[str, str]:
     name, type_ = r["name"], r["type"]
     dbr = bool((r.get("options") or {}).get("deleteBeforeReplace"))
     op = {"added": "create", "changed": "update", "replaced": "replace", "deleted": "delete"}[kind]
@@ -506,14 +697,16 @@ def _step(kind: str, r: dict[str, Any], changes: list[dict[str, Any]]) -> dict[s
         note, doc = "Helm upgrade: the controller rolls; Helm does not upgrade CRDs of a chart's crds/ folder", "helm"
     if op == "replace" and dbr and not note:
         note, doc = "delete before replace: a gap while it is recreated", "delete-before-replace"
+    if refused:
+        note = "**refused while protected**" + (f"; once lifted, {note}" if note else "")
     return {"operation": op, "urn": r["urn"], "type": type_, "name": name, "note": note, "doc": DOCS.get(doc, doc)}
 
 
 def _in_place(r: dict[str, Any], changes: list[dict[str, Any]]) -> tuple[str, str]:
     """The note of an in-place update of a cluster or node pool: its most disruptive field's
     class (gke_ai_batch/domain/gke_updates.py), naming the fields of that class."""
-    update = gke_updates.worst(gke_updates.update_of(r["type"], c["path"]) for c in changes)
-    fields = ", ".join(f"`{c['path']}`" for c in changes if c.get("effect") == update.effect)
+    update = gke_updates.worst(gke_updates.update_of(r["type"], _unindexed(c["path"])) for c in changes)
+    fields = ", ".join(code(c["path"]) for c in changes if c.get("effect") == update.effect)
     if update.effect == gke_updates.RECREATES_NODES:
         which = "every node of every node pool" if r["type"] == CLUSTER else "every node of the pool"
         return f"**disruptive**: GKE recreates {which} ({fields}); running pods stop", update.doc
@@ -530,21 +723,62 @@ def _in_place(r: dict[str, Any], changes: list[dict[str, Any]]) -> tuple[str, st
 
 
 def _short(urn: str) -> str:
-    return urn.split("::")[-1] + f" ({urn.split('::')[-2].split('$')[-1]})"
+    parsed = urns.parse(urn)
+    return f"{parsed.name} ({parsed.type})"
+
+
+# A table cell's value, at most this many characters.
+WIDTH = 80
+# How much of what two long values share is shown before the first character they differ in.
+CONTEXT = 20
 
 
 def _value(v: Any) -> str:
-    if v is None:
+    return _cells(v, v)[0] if v is not None else DASH
+
+
+def _cells(before: Any, after: Any) -> tuple[str, str]:
+    """Two cells, which differ wherever the values do: two long values are shown from a little
+    before their first difference (a dashboard's JSON changes past its first 80 characters),
+    and values whose text is the same (`1` and `"1"`) as JSON."""
+    texts = [None if v is None else v if isinstance(v, str) else json.dumps(v, sort_keys=True) for v in (before, after)]
+    if texts[0] == texts[1] and before != after:
+        texts = [None if v is None else json.dumps(v, sort_keys=True) for v in (before, after)]
+    b, a = texts
+    if b is not None and a is not None and max(len(b), len(a)) > WIDTH:
+        same = len(os.path.commonprefix([b, a]))
+        start = max(0, same - CONTEXT)
+        b, a = (("…" if start else "") + x[start:] for x in (b, a))
+    return _cut(b), _cut(a)
+
+
+def _cut(text: str | None) -> str:
+    if text is None:
         return DASH
-    text = v if isinstance(v, str) else json.dumps(v, sort_keys=True)
-    return code(text if len(text) <= 80 else text[:77] + "…")
+    return code(text if len(text) <= WIDTH else text[: WIDTH - 1] + "…")
+
+
+def _price(pool: dict[str, Any], side: str) -> str:
+    """A pool's cost on one side: none where the pool is not there, "no price" where it is but
+    cost.json could not price it."""
+    absent = pool.get("change") == ("new" if side == "before" else "removed")
+    return DASH if absent else "no price" if pool[side] is None else _usd(pool[side])
+
+
+def _finding_subject(urn: str) -> str:
+    try:
+        return _short(urn)
+    except urns.UrnError:  # a stack-level finding
+        return urn
 
 
 def _usd(v: Any) -> str:
     return DASH if v is None else f"${v:,.2f}"
 
 
-def _delta(before: Any, after: Any) -> str:
+def _delta(before: Any, after: Any, change: str | None = None) -> str:
+    if change:
+        return change
     if isinstance(before, (int, float)) and isinstance(after, (int, float)):
         d = after - before
         return f"{'+' if d >= 0 else '−'}{abs(d):,.2f}" if isinstance(d, float) else f"{d:+d}"
@@ -582,8 +816,9 @@ def markdown(stack: str, data: dict[str, Any]) -> str:
         lines.append(f"**Resources:** {counts or 'none changed'}. "
                      "Cost is not compared: the base render has no `cost.json` (written since this diff).")
     if res["protected"]:
-        lines += ["", f"**Protected resources change:** {', '.join(code(_short(u)) for u in res['protected'])}: "
-                  "`pulumi up` refuses to delete or replace them until protection is lifted."]
+        lines += ["", f"**Protected resources deleted or replaced:** {', '.join(code(_short(u)) for u in res['protected'])}: "
+                  "`pulumi up` refuses to delete or replace them until protection is lifted "
+                  "(`pulumi state unprotect <urn>`, in its own reviewed change)."]
     if data["operations"]:
         rows = [[str(i), s["operation"], code(_short(s["urn"])), s["note"] + (f" ([docs]({s['doc']}))" if s["doc"] else "")]
                 for i, s in enumerate(data["operations"], 1)]
@@ -593,7 +828,8 @@ def markdown(stack: str, data: dict[str, Any]) -> str:
         for kind in ("replaced", "changed"):
             for urn in res[kind]:
                 for c in res["details"][urn]:
-                    rows.append([code(_short(urn)), code(c["path"]), _value(c["before"]), _value(c["after"]),
+                    named = f" ({', '.join(map(code, c['names']))})" if c.get("names") else ""
+                    rows.append([code(_short(urn)), code(c["path"]) + named, *_cells(c["before"], c["after"]),
                                  "**replaces**" if c["replaces"] else _effect(c)])
         lines += ["", "### Properties that change", "", *table(["resource", "property", "before", "after", "effect"], rows)]
     if data["capacity"]:
@@ -612,27 +848,29 @@ def markdown(stack: str, data: dict[str, Any]) -> str:
             for key in sorted(set(bq) | set(aq)):
                 for limit in ("nominalQuota", "borrowingLimit", "lendingLimit"):
                     x, y = (bq.get(key) or {}).get(limit), (aq.get(key) or {}).get(limit)
-                    if x != y:
-                        rows.append([code(name), f"{code(key)} {limit}", _value(x), _value(y)])
+                    # A flavor that comes or goes lists every covered resource, at 0 where it has none.
+                    if x != y and not (limit == "nominalQuota" and {x, y} <= {None, 0, "0"}):
+                        rows.append([code(name), f"{code(key)} {limit}", *_cells(x, y)])
             if not b or not a:
                 rows.append([code(name), "queue", "—" if not b else "exists", "removed" if not a else "added"])
         lines += ["", "### Cluster queues", "", *table(["cluster queue", "what", "before", "after"], rows)]
-    if adm["workloads"] or adm["queues"]:
-        lines += ["", "### Admission verdicts that change", ""]
-        if adm["workloads"]:
-            rows = [[code(k), _said(v["before"]), _said(v["after"])] for k, v in adm["workloads"].items()]
-            lines += table(["sample", "before", "after"], rows)
-        if adm["queues"]:
-            rows = [[code(k), _largest(v["before"]), _largest(v["after"])] for k, v in adm["queues"].items()]
-            lines += ["", *table(["cluster queue", "largest workload it can admit, before", "after"], rows)]
-    elif not adm["compared"]:
+    if adm["workloads"]:
+        rows = [[code(k), _said(v["before"]), _said(v["after"])] for k, v in adm["workloads"].items()]
+        lines += ["", "### Admission verdicts that change", "", *table(["sample", "before", "after"], rows)]
+    largest = largest_table(adm["queues"])
+    if largest:
+        lines += ["", "### Largest workload a cluster queue can admit", "",
+                  "Per flavor whose limit changes: its nominal quota plus what the cohort can lend, within "
+                  "`borrowingLimit` (`admission.json`); a resource the flavor has none of is left out.", "", *largest]
+    if not adm["compared"]:
         lines += ["", "Admission verdicts are not compared: the base render has no `admission.json` (written since this diff)."]
     for key, title, head in (("teams", "Teams (LocalQueue → ClusterQueue)", "local queue"), ("priorities", "Priorities", "class")):
         if data[key]:
             rows = [[code(k), _value(v["before"]), _value(v["after"])] for k, v in data[key].items()]
             lines += ["", f"### {title}", "", *table([head, "before", "after"], rows)]
     if _cost_changes(cost):
-        rows = [[code(k), _usd(v["before"]), _usd(v["after"]), _delta(v["before"], v["after"])] for k, v in data["cost"]["pools"].items()]
+        rows = [[code(k), _price(v, "before"), _price(v, "after"), _delta(v["before"], v["after"], v.get("change"))]
+                for k, v in data["cost"]["pools"].items()]
         c = data["cost"]
         rows.append(["**total**", _usd(c["before"]), _usd(c["after"]), _delta(c["before"], c["after"])])
         lines += ["", "### Cost per 30 days at maximum size (USD, list price)", "",
@@ -640,7 +878,7 @@ def markdown(stack: str, data: dict[str, Any]) -> str:
     for key, title in (("new", "New policy findings"), ("resolved", "Resolved policy findings")):
         if data["policy"][key]:
             lines += ["", f"### {title}", ""] + [
-                f"- {v['enforcement']}: {v['policy']}: {code(_short(v['urn']) if '::' in v['urn'] else v['urn'])}: {v['message']}"
+                f"- {v['enforcement']}: {v['policy']}: {code(_finding_subject(v['urn']))}: {v['message']}"
                 for v in data["policy"][key]]
     return "\n".join(lines) + "\n"
 

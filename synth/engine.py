@@ -32,6 +32,8 @@ from pulumi.runtime.proto import resource_pb2, source_pb2
 from pulumi.runtime.stack import run_pulumi_func
 from pulumi.runtime.sync_await import _sync_await
 
+from gke_ai_batch.domain import urns
+
 from . import leanrpc
 
 # The SDK's internals this file relies on (MockMonitor, _get_stack_trace, run_pulumi_func,
@@ -204,10 +206,10 @@ class RecordingMonitor(mocks.MockMonitor):
         # its URNs would not match a real deployment's, and neither would a committed URN list.)
         qualified = type_
         if parent:
-            parent_type = parent.split("::")[2]
+            parent_type = urns.parse(parent).qualified_type
             if parent_type != "pulumi:pulumi:Stack":
-                qualified = f"{parent_type}${type_}"
-        return "urn:pulumi:" + "::".join([pulumi.get_stack(), pulumi.get_project(), qualified, name])
+                qualified = f"{parent_type}{urns.TYPE_DELIMITER}{type_}"
+        return urns.make(pulumi.get_stack(), pulumi.get_project(), qualified, name)
 
     def RegisterResource(self, request):
         urn = self.make_urn(request.parent, request.type, request.name)
@@ -230,7 +232,7 @@ class RecordingMonitor(mocks.MockMonitor):
         if list(request.ignoreChanges):
             options["ignoreChanges"] = sorted(request.ignoreChanges)
         if request.provider:
-            options["provider"] = request.provider.rsplit("::", 1)[0]  # "<urn>::<id>"
+            options["provider"] = urns.provider_urn(request.provider)
         aliases = _program_aliases(request)
         if aliases:
             options["aliases"] = aliases
@@ -530,7 +532,7 @@ class _ConstructionOrder:
     engine will give them."""
 
     def __init__(self, project: str, stack: str):
-        self._prefix = f"urn:pulumi:{stack}::{project}::"
+        self._stack, self._project = stack, project
         self._qualified: dict[int, str] = {}
         self._position: dict[str, int] = {}
 
@@ -538,9 +540,9 @@ class _ConstructionOrder:
         parent = args.opts.parent if args.opts is not None else None
         qualified = args.type_
         if parent is not None and id(parent) in self._qualified:
-            qualified = f"{self._qualified[id(parent)]}${args.type_}"
+            qualified = f"{self._qualified[id(parent)]}{urns.TYPE_DELIMITER}{args.type_}"
         self._qualified[id(args.resource)] = qualified
-        self._position.setdefault(f"{self._prefix}{qualified}::{args.name}", len(self._position))
+        self._position.setdefault(urns.make(self._stack, self._project, qualified, args.name), len(self._position))
         return None
 
     def position(self, urn: str) -> int:

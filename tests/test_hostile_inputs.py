@@ -367,7 +367,7 @@ def test_a_policy_violation_still_writes_and_exits_3(case, capsys, monkeypatch):
     import synth.policy
     from gke_ai_batch.domain.findings import MANDATORY, Finding
 
-    monkeypatch.setattr(synth.policy, "findings", lambda result: [Finding("p", "m", MANDATORY, urn="u::x")])
+    monkeypatch.setattr(synth.policy, "findings", lambda result: [Finding("p", "m", MANDATORY, urn="urn:pulumi:good::gke-ai-batch::t::x")])
     path = case.stack(DEV, "Pulumi.good.yaml")
     code, stdout, stderr = run(capsys, "--config", path, "--out", case.dir / "p3")
     assert code == 3 and "policy mandatory: p: x: m" in stderr

@@ -48,7 +48,8 @@ def test_a_queue_that_grows_shows_its_largest_workload_before_and_after(renders)
     assert data["admission"]["queues"]["qa"]["after"]["fa/google.com/tpu"] == {"most": "24", "nominal": "24"}
     assert "qb" not in data["admission"]["queues"]
     text = diff.markdown("test", data)
-    assert "### Admission verdicts that change" in text and "`fa/google.com/tpu` 24" in text
+    assert "### Admission verdicts that change" not in text  # no sample's verdict changes
+    assert "### Largest workload a cluster queue can admit" in text and "| `qa` | `fa` | 16 → 24 |" in text
 
 
 def test_a_sample_that_is_no_longer_admissible_is_named_with_the_models_reason():

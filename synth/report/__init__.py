@@ -15,7 +15,7 @@ from gke_ai_batch.model.objects import NAMESPACE_NAME_LABEL
 from gke_ai_batch.domain.podtemplates import workload_pod_sets
 from gke_ai_batch.domain.catalogue import GPU_RESOURCE, TPU_RESOURCE
 from gke_ai_batch.plan.podsecurity import pod_specs
-from gke_ai_batch.domain import naming, quantity
+from gke_ai_batch.domain import naming, quantity, urns
 from gke_ai_batch.domain.naming import scope_of
 
 from .. import policy
@@ -160,11 +160,11 @@ def _policy(violations: Sequence[Finding | Mapping[str, Any]]) -> list[str]:
 
 
 def _resource(urn: str) -> str:
-    if "::" not in urn:
+    try:
+        parsed = urns.parse(urn)
+    except urns.UrnError:  # a stack-level finding names no resource
         return code(urn) if urn else DASH
-    parts = urn.split("::")
-    type_ = parts[-2].split("$")[-1] if len(parts) >= 2 else ""
-    return f"{code(parts[-1])} ({type_.rsplit(':', 1)[-1]})" if type_ else code(parts[-1])
+    return f"{code(parsed.name)} ({parsed.type.rsplit(':', 1)[-1]})"
 
 
 # -- capacity -----------------------------------------------------------------------------

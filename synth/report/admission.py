@@ -92,14 +92,17 @@ LARGEST = (
 
 
 def largest(world, cq) -> str:
-    """The largest workload ClusterQueue `cq` can admit, per flavor, as a table cell."""
+    """The largest workload ClusterQueue `cq` can admit, per flavor, as a table cell; a
+    resource the flavor admits none of (`nvidia.com/gpu` of a TPU flavor) is left out."""
     by_flavor: dict[str, list[str]] = {}
     for lim in queue_limits(world, cq):
+        if not lim.most:
+            continue
         text = f"{show(lim.resource, lim.most)} {lim.resource}"
         if lim.most != lim.nominal:
             text += f" ({show(lim.resource, lim.nominal)} own)"
         by_flavor.setdefault(lim.flavor, []).append(text)
-    return "<br>".join(f"{code(f)}: {', '.join(parts)}" for f, parts in by_flavor.items())
+    return "<br>".join(f"{code(f)}: {', '.join(parts)}" for f, parts in by_flavor.items()) or DASH
 
 
 # -- admission.json ---------------------------------------------------------------------------
