@@ -63,6 +63,11 @@ def _provider(r: Any) -> str:
     return str(getattr(getattr(r, "provider", None), "urn", "") or "")
 
 
+def _parent(r: Any) -> str:
+    # PolicyResourceOptions.parent: the parent's URN (pulumi_policy 1.21 policy.py, _get_resource_options).
+    return str(getattr(getattr(r, "opts", None), "parent", "") or "")
+
+
 def _resource_validation(rule: Rule):
     def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
         if not rule.applies_to(args.resource_type):
@@ -77,7 +82,9 @@ def _resource_validation(rule: Rule):
 def _stack_validation(rule: Rule):
     def validate(args: StackValidationArgs, report_violation: ReportViolation) -> None:
         resources = [
-            Resource(r.urn, r.resource_type, r.name, plain(r.props), _protected(r.opts), _provider(r)) for r in args.resources
+            Resource(r.urn, r.resource_type, r.name, plain(r.props), _protected(r.opts), _provider(r), _parent(r),
+                     tuple(d.urn for d in (getattr(r, "dependencies", None) or ())))
+            for r in args.resources
         ]
         for finding in findings(rule, resources, args.get_config() or {}):
             report_violation(finding.message, finding.urn)

@@ -238,13 +238,27 @@ def manifests_by_cluster(recording: engine.Recording) -> dict[str, list[dict[str
     return by_cluster
 
 
+def program_manifests_by_cluster(recording: engine.Recording) -> dict[str, list[dict[str, Any]]]:
+    """A program's Kubernetes objects in recording order, by the label of the cluster their
+    provider reaches (gke_ai_batch/model/clusters.py partition: the stack program's naming scope,
+    else the cluster's GKE name); {} for a program of one cluster (manifests.yaml says it all)."""
+    from gke_ai_batch.model.clusters import partition
+
+    from .policy import resources_of
+
+    listed = {r.urn for r in _manifest_registrations(recording)}
+    groups = partition(resources_of(recording))
+    return {label: [r.props for r in rs if r.urn in listed] for label, rs in groups.items() if label}
+
+
 def output_files(result: Result) -> dict[str, str]:
     """Every file synth writes for a rendered stack, by name."""
     from . import output
 
     resources = [r.to_json() for r in result.recording.resources]
-    # A program's Kubernetes providers are named as its author chose, not by cluster scope.
-    by_cluster = manifests_by_cluster(result.recording) if result.program is None else {}
+    # A program's Kubernetes providers are named as its author chose: its objects go by the
+    # cluster each one's provider reaches (gke_ai_batch/model/clusters.py).
+    by_cluster = manifests_by_cluster(result.recording) if result.program is None else program_manifests_by_cluster(result.recording)
     # One cluster: manifests.yaml says it all (and single-cluster outputs stay as they were).
     clusters = (
         {output.cluster_file(scope): _manifests_yaml(docs) for scope, docs in by_cluster.items()}

@@ -64,6 +64,10 @@ class Registration:
     dependencies: list[str]
     inputs: dict[str, Any]
     options: dict[str, Any]
+    outputs: dict[str, Any] | None = None
+    """What a component registered as its outputs (register_outputs), which a stack policy reads
+    as its properties; None for a custom resource, or a component that registered none. Not in
+    resources.json, which lists what the program asks for."""
 
     def to_json(self) -> dict[str, Any]:
         out = {
@@ -199,6 +203,7 @@ class RecordingMonitor(mocks.MockMonitor):
         self.recording = Recording()
         self._outputs_for = outputs_for
         self._urns: set[str] = set()
+        self._registered: dict[str, Registration] = {}
 
     def make_urn(self, parent: str, type_: str, name: str) -> str:
         # As the engine builds URNs: the parent's whole qualified type chain, without the root
@@ -236,17 +241,17 @@ class RecordingMonitor(mocks.MockMonitor):
         aliases = _program_aliases(request)
         if aliases:
             options["aliases"] = aliases
-        self.recording.resources.append(
-            Registration(
-                urn=urn,
-                type=request.type,
-                name=request.name,
-                parent=request.parent or None,
-                dependencies=sorted(set(request.dependencies)),
-                inputs=inputs,
-                options=options,
-            )
+        registration = Registration(
+            urn=urn,
+            type=request.type,
+            name=request.name,
+            parent=request.parent or None,
+            dependencies=sorted(set(request.dependencies)),
+            inputs=inputs,
+            options=options,
         )
+        self.recording.resources.append(registration)
+        self._registered[urn] = registration
         if request.type == "pulumi:pulumi:Stack":
             return resource_pb2.RegisterResourceResponse(urn=urn)
         state = struct_pb2.Struct()
@@ -257,6 +262,16 @@ class RecordingMonitor(mocks.MockMonitor):
         resource_id = f"{request.name}-id" if request.custom else ""
         self.resources[urn] = mocks.MockMonitor.ResourceRegistration(urn, resource_id, inputs)
         return resource_pb2.RegisterResourceResponse(urn=urn, id=resource_id, object=state)
+
+    def RegisterResourceOutputs(self, request):
+        # A component's outputs replace its state's, as the engine does (pulumi/pulumi
+        # pkg/resource/deploy/step_executor.go, ExecuteRegisterResourceOutputs): what a stack
+        # policy reads as a component's properties. The root stack's are the program's exports
+        # (Recording.outputs).
+        registration = self._registered.get(request.urn)
+        if registration is not None and registration.type != "pulumi:pulumi:Stack":
+            registration.outputs = _struct_to_plain(request.outputs)
+        return super().RegisterResourceOutputs(request)
 
 
 

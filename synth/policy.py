@@ -30,11 +30,7 @@ def findings(result) -> list[Finding]:
     # As CrossGuard's stack policies see them: each resource with its outputs, which for the
     # recording engine are its inputs, and the root stack with the program's exports
     # (pulumi/pulumi pkg/resource/deploy/step_generator.go, AnalyzeResources).
-    resources = [
-        rules.Resource(r.urn, r.type, r.name, result.recording.outputs if r.type == STACK else r.inputs,
-                       bool(r.options.get("protect")), str(r.options.get("provider") or ""))
-        for r in result.recording.resources
-    ]
+    resources = resources_of(result.recording)
     # A stack rule may blame the stack as a whole (CrossGuard reports it without a URN).
     stack_urn = next((r.urn for r in resources if r.type == STACK), "")
     found = []
@@ -46,6 +42,22 @@ def findings(result) -> list[Finding]:
             level = MANDATORY  # the rules do not remediate; the SDK reports these as mandatory
         found += [f if f.urn else replace(f, urn=stack_urn) for f in rules.findings(rule, resources, settings, level)]
     return sorted(found, key=lambda f: (f.severity != MANDATORY, f.rule, f.urn, f.message))
+
+
+def resources_of(recording) -> list:
+    """The recording as CrossGuard's stack policies see it (pulumi/pulumi
+    pkg/resource/deploy/step_generator.go, AnalyzeResources): each resource with its outputs,
+    which for the recording engine are a custom resource's inputs and a component's registered
+    outputs, the root stack with the program's exports; its protect option, provider, parent and
+    dependencies."""
+    return [
+        rules.Resource(
+            r.urn, r.type, r.name,
+            recording.outputs if r.type == STACK else r.outputs if r.outputs is not None else r.inputs,
+            bool(r.options.get("protect")), str(r.options.get("provider") or ""), r.parent or "", tuple(r.dependencies),
+        )
+        for r in recording.resources
+    ]
 
 
 def violation(finding: Finding) -> dict[str, Any]:

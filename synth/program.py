@@ -29,9 +29,6 @@ from .diagnostics import Diagnostic
 from .stackfile import STACK_NAME_RX, StackFile, StackFileError, display_path
 
 PROJECT_FILE = "Pulumi.yaml"
-# A Kubernetes object's type token (pulumi_kubernetes: "kubernetes:<group>/<version>:<Kind>"),
-# not the provider's own ("pulumi:providers:kubernetes").
-K8S_OBJECT = "kubernetes:"
 RUNTIME = "python"
 # Pulumi's project-name rule (pulumi/pulumi sdk/go/common/tokens, ValidateProjectName: "project
 # names may only contain alphanumerics, hyphens, underscores, and periods", at most 100): the
@@ -219,35 +216,22 @@ def _synthesize(project: Project, stack_file: StackFile) -> Result:
 
 def admission_from_recording(recording: engine.Recording) -> Any:
     """The admission model's verdicts on what a program registered (gke_ai_batch/model/recorded.py:
-    the judge the stack program and the policy pack's kueue-admissible run too), or None when
-    they cannot be computed here: the program declares objects on several clusters (the pack
-    judges each), or holds values known only after deploy."""
+    the judge the stack program and the policy pack's kueue-admissible run too): one Judgement
+    for a program of one cluster, {cluster label: Judgement} for one of several, each cluster
+    judged alone on the objects its provider applies and its own node pools
+    (gke_ai_batch/model/clusters.py); None when the program holds values known only after deploy."""
+    from gke_ai_batch.model.clusters import partition
     from gke_ai_batch.model.recorded import Judgement, unknowns
-    from policy import rules
-    from policy.rules.base import by_cluster
 
-    resources = [rules.Resource(r.urn, r.type, r.name, r.inputs) for r in recording.resources]
-    clusters = by_cluster(resources)
-    if len(clusters) != 1 or _on_several_clusters(recording):
+    from .policy import resources_of
+
+    resources = resources_of(recording)
+    if unknowns(resources):
         return None
-    (only,) = clusters.values()
-    if unknowns(only):
-        return None
-    return Judgement(only)
-
-
-def _on_several_clusters(recording: engine.Recording) -> bool:
-    """Whether the program's Kubernetes objects go through several Kubernetes providers (each
-    one cluster's API server; "" the default one, the ambient kubeconfig's), or its node pools
-    name several clusters. Naming scopes (by_cluster) tell a fleet's clusters apart; a program's
-    own names need not: one world made of two clusters would let a queue on one admit onto
-    the other's pools, and name those pools in the report."""
-    from gke_ai_batch.domain.registered import NODE_POOL
-
-    providers = {r.options.get("provider", "") for r in recording.resources if r.type.startswith(K8S_OBJECT)}
-    pools = {tuple(str(r.inputs.get(k)) for k in ("project", "location", "cluster"))
-             for r in recording.resources if r.type == NODE_POOL}
-    return len(providers) > 1 or len(pools) > 1
+    clusters = {label: mine for label, mine in partition(resources).items() if label}
+    if not clusters:
+        return Judgement(resources)
+    return {label: Judgement(mine) for label, mine in clusters.items()}
 
 
 def _program_line(error: BaseException, project: Project) -> tuple[str, int] | None:

@@ -38,7 +38,8 @@ def test_every_hosted_component_has_its_inputs_and_outputs_under_the_token_it_re
     assert set(resources["gke-ai-batch:index:GpuPool"]["requiredInputs"]) == {"cluster", "gpu", "maxNodes"}
     assert set(resources["gke-ai-batch:index:CpuPool"]["requiredInputs"]) == {"cluster", "machineType", "maxNodes"}
     # Only the Outputs: the Python-side plan (flavor, pools, config; a cluster's provider) is no output of the schema.
-    shared = {"name", "endpoint", "apiServer", "kubeconfig", "nodeServiceAccount"}
+    # location, project and mode: which cluster the component's provider reaches, and how to judge it.
+    shared = {"name", "location", "project", "mode", "endpoint", "apiServer", "kubeconfig", "nodeServiceAccount"}
     outputs = {
         "ResourceFlavor": {"flavorName"},
         "ProvisioningCheck": {"admissionCheck"},

@@ -120,16 +120,18 @@ for name, zone in (("a", "us-east5-b"), ("b", "us-central1-b")):
 """
 
 
-def test_a_program_on_two_clusters_by_provider_gets_no_one_world_verdicts(tmp_path):
+def test_a_program_on_two_clusters_by_provider_judges_each_alone(tmp_path):
     # Names in no scope, so one world held both: each queue's flavor selected both clusters'
-    # pools and admission.json said each could admit onto the other cluster's nodes.
+    # pools. Each provider's context names its cluster, whose pools alone back its queue.
     import json
 
     result = _render(tmp_path, TWO_CLUSTERS)
     assert result.recording is not None, result.error
-    assert json.loads(result.extra_files["admission.json"]) == {"workloads": {}, "queues": {}}
+    queues = json.loads(result.extra_files["admission.json"])["queues"]
+    assert set(queues) == {"a/a-cq", "b/b-cq"}
+    assert all(q["tpu-v6e-slice-2x2/google.com/tpu"]["most"] == "4" for q in queues.values()), queues
     report = result.extra_files["report.md"]
-    assert "Not computed here: the program declares Kubernetes objects on several clusters (naming scopes, or Kubernetes providers)" in report
+    assert "| `a` | `a-v6e-0` |" in report and "| `b` | `b-v6e-0` |" in report, report
 
 
 def test_one_cluster_with_one_provider_still_gets_verdicts(tmp_path):

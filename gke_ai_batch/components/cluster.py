@@ -242,6 +242,13 @@ class _Cluster(Component):
     """A kubeconfig through gke-gcloud-auth-plugin (a secret)."""
     node_service_account: pulumi.Output[str]
     """Email of the account the nodes run as."""
+    location: pulumi.Output[str]
+    """The cluster's region or zone."""
+    project: pulumi.Output[str]
+    """The Google Cloud project the cluster is in."""
+    mode: pulumi.Output[str]
+    """standard or autopilot: how the policy pack and synth judge the cluster's queues and
+    workloads (an existing cluster's as declared; gke_ai_batch/model/clusters.py)."""
 
     _old_type = ""
     _args: type = _ClusterArgs
@@ -279,6 +286,7 @@ class _Cluster(Component):
             "project": args["project"],
             "node_service_account": node_service_account,
             "node_locations": list(stack.cluster.node_locations),
+            "mode": stack.cluster.mode,
         }
         if "catalogue" in args:
             ref["catalogue"] = args["catalogue"]
@@ -303,9 +311,19 @@ class _Cluster(Component):
         return k8s.Provider(self._child(name, base, KUBERNETES_PROVIDER), kubeconfig=self.kubeconfig, opts=opts)
 
     def _register(self, **more: pulumi.Output[str]) -> None:
+        # The cluster's name, location, project and mode are what a stack policy (and synth)
+        # reads off this component to tell which cluster its provider reaches and how to judge
+        # it: a Kubernetes object names only its provider, whose parent this is.
+        stack, args = self._facts
+        self.location = pulumi.Output.from_input(stack.cluster.location)
+        self.project = pulumi.Output.from_input(args["project"])
+        self.mode = pulumi.Output.from_input(stack.cluster.mode)
         self.register_outputs(
             {
                 "name": self.name,
+                "location": self.location,
+                "project": self.project,
+                "mode": self.mode,
                 "endpoint": self.endpoint,
                 "apiServer": self.api_server,
                 "kubeconfig": self.kubeconfig,

@@ -77,6 +77,9 @@ class ClusterRef(TypedDict):
     catalogue: NotRequired[dict[str, Any]]
     """Zones, accelerators and versions newer than the built-in catalogue, as the stack key
     gke-ai-batch:catalogue spells them (camelCase)."""
+    mode: NotRequired[str]
+    """standard (default) or autopilot, as the cluster was created: an Autopilot cluster has no
+    node pools, so a pool on one is refused (GKE docs concepts/autopilot-overview)."""
 
 
 class TaintArgs(TypedDict):
@@ -441,7 +444,7 @@ def _checked(component: str, name: str, kind: str, args: Any, spec: type, opts: 
     known = spec.__required_keys__ | spec.__optional_keys__
     args = {k: v for k, v in args.items() if k in known}
     cluster = {"name": ref["name"], "location": ref["location"], "nodeLocations": list(ref.get("node_locations", []))}
-    for key in ("release_channel", "min_master_version", "version", "endpoint"):
+    for key in ("release_channel", "min_master_version", "version", "endpoint", "mode"):
         if key in ref:
             cluster[to_camel(key)] = ref[key]
     if "version" in ref:

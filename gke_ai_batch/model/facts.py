@@ -57,10 +57,21 @@ class ClusterFacts:
     zones: int  # where a pool without nodeLocations puts its nodes
 
 
+# The library's component for a cluster the program did not create: its registered outputs say
+# the cluster's mode (gke_ai_batch/components/cluster.py; gke_ai_batch/model/clusters.py reads it too).
+EXISTING_CLUSTER = "gke-ai-batch:index:ExistingCluster"
+
+
 def cluster_facts(resources: Sequence[Any]) -> ClusterFacts | None:
-    """The stack's cluster; None when the stack has none (it deploys onto an existing one)."""
+    """The cluster's facts: the recorded Cluster's; for a cluster the program did not create,
+    those its ExistingCluster declares when it is Autopilot; else None (a Standard cluster that
+    exists already, of which only the recorded node pools are known)."""
     clusters = of_type(resources, CLUSTER)
     if not clusters:
+        declared = of_type(resources, EXISTING_CLUSTER)
+        if declared and declared[0].props.get("mode") == "autopilot":
+            # Autopilot makes a node for each pod: the zones a pool would use do not apply.
+            return ClusterFacts(True, True, regions.DEFAULT_ZONES_PER_REGION)
         return None
     props = clusters[0].props
     autopilot = is_autopilot(props)

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
-from gke_ai_batch.domain import naming as _naming
+from gke_ai_batch.model import clusters as _clusters
 from gke_ai_batch.domain.registered import (  # noqa: F401 (re-exported for the rules)
     ADMISSION_CHECK,
     CLUSTER,
@@ -60,6 +60,10 @@ class Resource(NamedTuple):
     provider: str = ""
     """The URN of the provider it is applied through ("" for the default one): for a Kubernetes
     object, which cluster holds it."""
+    parent: str = ""
+    """The URN of its parent resource ("" for none): a cluster component's provider and children."""
+    dependencies: tuple[str, ...] = ()
+    """The URNs it depends on: a node pool whose cluster is known only after deploy waits for its Cluster."""
 
 
 ResourceCheck = Callable[[str, Mapping[str, Any], Mapping[str, Any]], Iterable[str]]
@@ -109,30 +113,26 @@ def cluster_of(r: Resource) -> str:
     cluster, the worker's name or "manager" in a fleet. Every object is registered under
     gke_ai_batch.domain.naming.scoped(scope, <namespace>/<name>), so a name and namespace on one cluster
     say nothing about another's."""
-    meta = as_dict(r.props.get("metadata"))
-    name, ns = meta.get("name"), meta.get("namespace")
-    if not isinstance(name, str):
-        return ""
-    return _naming.scope_of(r.name, f"{ns}/{name}" if isinstance(ns, str) and ns else name) or ""
+    return _clusters.name_scope(r)
 
 
 def by_cluster(resources: Sequence[Resource]) -> dict[str, list[Resource]]:
-    """The stack's resources per cluster scope ("" alone in a stack of one cluster). A
-    Kubernetes object's scope is cluster_of's; any other resource (the GKE cluster, its node
-    pools, service accounts) is in the scope its logical name starts with, when that is a
-    scope some Kubernetes object has, else in "" (a single-cluster stack's names, and
-    resources of no one cluster, keep their own)."""
-    k8s = [r for r in resources if r.type.startswith("kubernetes:")]
-    scopes = {cluster_of(r) for r in k8s}
-    out: dict[str, list[Resource]] = {}
-    for r in resources:
-        if r.type.startswith("kubernetes:"):
-            scope = cluster_of(r)
-        else:
-            head, sep, _ = r.name.partition(_naming.SCOPE_SEPARATOR)
-            scope = head if sep and head in scopes else ""
-        out.setdefault(scope, []).append(r)
-    return out
+    """The stack's resources per cluster ("" alone in a program of one cluster, and the
+    resources of no cluster otherwise): a Kubernetes object on the cluster its provider reaches,
+    a GKE cluster or node pool on the one it names (gke_ai_batch/model/clusters.py)."""
+    key = tuple(map(id, resources))
+    for seen, parts in _PARTITIONS:
+        if seen == key:
+            return {scope: list(mine) for scope, mine in parts.items()}
+    parts = _clusters.partition(resources)
+    # Several rules ask it of the same resources: keep the last few (each entry holds its
+    # resources, so no id in a key is reused while it is kept).
+    _PARTITIONS.insert(0, (key, parts))
+    del _PARTITIONS[4:]
+    return {scope: list(mine) for scope, mine in parts.items()}
+
+
+_PARTITIONS: list[tuple[tuple[int, ...], dict[str, list[Resource]]]] = []
 
 
 def per_cluster(check: StackCheck) -> StackCheck:

@@ -60,7 +60,8 @@ def _workers(resources: Sequence[Resource]) -> dict[str, list[Resource]]:
 
 
 def _by_cluster(resources: Sequence[Resource], *types: str) -> dict[str, list[Resource]]:
-    return by_cluster(of_type(resources, *types))
+    # Over all the resources: an object's cluster is its provider's, which `types` leaves out.
+    return {scope: of_type(mine, *types) for scope, mine in by_cluster(resources).items()}
 
 
 def serves(queue: Resource) -> bool:

@@ -118,10 +118,15 @@ def compute(result) -> dict:
         # world to judge here (synth/program.py admission_from_recording); the pack judges each.
         return {"workloads": {}, "queues": {}}
     if fleet is None:
-        worlds = [("", result.admission.world)]
+        # A program of several clusters: {label: Judgement}, each entry keyed `cluster/name` as a fleet's.
+        judged = result.admission.items() if isinstance(result.admission, dict) else [("", result.admission)]
+        worlds = [(scope, judgement.world) for scope, judgement in judged]
         verdicts = {
-            key: {"admissible": v.admissible, "clusterQueue": v.cluster_queue, "reason": v.never, "rule": v.rule}
-            for key, v in _keyed(result.admission.verdicts)
+            f"{scope}/{key}" if scope else key: {
+                "admissible": v.admissible, "clusterQueue": v.cluster_queue, "reason": v.never, "rule": v.rule,
+            }
+            for scope, judgement in judged
+            for key, v in _keyed(judgement.verdicts)
         }
     else:
         from gke_ai_batch.plan.admission import Admission

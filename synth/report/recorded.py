@@ -17,8 +17,11 @@ from policy.rules.base import CLUSTER, NODE_POOL, as_dict, as_list, dig
 from gke_ai_batch.model.facts import PoolFacts, flavor_capacity, selects, stack_pools
 from gke_ai_batch.model.recorded import well_formed
 
-from .. import manifests
+from gke_ai_batch.model.clusters import partition
+
+from .. import _manifest_registrations
 from .. import report as base
+from ..policy import resources_of
 from . import admission, cost as cost_view
 from .md import DASH, code, codes, plural, table
 
@@ -30,27 +33,30 @@ NEEDS_STACK_FILE = (
     "sample workloads", "flow diagram", "changes that force replacement",
 )
 NO_MODEL = [
-    "Not computed here: the program declares Kubernetes objects on several clusters (naming scopes, or Kubernetes "
-    "providers), node pools on several clusters, or values known only after deploy. The policy pack's "
-    "`kueue-admissible` judges each naming scope (`gke_ai_batch/model/recorded.py`)."
+    "Not computed here: the program declares values known only after deploy. The policy pack's "
+    "`kueue-admissible` judges them once known (`gke_ai_batch/model/recorded.py`)."
 ]
 
 
 def render(result, violations: Sequence[Finding | Mapping[str, Any]]) -> str:
     recording = result.recording
-    resources = [Resource(r.urn, r.type, r.name, r.inputs, bool(r.options.get("protect"))) for r in recording.resources]
+    resources = resources_of(recording)
     pools = stack_pools(resources)
-    docs = manifests(recording)
+    listed = {r.urn for r in _manifest_registrations(recording)}
+    # Each cluster alone (gke_ai_batch/model/clusters.py): its pools, and the objects its provider
+    # applies; a program of one cluster is one group, "", and its tables have no cluster column.
+    groups = [(label, mine) for label, mine in partition(resources).items() if label] or [("", resources)]
+    clusters = [(label, mine, [r.props for r in mine if r.urn in listed]) for label, mine in groups]
     verdicts = result.admission
     sections = [
         ("Policy", base._policy(violations)),
-        ("Node pools", _pools(resources, pools)),
-        ("Capacity per flavor", _flavors(docs, pools)),
+        ("Node pools", _per_cluster(clusters, _pools)),
+        ("Capacity per flavor", _per_cluster(clusters, _flavors)),
         ("Cost", cost_view.section(result.cost if result.cost is not None else cost_view.compute(result))),
-        ("Cluster queues", _queues(docs)),
-        ("Teams", _teams(docs)),
-        ("Admission: can each sample run, and where", admission.workloads(verdicts) if verdicts is not None else NO_MODEL),
-        ("Largest workload per cluster queue", admission.queues(verdicts) if verdicts is not None else NO_MODEL),
+        ("Cluster queues", _per_cluster(clusters, _queues)),
+        ("Teams", _per_cluster(clusters, _teams)),
+        ("Admission: can each sample run, and where", _judged(verdicts, admission.workloads)),
+        ("Largest workload per cluster queue", _judged(verdicts, admission.queues)),
         ("Not shown without a stack file", [
             f"A program has no stack file, hence no plan: {', '.join(NEEDS_STACK_FILE)} are in a stack's report only."
         ]),
@@ -59,6 +65,48 @@ def render(result, violations: Sequence[Finding | Mapping[str, Any]]) -> str:
     for heading, body in sections:
         lines += ["", f"### {heading}", "", *body]
     return "\n".join(lines) + "\n"
+
+
+def _per_cluster(clusters, section) -> list[str]:
+    """One table over every cluster, with a first column naming each row's cluster when there
+    are several: `section(pools, docs)` gives (headers, rows, align) or lines to show as they are."""
+    tables = [(label, section(pools, docs)) for label, pools, docs in clusters]
+    if len(tables) == 1 or not all(isinstance(t, tuple) for _, t in tables):
+        if len(tables) == 1:
+            only = tables[0][1]
+            return table(*only) if isinstance(only, tuple) else only
+        out: list[str] = []
+        for label, t in tables:
+            body = table(*t) if isinstance(t, tuple) else t
+            out += [f"Cluster {code(label)}:", "", *body, ""]
+        return out[:-1]
+    headers, _, align = tables[0][1]
+    rows = [[code(label), *row] for label, (_, rs, _) in tables for row in rs]
+    return table(["cluster", *headers], rows, ["l", *align])
+
+
+def _judged(verdicts, section) -> list[str]:
+    """The admission model's section: one cluster's; for several, one table whose first column
+    names each row's cluster, then what each section says below its table."""
+    if verdicts is None:
+        return NO_MODEL
+    if not isinstance(verdicts, Mapping):
+        return section(verdicts)
+    head: list[str] = []
+    rows: list[str] = []
+    after: list[str] = []
+    for label, judgement in verdicts.items():
+        lines = section(judgement)
+        at = [i for i, line in enumerate(lines) if line.startswith("|")]
+        if not at:  # no table (no samples, no queues): said once per cluster
+            after += [f"Cluster {code(label)}: {line[:1].lower()}{line[1:]}" if line else line for line in lines]
+            continue
+        first, last = at[0], at[-1]
+        head = head or [f"| cluster {lines[first]}", f"| --- {lines[first + 1]}"]
+        rows += [f"| {code(label)} {line}" for line in lines[first + 2:last + 1]]
+        rest = lines[last + 1:]
+        after += [line for line in rest if line not in after]
+    return [*head, *rows, *after] if head else after
 
 
 def _title(result, resources: list[Resource], pools: list[PoolFacts]) -> list[str]:
@@ -77,11 +125,12 @@ def _title(result, resources: list[Resource], pools: list[PoolFacts]) -> list[st
     ]
 
 
-def _pools(resources: list[Resource], pools: list[PoolFacts]) -> list[str]:
-    if not pools:
+def _pools(mine: list[Resource], docs: list[dict[str, Any]]):
+    recorded = [r for r in mine if r.type == NODE_POOL]
+    if not recorded:
         return ["No node pools."]
     rows = []
-    for r, p in zip([r for r in resources if r.type == NODE_POOL], pools):
+    for r, p in zip(recorded, stack_pools(mine)):
         node = as_dict(r.props.get("nodeConfig"))
         rows.append([
             code(p.name),
@@ -93,7 +142,7 @@ def _pools(resources: list[Resource], pools: list[PoolFacts]) -> list[str]:
             p.accelerators if p.resource and p.accelerators is not None else DASH,
             "yes" if r.protect else "no",
         ])
-    return table(
+    return (
         ["pool", "capacity", "machine type", "TPU topology / GPU", "zones", "nodes", "chips / GPUs", "protected"],
         rows,
         ["l", "l", "l", "l", "l", "r", "r", "l"],
@@ -126,7 +175,8 @@ def _of_kind(docs: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
     return [d for d in docs if isinstance(d, dict) and d.get("kind") == kind]
 
 
-def _flavors(docs: list[dict[str, Any]], pools: list[PoolFacts]) -> list[str]:
+def _flavors(mine: list[Resource], docs: list[dict[str, Any]]):
+    pools = stack_pools(mine)
     flavors = _of_kind(docs, "ResourceFlavor")
     if not flavors:
         return ["No ResourceFlavors: Kueue has nothing to admit onto."]
@@ -151,8 +201,8 @@ def _flavors(docs: list[dict[str, Any]], pools: list[PoolFacts]) -> list[str]:
             if selected and resources else DASH,
             "<br>".join(quota) or "no queue uses it",
         ])
-    return table(["flavor", "pools (by node labels)", "capacity", "chips / GPUs", "quota (each queue)"], rows,
-                 ["l", "l", "l", "r", "r"])
+    return (["flavor", "pools (by node labels)", "capacity", "chips / GPUs", "quota (each queue)"], rows,
+            ["l", "l", "l", "r", "r"])
 
 
 def _quotas(cluster_queue: dict[str, Any], flavor: str) -> list[dict[str, Any]]:
@@ -166,7 +216,7 @@ def _quotas(cluster_queue: dict[str, Any], flavor: str) -> list[dict[str, Any]]:
     ]
 
 
-def _queues(docs: list[dict[str, Any]]) -> list[str]:
+def _queues(mine: list[Resource], docs: list[dict[str, Any]]):
     queues = _of_kind(docs, "ClusterQueue")
     if not queues:
         return ["No ClusterQueues: Kueue admits nothing this program declares."]
@@ -188,13 +238,13 @@ def _queues(docs: list[dict[str, Any]]) -> list[str]:
             base._checks(spec) or DASH,
             base._namespaces(spec.get("namespaceSelector")),
         ])
-    return table(["queue", "cohort", "flavors: nominal quota", "admission checks", "namespaces"], rows)
+    return ["queue", "cohort", "flavors: nominal quota", "admission checks", "namespaces"], rows, ["l"] * 5
 
 
-def _teams(docs: list[dict[str, Any]]) -> list[str]:
+def _teams(mine: list[Resource], docs: list[dict[str, Any]]):
     local = _of_kind(docs, "LocalQueue")
     if not local:
         return ["No LocalQueues: no namespace can submit to Kueue."]
     rows = [[code(dig(q, "metadata", "namespace") or "default"), code(dig(q, "metadata", "name")),
              code(dig(q, "spec", "clusterQueue"))] for q in local]
-    return table(["namespace", "local queue", "cluster queue"], rows)
+    return ["namespace", "local queue", "cluster queue"], rows, ["l"] * 3
