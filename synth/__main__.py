@@ -401,7 +401,10 @@ def _print_outcome(outcome: Outcome, quiet: bool) -> None:
         else:  # the output folder was refused: the stack file is fine
             print(f"synth: {outcome.stack}: nothing written", file=sys.stderr)
     elif outcome.exit_code in (EXIT_OK, EXIT_POLICY_VIOLATION) and outcome.out and not quiet:
-        print(f"wrote {outcome.out}")
+        from .stackfile import display_path
+
+        # Relative to the working folder when under it, as the stack file is shown.
+        print(f"wrote {display_path(Path(outcome.out))}")
 
 
 def _finish(args, outcomes: list[Outcome]) -> int:
