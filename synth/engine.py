@@ -286,14 +286,52 @@ def _program_aliases(request) -> list[Any]:
 YAML_DECODE = "kubernetes:yaml:decode"
 
 
+class YamlRefused(Exception):
+    """The YAML a program hands pulumi_kubernetes to decode is one its provider refuses (go-yaml's
+    limits, synth/yamlread.py): the program's input, refused (exit 2) naming the file it came
+    from (yaml_source) with the problem's line in it."""
+
+    def __init__(self, problem, text: str):
+        self.rule, self.line, self.text = problem.rule, problem.line, text
+        super().__init__(problem.message)
+
+
+def yaml_source(root: Path, text: str, limit: int = 2000) -> Path | None:
+    """The file under `root` (a program's folder) whose text is `text`: what yaml.ConfigFile or
+    ConfigGroup read and handed to the provider, which gets the text only. None for a string the
+    program built (`yaml=[...]`); at most `limit` files are looked at, none larger than `text`."""
+    size = len(text.encode())
+    seen = 0
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in ("node_modules", "__pycache__"))
+        for name in sorted(files):
+            seen += 1
+            if seen > limit:
+                return None
+            path = Path(folder, name)
+            try:
+                if not path.is_symlink() and path.is_file() and path.stat().st_size == size and path.read_text() == text:
+                    return path
+            except (OSError, UnicodeDecodeError):
+                continue
+    return None
+
+
 def _decode_yaml(text: Any) -> list[dict[str, Any]]:
     """The provider's answer (pulumi/pulumi-kubernetes provider/pkg/provider/invoke_decode_yaml.go,
     decodeYaml): each document of the stream as a mapping, skipping those without a kind or an
-    apiVersion ("Sometimes manifests include empty resources")."""
-    import yaml
+    apiVersion ("Sometimes manifests include empty resources"). Read as every YAML from outside
+    is (yamlread.load_all): a document of excessive aliasing, which the provider's go-yaml
+    refuses, or one nested too deeply is refused before anything is built from it."""
+    from . import yamlread
 
+    text = text if isinstance(text, str) else ""
+    try:
+        docs = yamlread.load_all(text)
+    except yamlread.YamlError as exc:
+        raise YamlRefused(exc.problems[0], text) from None
     out = []
-    for doc in yaml.safe_load_all(text if isinstance(text, str) else ""):
+    for doc in docs:
         if doc is None:
             continue
         if not isinstance(doc, dict):

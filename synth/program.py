@@ -204,6 +204,13 @@ def _synthesize(project: Project, stack_file: StackFile) -> Result:
         result.recording = None
         at = _program_line(exc, project)
         return result.refuse([Diagnostic(" ".join(str(exc).split()), "config", exc.key, *(at or (project.display(), None)))])
+    except engine.YamlRefused as exc:
+        # YAML the program hands pulumi_kubernetes, which its provider would refuse: said at the
+        # file it came from, or at the program when the program built the text itself.
+        result.recording = None
+        source = engine.yaml_source(project.root, exc.text)
+        where = (display_path(source), exc.line) if source else (project.display(), None)
+        return result.refuse([Diagnostic(str(exc), exc.rule, None, *where)])
     except engine.OfflineUnsupported as exc:
         # Valid under `pulumi up`, but not renderable offline: a usage limit, said at its line.
         result.recording = None
