@@ -15,10 +15,8 @@ and the admission model's verdicts come from the recorded resources (admission_f
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import sys
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -175,8 +173,8 @@ def _synthesize(project: Project, stack_file: StackFile) -> Result:
     except StackFileError as exc:
         return result.refuse(exc.diagnostics)
     try:
-        # The program's prints go to stderr: stdout is synth's (its summary, or --json's document).
-        with contextlib.redirect_stdout(sys.stderr):
+        # The program's output goes to stderr: stdout is synth's (its summary, or --json's document).
+        with engine.stdout_to_stderr():
             result.recording = engine.run(
                 project.program,
                 project=project.name,
