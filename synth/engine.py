@@ -324,6 +324,8 @@ def _decode_yaml(text: Any) -> list[dict[str, Any]]:
     apiVersion ("Sometimes manifests include empty resources"). Read as every YAML from outside
     is (yamlread.load_all): a document of excessive aliasing, which the provider's go-yaml
     refuses, or one nested too deeply is refused before anything is built from it."""
+    import yaml
+
     from . import yamlread
 
     text = text if isinstance(text, str) else ""
@@ -331,6 +333,10 @@ def _decode_yaml(text: Any) -> list[dict[str, Any]]:
         docs = yamlread.load_all(text)
     except yamlread.YamlError as exc:
         raise YamlRefused(exc.problems[0], text) from None
+    except yaml.YAMLError as exc:  # the provider fails the invoke on a file that is not YAML too
+        mark = getattr(exc, "problem_mark", None)
+        why = " ".join(str(getattr(exc, "problem", None) or exc).split())
+        raise YamlRefused(yamlread.Problem(mark.line + 1 if mark else None, None, (), "yaml.syntax", f"invalid YAML: {why}"), text) from None
     out = []
     for doc in docs:
         if doc is None:
@@ -476,19 +482,23 @@ def program_imports(root: str):
         yield
     finally:
         sys.path[:] = saved_path
+        # Other import roots inside the program's folder (a virtualenv there) are not its modules.
+        inside = os.path.realpath(root) + os.sep
+        others = [os.path.realpath(p) + os.sep for p in saved_path if isinstance(p, str) and p
+                  and os.path.realpath(p) + os.sep != inside and os.path.realpath(p).startswith(inside)]
         for name, module in list(sys.modules.items()):
-            if (name not in before or name in stashed) and (name.partition(".")[0] in hidden or _from_folder(module, root)):
+            if (name not in before or name in stashed) and (name.partition(".")[0] in hidden or _from_folder(module, inside, others)):
                 sys.modules.pop(name, None)
         sys.modules.update(stashed)
 
 
-def _from_folder(module: Any, root: str) -> bool:
-    """Whether `module` was loaded from the program's folder `root` (and is not one of synth's
-    own, wherever the program's folder is)."""
-    paths = [getattr(module, "__file__", None), *(getattr(module, "__path__", None) or [])]
-    inside = os.path.realpath(root) + os.sep
+def _from_folder(module: Any, inside: str, others: list[str]) -> bool:
+    """Whether `module` was loaded from the program's folder (`inside`: its real path and a
+    separator), not from another import root in it (`others`), and is not one of synth's own."""
+    paths = [os.path.realpath(p) for p in (getattr(module, "__file__", None), *(getattr(module, "__path__", None) or []))
+             if isinstance(p, str)]
     top = sys.modules.get(getattr(module, "__name__", "").partition(".")[0])
-    return any(isinstance(p, str) and os.path.realpath(p).startswith(inside) for p in paths) and not _synths_own(top)
+    return (any(p.startswith(inside) and not p.startswith(tuple(others)) for p in paths)) and not _synths_own(top)
 
 
 def _synths_own(module: Any) -> bool:

@@ -139,3 +139,13 @@ def test_a_yaml_string_the_program_builds_is_refused_at_the_program(tmp_path):
     [d] = result.diagnostics
     assert result.exit_code == 2 and d.rule == "yaml.depth" and "nested more than 200 levels deep" in d.message
     assert d.file == str(tmp_path) or d.file.endswith(tmp_path.name), d.render()
+
+
+def test_a_programs_yaml_file_that_is_not_yaml_is_refused_at_its_line(tmp_path):
+    # It was "the program failed: ParserError" (exit 70), as if the program had a bug.
+    (tmp_path / "manifests").mkdir()
+    (tmp_path / "manifests" / "bomb.yaml").write_text("apiVersion: v1\nkind: ConfigMap\ndata: [a, b\n")
+    result = _program(tmp_path, PROGRAM)
+    [d] = result.diagnostics
+    assert result.exit_code == 2 and d.rule == "yaml.syntax" and d.file.endswith("manifests/bomb.yaml"), d.render()
+    assert d.line == 4 and d.message.startswith("invalid YAML: ")
