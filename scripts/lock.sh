@@ -3,6 +3,7 @@
 #   requirements-dev.in    -> requirements-dev.txt    (runtime + tests and tools)
 #   requirements.in        -> requirements.txt        (runtime: what `pulumi up` installs)
 #   policy/requirements.in -> policy/requirements.txt (the CrossGuard pack's own venv)
+#   requirements-pip.in    -> requirements-pip.txt    (pip itself, installed first in CI's venvs)
 # The dev lock is resolved first and constrains the other two, so a package in two locks has one
 # version in both: the runtime packages that `pulumi up` and the pack install are the ones the
 # tests ran with.
@@ -22,3 +23,4 @@ compile() {
 compile requirements-dev.in -o requirements-dev.txt "$@"
 compile requirements.in --constraint requirements-dev.txt -o requirements.txt "$@"
 compile policy/requirements.in --constraint requirements-dev.txt -o policy/requirements.txt "$@"
+compile requirements-pip.in -o requirements-pip.txt "$@"

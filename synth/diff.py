@@ -25,6 +25,7 @@ from policy import rules
 from policy.rules.base import CLUSTER, HELM_RELEASES, NODE_POOL, RESOURCE_FLAVOR, by_cluster, dig, of_type
 from gke_ai_batch.model.facts import cluster_facts, pool_facts, selects
 
+from . import yamlread
 from .report.md import DASH, code, table
 from .report.replacement import FORCE_NEW, KUBERNETES_FORCE_NEW
 
@@ -134,28 +135,14 @@ _CHECKS = {"resources.json": _check_resources, "cost.json": _check_cost, "policy
            "admission.json": _check_admission, "manifests.yaml": _check_manifests}
 
 
-# Far deeper than any manifest synth writes, and within what PyYAML's composer can build: it
-# recurses a few Python frames per level, and its scanner takes time quadratic in the depth
-# (~1 s to reach the recursion limit).
-MAX_YAML_DEPTH = 200
-# libyaml's parser is iterative (events, no recursion); its composer is not, and overflows the C
-# stack on a deep file, so only its events are used here.
-_EVENT_LOADER = getattr(yaml, "CSafeLoader", None)
+MAX_YAML_DEPTH = yamlread.MAX_MANIFEST_DEPTH
 
 
 def _yaml_documents(text: str) -> list[Any]:
-    """The documents of a manifests.yaml; RecursionError for one nested past MAX_YAML_DEPTH,
-    found from libyaml's events before PyYAML's composer starts on it."""
-    if _EVENT_LOADER is not None:
-        depth = 0
-        for event in yaml.parse(text, Loader=_EVENT_LOADER):
-            if isinstance(event, yaml.CollectionStartEvent):
-                depth += 1
-                if depth > MAX_YAML_DEPTH:
-                    raise RecursionError(f"nested more than {MAX_YAML_DEPTH} levels deep")
-            elif isinstance(event, yaml.CollectionEndEvent):
-                depth -= 1
-    return list(yaml.safe_load_all(text))
+    """The documents of a manifests.yaml, read as every YAML from outside is (yamlread.load_all):
+    nesting past MAX_YAML_DEPTH and excessive aliasing are refused (YamlError) from libyaml's
+    events, before PyYAML's composer starts on the file."""
+    return yamlread.load_all(text, MAX_YAML_DEPTH)
 
 
 def _no_constant(name: str) -> Any:
@@ -270,6 +257,10 @@ class Render:
                 _CHECKS[name](value)
             except _Refused as exc:
                 raise DiffError(str(exc), _at(where, name)) from None
+            except yamlread.YamlError as exc:
+                [problem] = exc.problems
+                why = "is not YAML: nested too deeply" if problem.rule == "yaml.depth" else f"is refused: line {problem.line}: {problem.message}"
+                raise DiffError(why, _at(where, name)) from None
             return value
 
         return cls(

@@ -15,6 +15,7 @@ import json
 import logging
 import math
 import os
+import pkgutil
 import runpy
 import sys
 from dataclasses import dataclass, field
@@ -303,14 +304,58 @@ def _program_aliases(request) -> list[Any]:
 YAML_DECODE = "kubernetes:yaml:decode"
 
 
+class YamlRefused(Exception):
+    """The YAML a program hands pulumi_kubernetes to decode is one its provider refuses (go-yaml's
+    limits, synth/yamlread.py): the program's input, refused (exit 2) naming the file it came
+    from (yaml_source) with the problem's line in it."""
+
+    def __init__(self, problem, text: str):
+        self.rule, self.line, self.text = problem.rule, problem.line, text
+        super().__init__(problem.message)
+
+
+def yaml_source(root: Path, text: str, limit: int = 2000) -> Path | None:
+    """The file under `root` (a program's folder) whose text is `text`: what yaml.ConfigFile or
+    ConfigGroup read and handed to the provider, which gets the text only. None for a string the
+    program built (`yaml=[...]`); at most `limit` files are looked at, none larger than `text`."""
+    size = len(text.encode())
+    seen = 0
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in ("node_modules", "__pycache__"))
+        for name in sorted(files):
+            seen += 1
+            if seen > limit:
+                return None
+            path = Path(folder, name)
+            try:
+                if not path.is_symlink() and path.is_file() and path.stat().st_size == size and path.read_text() == text:
+                    return path
+            except (OSError, UnicodeDecodeError):
+                continue
+    return None
+
+
 def _decode_yaml(text: Any) -> list[dict[str, Any]]:
     """The provider's answer (pulumi/pulumi-kubernetes provider/pkg/provider/invoke_decode_yaml.go,
     decodeYaml): each document of the stream as a mapping, skipping those without a kind or an
-    apiVersion ("Sometimes manifests include empty resources")."""
+    apiVersion ("Sometimes manifests include empty resources"). Read as every YAML from outside
+    is (yamlread.load_all): a document of excessive aliasing, which the provider's go-yaml
+    refuses, or one nested too deeply is refused before anything is built from it."""
     import yaml
 
+    from . import yamlread
+
+    text = text if isinstance(text, str) else ""
+    try:
+        docs = yamlread.load_all(text)
+    except yamlread.YamlError as exc:
+        raise YamlRefused(exc.problems[0], text) from None
+    except yaml.YAMLError as exc:  # the provider fails the invoke on a file that is not YAML too
+        mark = getattr(exc, "problem_mark", None)
+        why = " ".join(str(getattr(exc, "problem", None) or exc).split())
+        raise YamlRefused(yamlread.Problem(mark.line + 1 if mark else None, None, (), "yaml.syntax", f"invalid YAML: {why}"), text) from None
     out = []
-    for doc in yaml.safe_load_all(text if isinstance(text, str) else ""):
+    for doc in docs:
         if doc is None:
             continue
         if not isinstance(doc, dict):
@@ -387,18 +432,95 @@ def run(
 
     def main():
         asyncio.get_running_loop().set_default_executor(_InlineExecutor())
-        root = str(program if program.is_dir() else program.parent)
-        if root not in sys.path:
-            sys.path.insert(0, root)
         monitor.recording.result = run_program(program, entry)
 
-    with lean_runtime(), language_host_config(config, secret_keys or []), _as_language_host(program, cwd):
+    root = str(program if program.is_dir() else program.parent)
+    with lean_runtime(), language_host_config(config, secret_keys or []), _as_language_host(program, cwd), program_imports(root):
         _sync_await(run_pulumi_func(main))
         monitor.recording.outputs = _sync_await(_stack_outputs())
     # Registrations arrive as their inputs resolve, which depends on hash order inside the
     # SDK; the program's own construction order does not.
     monitor.recording.resources.sort(key=lambda r: order.position(r.urn))
     return monitor.recording
+
+
+@contextlib.contextmanager
+def stdout_to_stderr():
+    """Everything a program writes to standard output goes to standard error while it runs, so
+    stdout carries synth's own output only (--json promises one JSON document there): print()
+    through sys.stdout, and also what bypasses it, a subprocess the program starts or a write to
+    file descriptor 1, which get descriptor 2 in its place (os.dup2); put back afterwards."""
+    for stream in (sys.stdout, sys.__stdout__):
+        with contextlib.suppress(Exception):
+            stream.flush()  # synth's own pending output stays before the program's
+    try:
+        saved = os.dup(1)
+        os.dup2(2, 1)
+    except OSError:  # no descriptor 1 or 2 to move: sys.stdout is all there is
+        saved = None
+    try:
+        with contextlib.redirect_stdout(sys.stderr):
+            yield
+    finally:
+        with contextlib.suppress(Exception):
+            sys.__stdout__.flush()  # what the program buffered on the real stdout: to stderr too
+        if saved is not None:
+            os.dup2(saved, 1)
+            os.close(saved)
+
+
+# synth's own top-level packages (beside this file's folder) that a program's run needs as they
+# are, so a program's module of the same name never stands in for them: the engine, and the
+# library the program builds with.
+_SYNTH_HOME = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+_ENGINE_PACKAGES = {"synth", "gke_ai_batch"}
+
+
+@contextlib.contextmanager
+def program_imports(root: str):
+    """The program's folder first on sys.path while it runs, as the language host puts it
+    (runpy.run_path), and its imports kept apart from synth's: a program folder's own `policy/`
+    (where a CrossGuard pack lives) or any module of the name of one of synth's own packages
+    other than the engine's is the program's while it runs and synth's again afterwards; sys.path
+    and the modules imported from the program's folder are put back as they were, so neither
+    synth's later imports nor the next program find the program's modules in their place."""
+    saved_path = list(sys.path)
+    before = dict(sys.modules)
+    shadowed = {m.name for m in pkgutil.iter_modules([root])}
+    if os.path.realpath(root) == _SYNTH_HOME:
+        shadowed = set()  # the stack program: its folder's modules are synth's
+    hidden = {name for name in shadowed - _ENGINE_PACKAGES if name in before and _synths_own(before[name])}
+    stashed = {name: m for name, m in before.items() if name.partition(".")[0] in hidden}
+    for name in stashed:
+        del sys.modules[name]
+    if root not in sys.path:
+        sys.path.insert(0, root)
+    try:
+        yield
+    finally:
+        sys.path[:] = saved_path
+        # Other import roots inside the program's folder (a virtualenv there) are not its modules.
+        inside = os.path.realpath(root) + os.sep
+        others = [os.path.realpath(p) + os.sep for p in saved_path if isinstance(p, str) and p
+                  and os.path.realpath(p) + os.sep != inside and os.path.realpath(p).startswith(inside)]
+        for name, module in list(sys.modules.items()):
+            if (name not in before or name in stashed) and (name.partition(".")[0] in hidden or _from_folder(module, inside, others)):
+                sys.modules.pop(name, None)
+        sys.modules.update(stashed)
+
+
+def _from_folder(module: Any, inside: str, others: list[str]) -> bool:
+    """Whether `module` was loaded from the program's folder (`inside`: its real path and a
+    separator), not from another import root in it (`others`), and is not one of synth's own."""
+    paths = [os.path.realpath(p) for p in (getattr(module, "__file__", None), *(getattr(module, "__path__", None) or []))
+             if isinstance(p, str)]
+    top = sys.modules.get(getattr(module, "__name__", "").partition(".")[0])
+    return (any(p.startswith(inside) and not p.startswith(tuple(others)) for p in paths)) and not _synths_own(top)
+
+
+def _synths_own(module: Any) -> bool:
+    """Whether a top-level module is one of synth's own packages (a folder beside synth's)."""
+    return any(isinstance(p, str) and os.path.dirname(os.path.realpath(p)) == _SYNTH_HOME for p in getattr(module, "__path__", None) or [])
 
 
 @contextlib.contextmanager

@@ -167,11 +167,18 @@ def locked(target: Path, wait: float | None = None):
     (LOCK_WAIT_SECONDS by default)."""
     wait = LOCK_WAIT_SECONDS if wait is None else wait
     parent = target.parent
+    lock = parent / f".{target.name}.lock"
     try:
         parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(parent / f".{target.name}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        # Never through a symbolic link (a lock file would be created wherever it points), and
+        # only a regular file: a FIFO or a device in its place is not a lock synth made.
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, 0o644)
     except OSError as exc:
-        raise OutputError(f"cannot be written: {exc.strerror}", target) from None
+        why = f"its lock file .{target.name}.lock is a symbolic link" if exc.errno == errno.ELOOP else exc.strerror
+        raise OutputError(f"cannot be locked: {why}", target) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OutputError(f"cannot be locked: .{target.name}.lock beside it is not a regular file", target)
     try:
         deadline = time.monotonic() + wait
         while True:
@@ -235,11 +242,18 @@ def _swap(tmp: Path, target: Path) -> None:
 
 def _remove_tree(path: Path) -> None:
     """rmtree that also empties read-only subfolders (a chmod -w one would otherwise leave
-    `path`, a .<out>.old-* folder, behind)."""
+    `path`, a .<out>.old-* folder, behind). Only folders inside `path` are made writable, never
+    `path`'s own parent, and `path` must be a folder, not a link to one."""
+    if not _real_folder(path):
+        return
+    inside = os.path.join(path, "")
 
     def writable_and_retry(function, name, _exc):
+        folder = os.path.dirname(name)
+        if not os.path.join(folder, "").startswith(inside) or os.path.islink(folder):
+            return
         with contextlib.suppress(OSError):
-            os.chmod(os.path.dirname(name), 0o755)
+            os.chmod(folder, 0o755)
             function(name)
 
     handler = {"onexc" if sys.version_info >= (3, 12) else "onerror": writable_and_retry}  # onerror: deprecated in 3.12
@@ -255,9 +269,19 @@ def _remove_stale(target: Path) -> None:
     except OSError:
         return
     for path in stale:
+        if not _real_folder(path):
+            continue  # synth makes folders there, never links or files: not synth's to touch
         if path.name.startswith(prefixes[1]) and not os.path.lexists(target):
             # Killed between the two renames: the previous output is here; put it back.
             with contextlib.suppress(OSError):
                 os.rename(path, target)
                 continue
         _remove_tree(path)
+
+
+def _real_folder(path: Path) -> bool:
+    """A folder itself, not a symbolic link to one (lstat)."""
+    try:
+        return stat.S_ISDIR(os.lstat(path).st_mode)
+    except OSError:
+        return False

@@ -15,10 +15,8 @@ and the admission model's verdicts come from the recorded resources (admission_f
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
-import sys
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -172,8 +170,8 @@ def _synthesize(project: Project, stack_file: StackFile) -> Result:
     except StackFileError as exc:
         return result.refuse(exc.diagnostics)
     try:
-        # The program's prints go to stderr: stdout is synth's (its summary, or --json's document).
-        with contextlib.redirect_stdout(sys.stderr):
+        # The program's output goes to stderr: stdout is synth's (its summary, or --json's document).
+        with engine.stdout_to_stderr():
             result.recording = engine.run(
                 project.program,
                 project=project.name,
@@ -201,6 +199,13 @@ def _synthesize(project: Project, stack_file: StackFile) -> Result:
         result.recording = None
         at = _program_line(exc, project)
         return result.refuse([Diagnostic(" ".join(str(exc).split()), "config", exc.key, *(at or (project.display(), None)))])
+    except engine.YamlRefused as exc:
+        # YAML the program hands pulumi_kubernetes, which its provider would refuse: said at the
+        # file it came from, or at the program when the program built the text itself.
+        result.recording = None
+        source = engine.yaml_source(project.root, exc.text)
+        where = (display_path(source), exc.line) if source else (project.display(), None)
+        return result.refuse([Diagnostic(str(exc), exc.rule, None, *where)])
     except engine.OfflineUnsupported as exc:
         # Valid under `pulumi up`, but not renderable offline: a usage limit, said at its line.
         result.recording = None

@@ -9,8 +9,12 @@ resolution, and every mapping key and sequence item keeps its line and column.
 
 Building from events is also what bounds the work: the parser is iterative, so a deeply nested
 file is refused at the depth limit instead of overflowing the C stack; aliases are counted as
-the nodes they expand to, so a "billion laughs" file is refused at the node budget instead of
-exhausting memory. Everything wrong in a file that parses is reported at once."""
+the nodes they expand to, so a "billion laughs" file is refused (AliasBudget) instead of
+exhausting memory. Everything wrong in a file that parses is reported at once.
+
+Every other YAML the project reads from outside (a base render's manifests.yaml, the YAML a
+program hands pulumi_kubernetes) goes through `load_all`: the same alias limit and a depth
+limit, checked on the event stream before PyYAML builds anything."""
 
 from __future__ import annotations
 
@@ -32,7 +36,8 @@ MAX_BYTES = 2 * 1024 * 1024
 MAX_DEPTH = 64
 """Stack config nests about ten levels deep; nothing legitimate needs 64."""
 MAX_NODES = 200_000
-"""Scalars, mappings and sequences after alias expansion."""
+"""Scalars, mappings, sequences and aliases after alias expansion: a stack file's budget, far
+beyond the largest platform's (~6,000), on top of the alias limit every YAML has (AliasBudget)."""
 EXACT_FLOAT = 2**53
 """Beyond this a YAML float is no longer exact as a float64 (JSON, Go, Python)."""
 
@@ -129,6 +134,122 @@ def load(text: str) -> Document:
     return _Builder(text).build()
 
 
+# go-yaml's limit on alias expansion (gopkg.in/yaml.v2 v2.4.0 decode.go:317-355, the fix of
+# CVE-2019-11253; yaml.v3 decode.go has the same): a document may take at most 99% of its decoded
+# nodes from aliases up to 400,000 nodes, a share that falls linearly to 10% at 4,000,000.
+ALIAS_RATIO_RANGE = (400_000, 4_000_000)
+
+
+def allowed_alias_ratio(decoded: int) -> float:
+    """go-yaml's allowedAliasRatio: the share of a document's decoded nodes that may come from
+    alias expansion, once it has decoded `decoded` nodes."""
+    low, high = ALIAS_RATIO_RANGE
+    if decoded <= low:
+        return 0.99
+    if decoded >= high:
+        return 0.10
+    return 0.99 - 0.89 * ((decoded - low) / (high - low))
+
+
+class AliasBudget:
+    """One document's count of decoded nodes as go-yaml's decoder keeps it (`decodeCount`,
+    `aliasCount`): every node decoded, the document's and each alias's own included, and those
+    decoded while expanding an alias. Pulumi reads stack files and pulumi-kubernetes reads
+    manifests with go-yaml, which fails a document "contains excessive aliasing" beyond
+    `allowed_alias_ratio`; so does every reader here, counting an alias's expansion at once
+    (the anchor's decoded size) instead of making it: a billion laughs costs a few additions.
+
+    Counting a whole expansion at once refuses what go-yaml refuses: while an alias expands,
+    both counts grow by one a node, so the share only rises and the allowed share only falls."""
+
+    __slots__ = ("decoded", "aliased")
+
+    def __init__(self) -> None:
+        self.decoded = 0
+        self.aliased = 0
+
+    def node(self, expanded: int = 0) -> bool:
+        """Count one node of the document as written, and the `expanded` nodes decoded for it
+        when it is an alias; False once the document holds excessive aliasing."""
+        self.decoded += 1 + expanded
+        self.aliased += expanded
+        return not (
+            self.aliased > 100 and self.decoded > 1000 and self.aliased / self.decoded > allowed_alias_ratio(self.decoded)
+        )
+
+    def message(self) -> str:
+        return (
+            f"document contains excessive aliasing: {self.aliased:,} of its first {self.decoded:,} values once "
+            f"aliases are expanded are copies made by aliases (Pulumi's YAML decoder, go-yaml, refuses a document "
+            f"whose aliases make more than {allowed_alias_ratio(self.decoded):.0%} of it)"
+        )
+
+
+MAX_MANIFEST_DEPTH = 200
+"""Manifests (not stack files): far deeper than any synth writes, and within what PyYAML's
+composer builds (it recurses a few Python frames per level; libyaml's overflows the C stack)."""
+# libyaml's event parser when PyYAML has it: iterative, and several times faster.
+_EVENTS = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_PYYAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def load_all(text: str, max_depth: int = MAX_MANIFEST_DEPTH) -> list[Any]:
+    """The documents of a YAML stream as PyYAML's safe loader reads them, or YamlError (one
+    problem, placed) for a document nested more than `max_depth` deep or holding excessive
+    aliasing (AliasBudget): both are found on the event stream before anything is built, so
+    neither a deep nor an exponential file costs more than reading it. Syntax errors are
+    PyYAML's (yaml.YAMLError), raised as they are."""
+    _check_events(text, max_depth)
+    return list(yaml.load_all(text, Loader=_PYYAML_LOADER))
+
+
+def _check_events(text: str, max_depth: int) -> None:
+    # Per document, as go-yaml counts (a Decoder makes a new decoder for each document) and as
+    # anchors are scoped. An open collection is [decoded size so far, its anchor].
+    budget = AliasBudget()
+    anchors: dict[str, int] = {}
+    open_: list[list] = []
+    for event in yaml.parse(text, Loader=_EVENTS):
+        if isinstance(event, yaml.DocumentStartEvent):
+            budget, anchors = AliasBudget(), {}
+            budget.node()
+            continue
+        if isinstance(event, yaml.CollectionEndEvent):
+            size, anchor = open_.pop()
+            if anchor:
+                anchors[anchor] = size
+            if open_:
+                open_[-1][0] += size
+            continue
+        if not isinstance(event, yaml.NodeEvent):
+            continue
+        expanded = 0
+        if isinstance(event, yaml.AliasEvent):
+            if any(anchor == event.anchor for _, anchor in open_):
+                # PyYAML would build a structure that holds itself, which nothing can walk.
+                _refuse(event, "yaml.alias", f"anchor {event.anchor!r} value contains itself (go-yaml refuses it)")
+            if event.anchor not in anchors:
+                break  # an undefined alias: PyYAML's composer says which, and where
+            expanded = anchors[event.anchor]
+        ok = budget.node(expanded)
+        if isinstance(event, yaml.CollectionStartEvent):
+            if len(open_) >= max_depth:
+                _refuse(event, "yaml.depth", f"nested more than {max_depth} levels deep")
+            open_.append([1, event.anchor])
+        else:
+            if isinstance(event, yaml.ScalarEvent) and event.anchor:
+                anchors[event.anchor] = 1
+            if open_:
+                open_[-1][0] += 1 + expanded
+        if not ok:
+            _refuse(event, "yaml.alias", budget.message())
+
+
+def _refuse(event, rule: str, message: str):
+    mark = event.start_mark
+    raise YamlError([Problem(mark.line + 1, mark.column + 1, (), rule, message)])
+
+
 class _Frame:
     __slots__ = ("container", "path", "key", "key_ok", "seen", "nodes", "anchor", "start")
 
@@ -153,6 +274,7 @@ class _Builder:
         self.positions: dict[tuple, tuple[int, int]] = {}
         self.anchors: dict[str, tuple[Any, int]] = {}
         self.nodes = 0
+        self.budget = AliasBudget()
         self.refused_key: Any = None  # what the last refused (non-string) key reads as
         # Where each line starts. The parser also breaks lines at NEL, LS and PS (YAML 1.1, as
         # yaml.v2 does), which editors, grep and git show within a line: positions are taken
@@ -209,6 +331,7 @@ class _Builder:
                         version = ".".join(map(str, event.version))
                         self.problem(event.start_mark, (), "yaml.syntax", f"invalid YAML: %YAML {version}: Pulumi's YAML reader accepts only %YAML 1.1 (found incompatible YAML document)")
                         raise _Abort
+                    self.budget.node()  # go-yaml decodes the document node too
                     continue
                 if isinstance(event, (yaml.StreamStartEvent, yaml.DocumentEndEvent)):
                     continue
@@ -229,15 +352,15 @@ class _Builder:
                         self.problem(event.start_mark, path, "yaml.alias", f"unknown alias *{event.anchor}")
                         raise _Abort
                     value, count = self.anchors[event.anchor]
-                    self._count(count, event.start_mark, path)
+                    self._count(event.start_mark, path, expanded=count)
                     if parent is None:
                         root = value
                     else:
-                        parent.nodes += count
+                        parent.nodes += 1 + count
                         self._attach(parent, value, event.start_mark, count, alias=True)
                     continue
                 if isinstance(event, yaml.ScalarEvent):
-                    self._count(1, event.start_mark, path)
+                    self._count(event.start_mark, path)
                     value = self._scalar(event, path, as_key=parent is not None and _wants_key(parent))
                     if event.anchor:
                         # A refused key is anchored as what it reads as (an alias of it is a
@@ -251,7 +374,7 @@ class _Builder:
                         self._attach(parent, value, event.start_mark, 1)
                     continue
                 # A mapping or a sequence starts.
-                self._count(1, event.start_mark, path)
+                self._count(event.start_mark, path)
                 if len(stack) >= MAX_DEPTH:
                     self.problem(event.start_mark, path, "yaml.depth", f"nested more than {MAX_DEPTH} levels deep")
                     raise _Abort
@@ -265,8 +388,13 @@ class _Builder:
             loader.dispose()
         return root
 
-    def _count(self, n: int, mark, path: tuple) -> None:
-        self.nodes += n
+    def _count(self, mark, path: tuple, expanded: int = 0) -> None:
+        """One node as written, and the `expanded` nodes an alias decodes to (go-yaml's count:
+        an anchor's size includes the aliases in it)."""
+        self.nodes += 1 + expanded
+        if not self.budget.node(expanded):
+            self.problem(mark, path, "yaml.alias", self.budget.message())
+            raise _Abort
         if self.nodes > MAX_NODES:
             self.problem(mark, path, "yaml.size", f"more than {MAX_NODES:,} values once aliases are expanded")
             raise _Abort

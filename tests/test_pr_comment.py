@@ -70,6 +70,36 @@ def test_issue_references_are_broken():
     assert "#tag" in out
 
 
+# What GitHub reads as a reference to an issue, pull request or discussion, outside code.
+REFERENCE = re.compile(r"(?<![\w`])(#\d|GH-\d)|github\.com/[^/\s]+/[^/\s]+/(issues|pulls?|discussions)/\d", re.IGNORECASE)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "fixes GH-123",
+        "gh-7 and Gh-8",
+        "see https://github.com/other/repo/issues/1",
+        "https://github.com/other/repo/pull/2/files, and http://www.github.com/o/r/pulls/3.",
+        "| cell | https://GitHub.com/o/r/discussions/4 |",
+        "[text](https://github.com/o/r/issues/5)",
+        "github.com/o/r/issues/6#issuecomment-1",
+        "<https://github.com/o/r/issues/7>",
+    ],
+)
+def test_short_and_full_references_create_no_cross_reference(text: str):
+    # GH-123 and full URLs post "mentioned this" on other issues as #123 does.
+    out = pc.sanitize(text)
+    assert not REFERENCE.search(outside_code(out)), out
+    assert not MENTION.search(outside_code(out))
+
+
+def test_a_url_to_code_stays_a_link_and_a_reference_url_stays_readable():
+    url = "https://github.com/kubernetes-sigs/kueue/blob/v0.14.1/pkg/x.go#L12"
+    assert pc.sanitize(f"source: {url}") == f"source: {url}\n"
+    assert pc.sanitize("see https://github.com/o/r/issues/1.") == "see `https://github.com/o/r/issues/1`.\n"
+
+
 # --- HTML and the marker ------------------------------------------------------------------------
 
 

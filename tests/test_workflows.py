@@ -171,6 +171,131 @@ def test_run_scripts_do_not_interpolate_expressions():
             assert "${{" not in step["run"], f"{where}: {step.get('name') or step['run'][:40]!r}"
 
 
+# --- what the jobs install ------------------------------------------------------------------------
+
+CI_RUN = ROOT / ".ci" / "run"
+# A requirement of a hash-locked file: `name==version \` then one `--hash=sha256:...` a line.
+LOCKED_REQUIREMENT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*(\[[^\]]*\])?==[^\s;]+( ?;[^\\]*)? \\$")
+INSTALLERS = re.compile(
+    r"\b(npm|npx|yarn|pnpm|pipx|uvx|gem|cargo|go|brew|apt|apt-get|snap|conda|mamba)\s+(install|i|add|ci|exec|run|get)\b"
+    r"|\bnpx\s|\buv\s+(pip|tool)\s|\b(curl|wget)\b.*\|\s*(sudo\s+)?(ba|z|da)?sh\b|\b(ba)?sh\s+<\(\s*(curl|wget)"
+)
+
+
+def commands(script: str) -> list[str]:
+    """The shell commands of a script: continuation lines joined, comments dropped, split at
+    `&&`, `||` and `;` (a pipe stays in its command, so `curl ... | sh` is one)."""
+    script = re.sub(r"\\\n", " ", script)
+    out = []
+    for line in script.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        out += [c.strip() for c in re.split(r"&&|\|\||;", line) if c.strip()]
+    return out
+
+
+def _hash_locked(path: Path) -> bool:
+    """Every requirement of the file pinned with == and at least one hash."""
+    lines = path.read_text().splitlines()
+    requirements = [i for i, line in enumerate(lines) if line and not line[0].isspace() and not line.startswith(("#", "-"))]
+    return bool(requirements) and all(
+        LOCKED_REQUIREMENT.match(lines[i]) and lines[i + 1].strip().startswith("--hash=sha256:") for i in requirements
+    )
+
+
+def _local(arg: str) -> bool:
+    """An argument naming something of the checkout, not a package to fetch."""
+    return arg.startswith((".", "/", '"$', "$")) and "://" not in arg
+
+
+def unpinned(command: str) -> str | None:
+    """Why `command` would install something that is not pinned, or None."""
+    if INSTALLERS.search(command):
+        return "an installer other than pip, or a script fetched and run"
+    m = re.search(r"\bpip3?\s+(install|wheel|download)\b(.*)", command)
+    if not m:
+        return None
+    verb, args = m.group(1), m.group(2).split()
+    if verb == "download":
+        return "pip download"
+    if "--upgrade" in args or "-U" in args:
+        return "an upgrade installs whatever is newest"
+    options = {a for a in args if a.startswith("-")}
+    files = [args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-r", "--requirement", "-c", "--constraint")]
+    positional = [a for i, a in enumerate(args) if not a.startswith("-") and (i == 0 or args[i - 1] not in ("-r", "--requirement", "-c", "--constraint", "-w", "--wheel-dir"))]
+    if files:
+        if "--require-hashes" not in options:
+            return "a requirements file without --require-hashes"
+        bad = [f for f in files if not _hash_locked(ROOT / f)]
+        if bad or positional:
+            return f"not every requirement is pinned by hash: {bad or positional}"
+        return None
+    # Nothing from an index: the checkout's own wheel or folder, without its dependencies (and,
+    # for a build, without an isolated environment that would fetch build tools).
+    needed = {"--no-deps"} | ({"--no-build-isolation"} if verb == "wheel" else set())
+    if not positional or not all(_local(a) for a in positional) or not needed <= options:
+        return f"pip {verb} of {positional} fetches from an index unpinned"
+    return None
+
+
+def install_scripts() -> Iterator[tuple[str, str]]:
+    for where, step in all_steps():
+        if "run" in step:
+            yield where, step["run"]
+    yield ".ci/run", CI_RUN.read_text()
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "python -m pip install --upgrade pip",
+        ".venv/bin/pip install -U pip",
+        "pip install requests==2.32.0",
+        "pip install -r requirements.in",
+        "pip install --require-hashes -r requirements.in",
+        "pip install --no-deps https://example.com/x.whl",
+        "pip wheel -w dist .",
+        "curl -sSL https://get.pulumi.com | sh",
+        "wget -qO- https://x | sudo bash",
+        "bash <(curl -s https://x)",
+        "npm install -g something",
+        "npx some-tool",
+        "uv pip install x",
+    ],
+)
+def test_the_install_check_finds_an_unpinned_install(command: str):
+    assert unpinned(command), command
+
+
+def test_no_workflow_action_or_ci_run_step_installs_anything_unpinned():
+    # These jobs can hold id-token: write: an unpinned package would run with the token near.
+    seen = 0
+    for where, script in install_scripts():
+        for command in commands(script):
+            seen += bool(re.search(r"\bpip3?\s+(install|wheel)\b", command))
+            why = unpinned(command)
+            assert why is None, f"{where}: {command!r}: {why}"
+    # Every pip command in the files was parsed (none hidden from the check by the splitting).
+    raw = sum(len(re.findall(r"\bpip3?\s+(?:install|wheel)\b", text)) for _, text in install_scripts())
+    assert seen == raw and seen >= 8
+    for f in ("requirements.txt", "requirements-dev.txt", "requirements-pip.txt", "policy/requirements.txt"):
+        assert _hash_locked(ROOT / f), f
+
+
+def test_tools_the_actions_install_are_exact_releases():
+    # pulumi/actions installs the newest 3.x CLI and setup-gcloud the latest SDK unless told.
+    exact = re.compile(r"^\d+\.\d+\.\d+$")
+    found = 0
+    for where, step in all_steps():
+        action = str(step.get("uses", "")).split("@")[0]
+        key = {"pulumi/actions": "pulumi-version", "google-github-actions/setup-gcloud": "version"}.get(action)
+        if key:
+            found += 1
+            assert exact.match(str((step.get("with") or {}).get(key, ""))), f"{where}: {action} without an exact {key}"
+    assert found == 4
+
+
 def test_no_pull_request_target():
     # pull_request_target runs with write access and secrets; nothing here needs it.
     for path in WORKFLOWS:

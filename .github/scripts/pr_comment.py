@@ -18,8 +18,11 @@ comments, so the text is made inert rather than trusted:
   the `<!-- gke-ai-batch:synth:STACK -->` marker that pr-comment.yml finds its comments by, no
   <img>, <picture>, <details> spoofing or autolink; the one tag put back is `<br>` inside a line
   (the report's table cells use it), which cannot start an HTML block there;
-- no @mentions (a zero-width space after every `@`, so nobody is notified) and no `#123`
-  cross-references (which would post "mentioned this" events on other issues);
+- no @mentions (a zero-width space after every `@`, so nobody is notified) and no cross-references
+  (which would post "mentioned this" events on other issues): `#123` and `GH-123` get a zero-width
+  space before the number, and a full issue, pull request or discussion URL
+  (https://github.com/o/r/issues/1, /pull/1, /discussions/1) becomes a code span, which GitHub
+  neither links nor reads references from;
 - no images (`![` becomes `!\\[`), so nothing is fetched from an attacker's server when the
   comment is viewed;
 - fenced code blocks are re-emitted with a fence longer than any backtick run inside them, so their
@@ -66,8 +69,29 @@ def _clean_chars(text: str) -> str:
     )
 
 
+# A URL GitHub turns into a cross-reference (with or without a scheme, any case of the host).
+REFERENCE_URL = re.compile(
+    r"(?:https?://)?(?:www\.)?github\.com/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+/(?:issues|pulls?|discussions)/[0-9]+[^\s<>`|]*",
+    re.IGNORECASE,
+)
+
+
 def _text(s: str, at_line_start: bool) -> str:
-    """Escapes a run of text that is not code."""
+    """Escapes a run of text that is not code; issue URLs in it become code spans."""
+    parts: list[str] = []
+    start = 0
+    for m in REFERENCE_URL.finditer(s):
+        # Trailing punctuation is the sentence's, as GitHub's autolinks leave it out.
+        url = m.group(0).rstrip(".,:;!?*_~'\")]")
+        parts.append(_plain(s[start : m.start()], at_line_start and start == 0))
+        parts.append(f"`{url}`")  # no backtick, `<` or `|` in it: a span GitHub keeps whole
+        start = m.start() + len(url)
+    parts.append(_plain(s[start:], at_line_start and start == 0))
+    return "".join(parts)
+
+
+def _plain(s: str, at_line_start: bool) -> str:
+    """Escapes a run of text that is neither code nor an issue URL."""
     out: list[str] = []
     i, n = 0, len(s)
     while i < n:
@@ -85,6 +109,11 @@ def _text(s: str, at_line_start: bool) -> str:
             continue
         if c == "#" and nxt.isdigit():
             out.append("#" + ZWSP)
+        elif c in "Gg" and s[i : i + 3].lower() == "gh-" and s[i + 3 : i + 4].isdigit():
+            # GH-123 is GitHub's other short form of an issue reference.
+            out.append(s[i : i + 3] + ZWSP)
+            i += 3
+            continue
         elif c == "!" and nxt == "[":
             out.append("!\\")
         else:
