@@ -68,6 +68,26 @@ def test_add_registers_a_stack_that_passes_the_suites_per_stack_checks(tree, mon
     test_synth_policy.test_every_stack_says_in_its_policy_config_whether_it_is_production()
 
 
+def test_add_says_what_of_the_copy_still_names_the_originals_resources(tree, capsys):
+    # Rendered, a copy of dev deploys into dev's project with dev's node account: every line
+    # that still says so is listed, comments naming dev's bucket included.
+    notes: list[str] = []
+    add_cmd.add(tree, "east", notes=notes)
+    lines = (tree / "stacks" / "Pulumi.east.yaml").read_text().splitlines()
+    said = "\n".join(notes)
+    assert notes[0] == "stacks/Pulumi.east.yaml: still names dev's own resources; change these before deploying it:"
+    listed = {int(line.split(":")[1]) for line in notes[1:]}
+    expected = {n for n, line in enumerate(lines, 1) if "acme-ml-dev" in line or "418205336914" in line}
+    assert listed == expected and len(listed) >= 4, said
+    assert "acme-ml-dev is dev's project: set this stack's own" in said
+    assert "ml-dev-nodes@acme-ml-dev.iam.gserviceaccount.com is dev's node service account: add this stack to the bootstrap" in said
+    # A stack file written by hand is the user's: nothing to say about it.
+    (tree / "stacks" / "Pulumi.west.yaml").write_text((tree / "stacks" / "Pulumi.east.yaml").read_text().replace("name: east", "name: west"))
+    kept: list[str] = []
+    add_cmd.add(tree, "west", notes=kept)
+    assert kept == []
+
+
 def test_add_of_a_production_stack_copies_the_production_policy_config(tree):
     text = (tree / "stacks" / "Pulumi.prod.yaml").read_text()
     (tree / "stacks" / "Pulumi.prod.yaml").rename(tree / "stacks" / "Pulumi.live.yaml")
