@@ -124,6 +124,33 @@ def test_an_unregistered_stack_renders_with_a_note_naming_the_command(tree, tmp_
     assert "note: stack 'east' is not registered" in note and "run `python -m synth.add east`" in note
 
 
+def test_a_stack_edited_without_its_urn_list_renders_with_a_warning(tree, tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr("synth.__main__.ROOT", tree)
+    code, out, err = run(capsys, "dev", "--out", tmp_path / "same")
+    assert code == 0 and err == "", err  # the committed list matches: nothing to say
+    urns = tree / "stacks" / "urns" / "dev.txt"
+    listed = urns.read_text().splitlines()
+    urns.write_text("".join(f"{u}\n" for u in listed[:-3]) + "urn:pulumi:dev::gke-ai-batch::x:y:Z::gone\n")
+    code, out, err = run(capsys, "dev", "--out", tmp_path / "out")
+    assert code == 0 and (tmp_path / "out" / "manifests.yaml").is_file(), err
+    (warning,) = err.splitlines()
+    assert f"warning: stacks/urns/dev.txt lists {len(listed) - 2} URNs, this render registers {len(listed)} (3 new, 1 gone)" in warning
+    assert "run `python -m synth.urns dev`" in warning
+
+
+def test_a_stack_file_outside_stacks_does_not_write_into_the_real_stacks_folder(tree, capsys, monkeypatch):
+    monkeypatch.setattr("synth.__main__.ROOT", tree)
+    (tree / "scratch").mkdir()
+    (tree / "scratch" / "Pulumi.dev.yaml").write_text((tree / "stacks" / "Pulumi.dev.yaml").read_text())
+    code, out, err = run(capsys, "--config", tree / "scratch" / "Pulumi.dev.yaml")
+    assert code == 0, err
+    assert (tree / "build" / "configs" / "scratch" / "dev" / "manifests.yaml").is_file()
+    assert not (tree / "build" / "dev").exists() and "wrote " in out and "configs/scratch/dev" in out
+    # The stack's own file, however it is named, still renders into build/dev.
+    code, out, err = run(capsys, "--config", tree / "stacks" / "Pulumi.dev.yaml")
+    assert code == 0 and (tree / "build" / "dev" / "manifests.yaml").is_file(), err
+
+
 # -- 2, 3, 4: naming the stack ------------------------------------------------------------------
 
 
