@@ -119,3 +119,17 @@ def test_named_files_and_modules_exist(document):
         if not PLACEHOLDER.search(path) and not (ROOT / path.rstrip(".")).exists():
             missing.append(path)
     assert not missing, f"{rel(document)} names what does not exist: {missing}"
+
+
+def test_every_file_a_render_writes_is_in_the_readme_synth_and_library_docs():
+    # A stack's render (one cluster) and a program's write the same set; each page lists it.
+    from conftest import synth_stack
+    from synth import output_files
+
+    written = set(output_files(synth_stack("dev")))
+    assert {"admission.json", "cost.json", "report.md"} <= written
+    readme_table = {m for m in re.findall(r"^\| `([\w.]+)` \|", README.read_text(), re.M)}
+    assert written <= readme_table, sorted(written - readme_table)
+    for page in ("synth.md", "library.md"):
+        text = (ROOT / "docs" / page).read_text()
+        assert not [f for f in sorted(written) if f"`{f}`" not in text], page
