@@ -239,6 +239,16 @@ def load(values: Mapping[str, Any], *, source: str | None = None) -> tuple[Boots
         config = BootstrapConfig.model_validate(ours)
     except ValidationError as exc:
         problems += [(_ours(p), m) for p, m in from_validation_error(exc, BootstrapConfig).problems]
+    if config is not None and not problem:
+        # The state bucket lives in the bootstrap's project, and Cloud Storage binds that
+        # project's viewers to read a new bucket's objects (gke_ai_batch/domain/gcsfuse.py
+        # CONVENIENCE_BINDINGS): a stack whose preview identity holds roles/viewer there would
+        # read every stack's state, prod's included.
+        problems += [
+            (f"{NAMESPACE}:stacks[{i}].project", f"is the bootstrap's own project ({project}): the stack's preview identity "
+             "(roles/viewer on it) would read every stack's state in the state bucket; give the stack its own project")
+            for i, stack in enumerate(config.stacks) if stack.project == project
+        ]
     if problems:
         raise ConfigError(problems, source)
     return config, project

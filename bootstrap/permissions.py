@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-Scope = Literal["project", "project-granted-roles", "checkpoint-buckets", "node-service-account", "by-hand"]
+Scope = Literal["project", "checkpoint-buckets", "node-service-account", "by-hand"]
 
 CONTAINER_ADMIN = "roles/container.admin"
 PROJECT_IAM_ADMIN = "roles/resourcemanager.projectIamAdmin"
@@ -38,8 +38,7 @@ class Need:
     grant: str
     """A predefined role (roles/...) or one of CUSTOM_ROLE_IDS."""
     scope: Scope
-    """Where the grant is: the stack's project; the stack's project, conditioned to granting the
-    roles the main program grants (bootstrap/resources.py GRANTABLE_ROLES) or to the stack's
+    """Where the grant is: the stack's project; the stack's project, conditioned to the stack's
     checkpoint buckets; the node service account only; or not by the bootstrap at all."""
     why: str = ""
     """For a by-hand row: why the bootstrap does not grant it, and where the docs say what to grant."""
@@ -73,11 +72,15 @@ DEPLOYER_NEEDS: dict[str, tuple[Need, ...]] = {
         Need(("serviceusage.services.enable", "serviceusage.services.get", "serviceusage.services.list",
               "serviceusage.operations.get"), SERVICE_ENABLER_ROLE_ID, "project"),
     ),
-    # The node service account's role (gke_ai_batch/components/cluster.py): a read-modify-write of
-    # the project's policy, conditioned to the roles the program grants (bootstrap/resources.py
-    # GRANTABLE_ROLES).
+    # The node service account's role (gke_ai_batch/components/cluster.py), which the program
+    # grants only to an account it creates: the bootstrap creates each stack's account and grants
+    # its role, so its deployer changes no project IAM policy (IAM conditions could limit the
+    # roles such a deployer grants, not to whom; bootstrap/resources.py).
     "gcp:projects/iAMMember:IAMMember": (
-        Need(("resourcemanager.projects.getIamPolicy", "resourcemanager.projects.setIamPolicy"), PROJECT_IAM_ADMIN, "project-granted-roles"),
+        Need(("resourcemanager.projects.getIamPolicy", "resourcemanager.projects.setIamPolicy"), PROJECT_IAM_ADMIN, "by-hand",
+             "a stack without cluster.nodeServiceAccount grants its own node account "
+             "roles/container.defaultNodeServiceAccount, which needs a deployer that may change the "
+             "project's IAM policy (docs/bootstrap.md); the bootstrap's stacks name its account"),
     ),
     # Checkpoint buckets (gke_ai_batch/components/storage.py): buckets.insert, get, patch and
     # delete (terraform-provider-google google/services/storage/resource_storage_bucket.go; its
@@ -90,6 +93,11 @@ DEPLOYER_NEEDS: dict[str, tuple[Need, ...]] = {
              CHECKPOINT_BUCKETS_ROLE_ID, "checkpoint-buckets"),
     ),
     "gcp:storage/bucketIAMMember:BucketIAMMember": (
+        Need(("storage.buckets.getIamPolicy", "storage.buckets.setIamPolicy"), CHECKPOINT_BUCKETS_ROLE_ID, "checkpoint-buckets"),
+    ),
+    # The checkpoint bucket's whole policy, set to the team's grant alone (storage.py: it takes
+    # out the project's convenience bindings), written and read back.
+    "gcp:storage/bucketIAMPolicy:BucketIAMPolicy": (
         Need(("storage.buckets.getIamPolicy", "storage.buckets.setIamPolicy"), CHECKPOINT_BUCKETS_ROLE_ID, "checkpoint-buckets"),
     ),
     # The cluster's dashboard (gke_ai_batch/components/metrics.py). Monitoring Dashboard

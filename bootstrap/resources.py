@@ -19,7 +19,6 @@ from .permissions import (
     CHECKPOINT_BUCKETS_ROLE_ID,
     CONTAINER_ADMIN,
     DASHBOARD_EDITOR,
-    PROJECT_IAM_ADMIN,
     RESOURCE_POLICY_ROLE_ID,
     SERVICE_ACCOUNT_USER,
     SERVICE_ENABLER_ROLE_ID,
@@ -33,13 +32,6 @@ PREVIEW_ROLES = ("roles/viewer", "roles/container.viewer", "roles/storage.object
 
 # What the deployer may do to APIs (tests/test_dayone_apis.py: never disable one).
 SERVICE_ENABLER_PERMISSIONS = role_permissions(SERVICE_ENABLER_ROLE_ID)
-
-# The roles the main program grants itself (gke_ai_batch/components/cluster.py: the node service account's
-# projects.IAMMember). The deployer's projectIamAdmin may add or remove these and no other
-# (https://cloud.google.com/iam/docs/setting-limits-on-granting-roles: the
-# iam.googleapis.com/modifiedGrantsByRole API attribute).
-GRANTABLE_ROLES = [NODE_SA_ROLE]
-
 
 def attribute_mapping() -> dict[str, str]:
     """GitHub's OIDC claims (https://docs.github.com/en/actions/security-for-github-actions/
@@ -381,17 +373,16 @@ class StackAccess(pulumi.ComponentResource):
             opts=keep,
         )
         make(gcp.serviceaccount.IAMMember, "deployer-node-sa-user", service_account_id=nodes.name, role=SERVICE_ACCOUNT_USER, member=deployer, opts=child)
-        roles = ", ".join(f"'{r}'" for r in GRANTABLE_ROLES)
+        # The account's role is granted here too, so the deployer holds no projectIamAdmin: IAM
+        # conditions limit which roles a setIamPolicy grants or revokes
+        # (https://cloud.google.com/iam/docs/setting-limits-on-granting-roles,
+        # iam.googleapis.com/modifiedGrantsByRole) but not to or from whom, and with it a deployer
+        # could grant this role to anyone or take it from another stack's node account.
         make(gcp.projects.IAMMember,
-            "deployer-iam",
+            "nodes-role",
             project=stack.project,
-            role=PROJECT_IAM_ADMIN,
-            member=deployer,
-            condition={
-                "title": "main-program-grants-only",
-                "description": "May grant and revoke only the roles the main program grants",
-                "expression": f"api.getAttribute('iam.googleapis.com/modifiedGrantsByRole', []).hasOnly([{roles}])",
-            },
+            role=NODE_SA_ROLE,
+            member=nodes.email.apply(lambda e: f"serviceAccount:{e}"),
             opts=child,
         )
         # The backend's meta.yaml (its layout version) is every stack's: the bootstrap writes it

@@ -306,8 +306,15 @@ def _render(outcome: Outcome, stack: str, config: Path | None, out: Path | None,
     outcome.stack, outcome.file = stack_file.stack, stack_file.display()
     given = out is not None
     if not given:
-        # A program's default is apart from the stacks' build/STACK: its stack may share a name with one of them.
-        out = ROOT / "build" / stack_file.stack if project is None else ROOT / "build" / "programs" / project.name / stack_file.stack
+        # A program's default is apart from the stacks' build/STACK: its stack may share a name
+        # with one of them; so is a stack file outside stacks/ (--config scratch/Pulumi.dev.yaml
+        # must not replace the real dev's render): build/configs/<its folder's name>/STACK.
+        if project is not None:
+            out = ROOT / "build" / "programs" / project.name / stack_file.stack
+        elif _is_registered_path(stack_file):
+            out = ROOT / "build" / stack_file.stack
+        else:
+            out = ROOT / "build" / "configs" / (os.path.basename(os.path.dirname(os.path.realpath(stack_file.path))) or "root") / stack_file.stack
 
     def refused(exc: output.OutputError) -> Diagnostic:
         # A usage error about --out, not a problem of the stack file.
@@ -343,7 +350,7 @@ def _render(outcome: Outcome, stack: str, config: Path | None, out: Path | None,
         return
     outcome.summary = result.summary
     outcome.exit_code = result.exit_code
-    note = _unregistered(stack_file) if project is None else None
+    note = _unregistered(stack_file, result) if project is None else None
     if note:
         outcome.diagnostics = [note]
 
@@ -362,22 +369,44 @@ def _diff(stack: str, files: dict[str, str], base: Path | None, may_be_new: bool
         return Diagnostic(str(exc), "usage", file=str(exc.path), path="--base")
 
 
-def _unregistered(stack_file) -> Diagnostic | None:
-    """A note for a stack of stacks/ that lacks what the repository keeps for each stack (its
-    URN list and policy config: synth/add.py), which the tests and the PR workflow expect."""
-    from .add import missing_registration
+def _is_registered_path(stack_file) -> bool:
+    """Whether the stack file is stacks/Pulumi.<stack>.yaml itself, however it was named."""
+    return os.path.realpath(stack_file.path) == os.path.realpath(ROOT / "stacks" / f"Pulumi.{stack_file.stack}.yaml")
 
-    if os.path.realpath(stack_file.path) != os.path.realpath(ROOT / "stacks" / f"Pulumi.{stack_file.stack}.yaml"):
+
+def _unregistered(stack_file, result) -> Diagnostic | None:
+    """A note for a stack of stacks/ that lacks what the repository keeps for each stack (its
+    URN list and policy config: synth/add.py), which the tests and the PR workflow expect, or
+    whose URN list no longer matches what it renders (tests/test_determinism.py fails on it)."""
+    from .add import missing_registration, urn_list_file
+    from .urns import urn_list
+
+    if not _is_registered_path(stack_file):
         return None
     missing = missing_registration(ROOT, stack_file.stack)
-    if not missing:
+    if missing:
+        return Diagnostic(
+            f"stack {stack_file.stack!r} is not registered (no {', no '.join(missing)}): "
+            f"run `python -m synth.add {stack_file.stack}` and commit what it writes",
+            "registration",
+            file=stack_file.display(),
+            severity="note",
+        )
+    try:
+        listed = set(urn_list_file(ROOT, stack_file.stack).read_text(encoding="utf-8").splitlines())
+    except (OSError, UnicodeDecodeError):
+        return None  # missing_registration saw it; one unreadable now is the test's to report
+    rendered = set(urn_list(result).splitlines())
+    if listed == rendered:
         return None
+    added, gone = len(rendered - listed), len(listed - rendered)
     return Diagnostic(
-        f"stack {stack_file.stack!r} is not registered (no {', no '.join(missing)}): "
-        f"run `python -m synth.add {stack_file.stack}` and commit what it writes",
+        f"stacks/urns/{stack_file.stack}.txt lists {len(listed)} URNs, this render registers {len(rendered)} "
+        f"({added} new, {gone} gone): after editing a stack, run `python -m synth.urns {stack_file.stack}` "
+        "and commit the list (the test suite fails until they match; a gone URN is a resource Pulumi deletes)",
         "registration",
         file=stack_file.display(),
-        severity="note",
+        severity="warning",
     )
 
 

@@ -59,9 +59,10 @@ class Refused(Exception):
         super().__init__("\n".join(lines))
 
 
-def add(root: Path, name: str, source: str = "dev") -> list[str]:
-    """Register stack `name` under `root`; the lines to print. Refused (nothing changed) if it
-    cannot be rendered, or a file cannot be read or written."""
+def add(root: Path, name: str, source: str = "dev", notes: list[str] | None = None) -> list[str]:
+    """Register stack `name` under `root`; the files written, as lines to print. Refused (nothing
+    changed) if it cannot be rendered, or a file cannot be read or written. `notes` gets what the
+    user must still change in a copied stack file."""
     from . import StackFile, StackFileError, synthesize
     from .stackfile import stack_name_problem
     from .urns import urn_list
@@ -82,6 +83,8 @@ def add(root: Path, name: str, source: str = "dev") -> list[str]:
                 raise Refused([f"--from: {d.message}" for d in exc.diagnostics]) from None
             _write(root, stack_path, _read(root, origin.path), created)
             said.append(f"{_rel(root, stack_path)}: copied from {_rel(root, origin.path)}{_rename_clash(root, stack_path, name)}")
+            if notes is not None:
+                notes += _still_the_originals(root, stack_path, origin)
         text = _text(stack_path)
         if text is not None and not text.startswith(SCHEMA_HEADER):
             raise Refused([f"{_rel(root, stack_path)}:1: add the first line {SCHEMA_HEADER.strip()!r} (editors then check the file)"])
@@ -198,6 +201,50 @@ def _rename_clash(root: Path, stack_path: Path, name: str) -> str:
     return f", with the clusters named {', '.join(map(repr, renamed))} (the original's would clash with them in GCP)"
 
 
+# What a copy keeps of its original that names the original's own things in GCP, and what to do
+# about each (docs/stacks.md, "Adding a stack").
+_ORIGINALS = (
+    (("gcp:project",), "{source}'s project: set this stack's own"),
+    (("gke-ai-batch:cluster", "nodeServiceAccount"),
+     "{source}'s node service account: add this stack to the bootstrap (docs/bootstrap.md) and name the account it creates"),
+    (("gke-ai-batch:checkpoints", "projectNumber"), "{source}'s project number: this stack's project's"),
+    (("gke-ai-batch:cluster", "name"), "{source}'s cluster name"),
+)
+
+
+def _still_the_originals(root: Path, stack_path: Path, origin) -> list[str]:
+    """Each line of the copy, comments included, that still names the original's project, node
+    account, project number or cluster: synth renders the copy as it is, but deployed it would
+    use, or claim, the original's."""
+    from .yamlread import YamlError, decode, load, read_bytes
+
+    try:
+        config = load(decode(read_bytes(origin.path))).data.get("config") or {}
+    except (YamlError, AttributeError):
+        return []
+    values: dict[str, str] = {}
+    for path, why in _ORIGINALS:
+        value = config
+        for key in path:
+            value = value.get(key) if isinstance(value, dict) else None
+        if isinstance(value, str) and len(value) > 2:
+            values.setdefault(value, why.format(source=origin.stack))
+    found = []
+    for n, line in enumerate(stack_path.read_text(encoding="utf-8").splitlines(), 1):
+        # Longest first, each once: the project inside the node account's email is that email,
+        # and a bucket name in a comment (<project>-<cluster>-...) is the project's.
+        taken: list[range] = []
+        for value in sorted(values, key=len, reverse=True):
+            for m in re.finditer(rf"(?<![\w.]){re.escape(value)}(?![\w.])", line):
+                if not any(m.start() in r or m.end() - 1 in r for r in taken):
+                    taken.append(range(m.start(), m.end()))
+                    found.append(f"  {_rel(root, stack_path)}:{n}: {value} is {values[value]}")
+                    break
+    if not found:
+        return []
+    return [f"{_rel(root, stack_path)}: still names {origin.stack}'s own resources; change these before deploying it:", *found]
+
+
 def _is_production(stack_path: Path) -> bool:
     from .yamlread import YamlError, decode, load, read_bytes
 
@@ -218,8 +265,9 @@ def main(argv: list[str]) -> int:
     parser.add_argument("name", metavar="NAME", help="the new stack: stacks/Pulumi.NAME.yaml")
     parser.add_argument("--from", dest="source", default="dev", metavar="STACK", help="the stack to copy when stacks/Pulumi.NAME.yaml does not exist (default dev)")
     args = parser.parse_args(argv)
+    notes: list[str] = []
     try:
-        said = add(ROOT, args.name, args.source)
+        said = add(ROOT, args.name, args.source, notes=notes)
     except Refused as exc:
         for line in exc.lines:
             print(line, file=sys.stderr)
@@ -231,6 +279,8 @@ def main(argv: list[str]) -> int:
         return EXIT_INTERRUPTED
     for line in said:
         print(f"wrote {line}")
+    for line in notes:
+        print(line)
     print("commit these files; to deploy the stack from CI too, list it in .github/deploy-stacks.yml")
     return EXIT_OK
 

@@ -171,9 +171,20 @@ def read(stack_file: StackFile, *, any_secret: bool = False, project: str = NAME
         data = {}
     if not isinstance(data, dict):
         raise StackFileError([Diagnostic("not a stack file: expected a mapping with a config key", "pulumi.stack-file", file=file, line=1, column=1)])
-    for key in data:
-        if key not in TOP_LEVEL_KEYS:
-            refuse((key,), "pulumi.stack-file", f"unknown top-level key {key!r}; a stack file has {', '.join(TOP_LEVEL_KEYS)}")
+    unknown = [key for key in data if key not in TOP_LEVEL_KEYS]
+    config_keys = [key for key in unknown if isinstance(key, str) and ":" in key]
+    if config_keys and "config" not in data:
+        # Config written at the top (the `config:` line forgotten): one hint, not one per key.
+        refuse(
+            (config_keys[0],),
+            "pulumi.stack-file",
+            f"{len(config_keys)} config key{'s' if len(config_keys) > 1 else ''} ({', '.join(map(repr, config_keys[:3]))}"
+            f"{', ...' if len(config_keys) > 3 else ''}) at the top level: a stack file holds them under `config:`; "
+            "add a line `config:` above them and indent them below it",
+        )
+        unknown = [key for key in unknown if key not in config_keys]
+    for key in unknown:
+        refuse((key,), "pulumi.stack-file", f"unknown top-level key {key!r}; a stack file has {', '.join(TOP_LEVEL_KEYS)}")
     for key in ("secretsprovider", "encryptedkey", "encryptionsalt"):
         if isinstance(data.get(key), (dict, list)):
             # Strings in Pulumi's ProjectStack: yaml.v2 cannot unmarshal a list or a mapping into one.

@@ -125,11 +125,10 @@ def test_service_account_user_is_never_project_wide():
     }
 
 
-def test_iam_granting_roles_are_conditioned_to_the_main_programs_grants():
+def test_no_identity_may_change_a_projects_iam_policy():
+    # The bootstrap grants the node role itself (tests/test_dayone_deployer_iam.py).
     for g in grants(example()):
-        if g.role in ("roles/resourcemanager.projectIamAdmin", "roles/owner", "roles/editor", "roles/iam.securityAdmin"):
-            assert g.role == "roles/resourcemanager.projectIamAdmin"
-            assert g.condition == "api.getAttribute('iam.googleapis.com/modifiedGrantsByRole', []).hasOnly(['roles/container.defaultNodeServiceAccount'])"
+        assert g.role not in ("roles/resourcemanager.projectIamAdmin", "roles/owner", "roles/editor", "roles/iam.securityAdmin"), g
 
 
 def test_state_bucket_is_versioned_uniform_and_never_public():
@@ -291,3 +290,15 @@ def test_gke_may_use_each_stacks_secrets_encryption_key():
         assert entry.get("secretsEncryptionKey") == key
         assert (key in granted) if key else True
     assert granted == {"projects/acme-ml-prod/locations/us-central1/keyRings/gke/cryptoKeys/ml-prod-secrets"}
+
+
+def test_a_stack_in_the_bootstraps_own_project_is_refused(tmp_path):
+    # Its preview identity's roles/viewer there would read every stack's state through the state
+    # bucket's projectViewer binding (tests/test_identity_reach.py models those bindings).
+    config = example_config()
+    config[f"{NS}:stacks"][1]["project"] = config["gcp:project"]
+    rec, problems = render(tmp_path, config)
+    assert rec is None
+    assert [(d.path, d.message.split(":")[0]) for d in problems] == [
+        (f"{NS}:stacks[1].project", f"is the bootstrap's own project ({config['gcp:project']})")
+    ]

@@ -7,6 +7,7 @@ that renders."""
 from __future__ import annotations
 
 import copy
+import json
 
 import pytest
 import yaml
@@ -23,6 +24,7 @@ from gke_ai_batch.model.facts import allocatable
 CLUSTER_TYPE = "gcp:container/cluster:Cluster"
 BUCKET_TYPE = "gcp:storage/bucket:Bucket"
 MEMBER_TYPE = "gcp:storage/bucketIAMMember:BucketIAMMember"
+POLICY_TYPE = "gcp:storage/bucketIAMPolicy:BucketIAMPolicy"
 CK = "gke-ai-batch:checkpoints"
 NUMBER = "123456789012"
 GPU_POOL = {"name": "l4", "gpu": {"type": "nvidia-l4", "count": 1}, "machineType": "g2-standard-8", "maxNodes": 2}
@@ -160,8 +162,11 @@ def test_grant_is_the_team_service_account_alone():
     resources = [r.to_json() for r in result.recording.resources]
     grants = [r for r in resources if "IAM" in r["type"] and r["type"].startswith("gcp:")]
     storage = [g for g in grants if "storage" in g["inputs"].get("role", "") or g["type"].startswith("gcp:storage/")]
-    assert [g["type"] for g in storage] == [MEMBER_TYPE]
+    assert [g["type"] for g in storage] == [MEMBER_TYPE, POLICY_TYPE]
     grant = storage[0]["inputs"]
+    # The bucket's whole policy is that grant (tests/test_identity_reach.py: what it keeps out).
+    assert json.loads(storage[1]["inputs"]["policyData"]) == {"bindings": [{"role": grant["role"], "members": [grant["member"]]}]}
+    assert storage[1]["inputs"]["bucket"] == grant["bucket"]
     assert grant == {
         "bucket": "acme-ml-dev-ml-dev-ml-research-ckpt",
         "role": "roles/storage.objectUser",

@@ -13,17 +13,7 @@ import pytest
 
 from gke_ai_batch.domain import cli
 from conftest import ROOT
-
-# Not the project's code: virtualenvs (also any folder holding a pyvenv.cfg), caches, outputs.
-_SKIP = {".git", ".venv", "venv", "build", "node_modules", "__pycache__", ".pytest_cache", ".hypothesis", ".ruff_cache"}
-
-
-def _walk(root: Path):
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in _SKIP and not (Path(dirpath, d, "pyvenv.cfg").exists()))
-        for name in sorted(filenames):
-            yield Path(dirpath, name)
-
+from support.files import walk
 
 def _has_main_guard(path: Path) -> bool:
     """A module-level `if __name__ == "__main__":` (either operand order)."""
@@ -41,7 +31,7 @@ def _has_main_guard(path: Path) -> bool:
 
 
 def entry_points(root: Path = ROOT) -> list[Path]:
-    return [p for p in _walk(root) if p.suffix == ".py" and (p.name == "__main__.py" or _has_main_guard(p))]
+    return [p for p in walk(root) if p.suffix == ".py" and (p.name == "__main__.py" or _has_main_guard(p))]
 
 
 def command(path: Path, root: Path = ROOT) -> list[str]:
@@ -73,7 +63,7 @@ def _imported(importtime: str) -> set[str]:
 
 
 def _snapshot(root: Path) -> dict[str, tuple[int, int]]:
-    return {str(p.relative_to(root)): (p.stat().st_mtime_ns, p.stat().st_size) for p in _walk(root) if p.is_file()}
+    return {str(p.relative_to(root)): (p.stat().st_mtime_ns, p.stat().st_size) for p in walk(root) if p.is_file()}
 
 
 def test_every_entry_point_answers_help():

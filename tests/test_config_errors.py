@@ -312,7 +312,7 @@ CASCADES = [
         # nor what the cluster's zones offer: the region is wrong, not the pools
         "region the catalogue lacks",
         lambda c: (c.update({"gcp:region": "mars-north1"}), c["gke-ai-batch:cluster"].update(nodeLocations=["mars-north1-a"])),
-        "gke-ai-batch:cluster.location",
+        "gcp:region",  # where the user wrote it: cluster.location comes from it
         ("'mars-north1' is not a Google Cloud region", "(a newer one: add its zones under gke-ai-batch:catalogue.zones)"),
     ),
     (
@@ -444,3 +444,50 @@ def test_a_copied_entry_is_reported_once_not_with_every_problem_of_its_original(
         ("gke-ai-batch:workloads[0].team", "unknown team 'team-z'; known: team-a"),
         ("gke-ai-batch:workloads[1].name", "workload 'train' is declared twice"),
     ]
+
+
+# -- a newcomer's mistakes, each answered with what to do --------------------------------------
+
+
+def test_a_quoted_number_says_remove_the_quotes(tmp_path):
+    config = valid()
+    pools(config)[1]["maxNodes"] = "4"
+    synth_refused_with(tmp_path, config, "gke-ai-batch:nodePools[1].maxNodes", 'remove the quotes (write 4, not "4")')
+    config = valid()
+    pools(config)[1]["maxNodes"] = "four"  # not a number either way: no such hint
+    result = synth_config(tmp_path, config)
+    assert result.exit_code == 2 and "remove the quotes" not in result.error
+
+
+def test_a_value_in_the_wrong_case_gets_the_right_one(tmp_path):
+    config = valid()
+    pools(config)[1]["capacity"] = "Spot"
+    synth_refused_with(tmp_path, config, "gke-ai-batch:nodePools[1].capacity", "got 'Spot' (did you mean 'spot'? values are case-sensitive)")
+    pools(config)[1]["capacity"] = "flexstrat"
+    synth_refused_with(tmp_path, config, "gke-ai-batch:nodePools[1].capacity", "(did you mean 'flexStart'?)")
+
+
+def test_config_keys_without_the_config_line_get_one_hint(tmp_path):
+    path = tmp_path / "Pulumi.test.yaml"
+    path.write_text(yamlread.dump(valid()))  # the keys at the top, no `config:` above them
+    result = synth_main("--config", str(path), "--out", str(tmp_path / "out"))
+    assert result.returncode == 2
+    problems = [line for line in result.stderr.splitlines() if line.startswith(str(path))]
+    assert len(problems) == 1 and "at the top level: a stack file holds them under `config:`" in problems[0], result.stderr
+    assert f"{len(valid())} config keys ('gcp:project', " in problems[0]
+
+
+def test_a_bad_region_is_named_where_it_was_written(tmp_path):
+    config = valid()
+    config["gcp:region"] = "us-central"
+    synth_refused_with(tmp_path, config, "gcp:region", "'us-central' is not a region (us-central1)")
+    # cluster.location written: the problem is there.
+    config = valid()
+    config["gke-ai-batch:cluster"]["location"] = "us-central"
+    synth_refused_with(tmp_path, config, "gke-ai-batch:cluster.location", "'us-central' is not a region")
+
+
+def synth_refused_with(tmp_path, config, path, words):
+    result = synth_config(tmp_path, config)
+    assert result.exit_code == 2, result.error
+    assert_names(result.error, tmp_path / "Pulumi.test.yaml", path, words)

@@ -68,6 +68,26 @@ def test_add_registers_a_stack_that_passes_the_suites_per_stack_checks(tree, mon
     test_synth_policy.test_every_stack_says_in_its_policy_config_whether_it_is_production()
 
 
+def test_add_says_what_of_the_copy_still_names_the_originals_resources(tree, capsys):
+    # Rendered, a copy of dev deploys into dev's project with dev's node account: every line
+    # that still says so is listed, comments naming dev's bucket included.
+    notes: list[str] = []
+    add_cmd.add(tree, "east", notes=notes)
+    lines = (tree / "stacks" / "Pulumi.east.yaml").read_text().splitlines()
+    said = "\n".join(notes)
+    assert notes[0] == "stacks/Pulumi.east.yaml: still names dev's own resources; change these before deploying it:"
+    listed = {int(line.split(":")[1]) for line in notes[1:]}
+    expected = {n for n, line in enumerate(lines, 1) if "acme-ml-dev" in line or "418205336914" in line}
+    assert listed == expected and len(listed) >= 4, said
+    assert "acme-ml-dev is dev's project: set this stack's own" in said
+    assert "ml-dev-nodes@acme-ml-dev.iam.gserviceaccount.com is dev's node service account: add this stack to the bootstrap" in said
+    # A stack file written by hand is the user's: nothing to say about it.
+    (tree / "stacks" / "Pulumi.west.yaml").write_text((tree / "stacks" / "Pulumi.east.yaml").read_text().replace("name: east", "name: west"))
+    kept: list[str] = []
+    add_cmd.add(tree, "west", notes=kept)
+    assert kept == []
+
+
 def test_add_of_a_production_stack_copies_the_production_policy_config(tree):
     text = (tree / "stacks" / "Pulumi.prod.yaml").read_text()
     (tree / "stacks" / "Pulumi.prod.yaml").rename(tree / "stacks" / "Pulumi.live.yaml")
@@ -102,6 +122,33 @@ def test_an_unregistered_stack_renders_with_a_note_naming_the_command(tree, tmp_
     assert code == 0 and (tmp_path / "out" / "manifests.yaml").is_file(), err
     (note,) = err.splitlines()
     assert "note: stack 'east' is not registered" in note and "run `python -m synth.add east`" in note
+
+
+def test_a_stack_edited_without_its_urn_list_renders_with_a_warning(tree, tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr("synth.__main__.ROOT", tree)
+    code, out, err = run(capsys, "dev", "--out", tmp_path / "same")
+    assert code == 0 and err == "", err  # the committed list matches: nothing to say
+    urns = tree / "stacks" / "urns" / "dev.txt"
+    listed = urns.read_text().splitlines()
+    urns.write_text("".join(f"{u}\n" for u in listed[:-3]) + "urn:pulumi:dev::gke-ai-batch::x:y:Z::gone\n")
+    code, out, err = run(capsys, "dev", "--out", tmp_path / "out")
+    assert code == 0 and (tmp_path / "out" / "manifests.yaml").is_file(), err
+    (warning,) = err.splitlines()
+    assert f"warning: stacks/urns/dev.txt lists {len(listed) - 2} URNs, this render registers {len(listed)} (3 new, 1 gone)" in warning
+    assert "run `python -m synth.urns dev`" in warning
+
+
+def test_a_stack_file_outside_stacks_does_not_write_into_the_real_stacks_folder(tree, capsys, monkeypatch):
+    monkeypatch.setattr("synth.__main__.ROOT", tree)
+    (tree / "scratch").mkdir()
+    (tree / "scratch" / "Pulumi.dev.yaml").write_text((tree / "stacks" / "Pulumi.dev.yaml").read_text())
+    code, out, err = run(capsys, "--config", tree / "scratch" / "Pulumi.dev.yaml")
+    assert code == 0, err
+    assert (tree / "build" / "configs" / "scratch" / "dev" / "manifests.yaml").is_file()
+    assert not (tree / "build" / "dev").exists() and "wrote " in out and "configs/scratch/dev" in out
+    # The stack's own file, however it is named, still renders into build/dev.
+    code, out, err = run(capsys, "--config", tree / "stacks" / "Pulumi.dev.yaml")
+    assert code == 0 and (tree / "build" / "dev" / "manifests.yaml").is_file(), err
 
 
 # -- 2, 3, 4: naming the stack ------------------------------------------------------------------

@@ -63,9 +63,9 @@ def _children(recording, owner: str) -> dict[str, object]:
 def test_two_of_each_side_by_side_name_their_children_from_their_names(recording):
     assert set(_children(recording, "a")) == {"a-cluster", "a-k8s", "a-nodes", "a-nodes-role", "a-system",
                                               "a-nodes-reader/us-east5/acme-ml/train"}
-    # b is given its account: it creates none.
+    # b is given its account: it creates none and grants it no role (it has its role already).
     assert set(_children(recording, "b")) == {"b-cluster", "b-k8s", "b-nodes-reader/us-east5/acme-ml/train",
-                                              "b-nodes-role", "b-system"}
+                                              "b-system"}
     assert set(_children(recording, "c")) == {"c-k8s", "c-nodes-reader/us-east5/acme-ml/train"}
     assert set(_children(recording, "d")) == {"d-k8s"}
     tokens = sorted({r.type for r in recording.resources if r.type.startswith("gke-ai-batch:index:")})
@@ -231,7 +231,7 @@ def test_the_stack_program_protects_every_child_of_a_production_cluster():
     resources = synth_stack("prod").recording.resources
     cluster = next(r for r in resources if r.type == "gke-ai-batch:index:GkeCluster")
     children = [r for r in resources if r.parent == cluster.urn]
-    assert {r.name for r in children} >= {"cluster", "system", "nodes-role", "k8s"}
+    assert {r.name for r in children} >= {"cluster", "system", "k8s"}
     assert cluster.options.get("protect") and all(r.options.get("protect") for r in children)
     dev = synth_stack("dev").recording.resources
     assert not any(r.options.get("protect") for r in dev)

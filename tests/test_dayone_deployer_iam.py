@@ -16,7 +16,7 @@ from synth.stackfile import StackFile
 from bootstrap import synth as bsynth
 from bootstrap.grants import grants
 from bootstrap.permissions import CUSTOM_ROLE_IDS, DEPLOYER_NEEDS, role_permissions
-from bootstrap.resources import GRANTABLE_ROLES, PREVIEW_ROLES, checkpoint_buckets_condition
+from bootstrap.resources import PREVIEW_ROLES, checkpoint_buckets_condition
 from conftest import ROOT, STACKS, synth_stack
 
 EXAMPLE = ROOT / "bootstrap" / "Pulumi.example.yaml"
@@ -116,12 +116,20 @@ def test_grants_follow_what_the_main_stack_registers(stack):
     assert ("monitoring.dashboardEditor" in roles) == (DASHBOARD in gcp_types(stack))
 
 
-@pytest.mark.parametrize("stack", STACKS)
-def test_every_project_role_a_stack_grants_is_one_the_deployer_may_grant(stack):
-    # The deployer's projectIamAdmin is conditioned to GRANTABLE_ROLES: a stack granting another
-    # role would fail at `pulumi up` with PERMISSION_DENIED.
-    granted = {r.inputs["role"] for r in synth_stack(stack).recording.resources if r.type == "gcp:projects/iAMMember:IAMMember"}
-    assert granted <= set(GRANTABLE_ROLES), granted - set(GRANTABLE_ROLES)
+@pytest.mark.parametrize("stack", sorted(example_stacks()))
+def test_the_bootstraps_stacks_change_no_project_iam_policy(stack):
+    # Their node account and its role are the bootstrap's, so their deployer needs no
+    # projectIamAdmin, which IAM could limit by role but not by member: with it, a deployer could
+    # grant the node role to anyone or take it from another stack's node account.
+    rec = example()
+    assert not [r for r in synth_stack(stack).recording.resources if r.type == "gcp:projects/iAMMember:IAMMember"]
+    admin = {"roles/resourcemanager.projectIamAdmin", "roles/iam.securityAdmin", "roles/owner", "roles/editor"}
+    assert not [g for g in grants(rec) if g.member == deployer(rec, stack) and g.role in admin]
+    [nodes] = [r for r in rec.resources if r.type == "gcp:serviceaccount/account:Account" and r.name == f"{stack}/nodes"]
+    email = f"serviceAccount:{nodes.inputs['accountId']}@{nodes.inputs['project']}.iam.gserviceaccount.com"
+    assert [(g.role, g.resource, g.condition) for g in grants(rec) if g.member == email] == [
+        ("roles/container.defaultNodeServiceAccount", f"projects/{nodes.inputs['project']}", None)
+    ]
 
 
 def test_the_preview_identity_still_only_reads():

@@ -123,7 +123,7 @@ def test_add_interrupted_leaves_nothing_and_says_so(tree, monkeypatch, capsys): 
         raise KeyboardInterrupt
 
     add = add_cmd.add
-    monkeypatch.setattr(add_cmd, "add", lambda root, name, source: add(tree, name, source))
+    monkeypatch.setattr(add_cmd, "add", lambda root, name, source, notes=None: add(tree, name, source, notes=notes))
     monkeypatch.setattr(synth, "synthesize", interrupted)
     before = snapshot(tree)
     assert add_cmd.main(["east"]) == 130

@@ -119,3 +119,33 @@ def test_named_files_and_modules_exist(document):
         if not PLACEHOLDER.search(path) and not (ROOT / path.rstrip(".")).exists():
             missing.append(path)
     assert not missing, f"{rel(document)} names what does not exist: {missing}"
+
+
+def test_every_file_a_render_writes_is_in_the_readme_synth_and_library_docs():
+    # A stack's render (one cluster) and a program's write the same set; each page lists it.
+    from conftest import synth_stack
+    from synth import output_files
+
+    written = set(output_files(synth_stack("dev")))
+    assert {"admission.json", "cost.json", "report.md"} <= written
+    readme_table = {m for m in re.findall(r"^\| `([\w.]+)` \|", README.read_text(), re.M)}
+    assert written <= readme_table, sorted(written - readme_table)
+    for page in ("synth.md", "library.md"):
+        text = (ROOT / "docs" / page).read_text()
+        assert not [f for f in sorted(written) if f"`{f}`" not in text], page
+
+
+@pytest.mark.parametrize("page", ["README.md", "docs/deploying.md"])
+def test_the_first_deploy_says_what_a_fresh_machine_needs(page):
+    # What a newcomer following the page literally lacked: kubectl, gcloud's own login (the auth
+    # plugin does not read application-default credentials), the plugin on apt/yum installs of
+    # gcloud (no component manager there), the admin bucket the bootstrap's state goes in, what
+    # `pulumi stack init` asks for, and the console menu as it is now named.
+    text = (ROOT / page).read_text()
+    prerequisites = text[text.index("Prerequisites"):]
+    assert "`kubectl`" in prerequisites[:1200]
+    for words in ("gcloud auth login", "gcloud auth application-default login", "google-cloud-cli-gke-gcloud-auth-plugin",
+                  "gcloud storage buckets create gs://<an-admin-bucket>", "passphrase", "cryptoKeyEncrypterDecrypter",
+                  "Quotas & System Limits"):
+        assert words in text, words
+    assert "Quotas)" not in text

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import ast
 import functools
+import shutil
 import sys
 from pathlib import Path
 
 import pytest
 
 from conftest import ROOT
+from support.files import python_files
 
 # What each layer may import of the package, besides itself.
 BELOW: dict[str, set[str]] = {
@@ -49,7 +51,7 @@ def _layer(module: str) -> str | None:
 def wrong_imports(root: Path, layer: str) -> list[str]:
     return sorted(
         f"{path.relative_to(root)} imports {module}"
-        for path in sorted((root / "gke_ai_batch" / layer).rglob("*.py"))
+        for path in python_files(root / "gke_ai_batch" / layer)
         for module in _imports(path, root)
         if (other := _layer(module)) and other != layer and other not in BELOW[layer]
     )
@@ -69,7 +71,7 @@ def test_a_layer_imports_only_the_layers_below_it(layer):
 def test_the_domain_needs_only_the_standard_library():
     outside = sorted(
         f"{path.relative_to(ROOT)} imports {module}"
-        for path in sorted((ROOT / "gke_ai_batch" / "domain").rglob("*.py"))
+        for path in python_files(ROOT / "gke_ai_batch" / "domain")
         for module in _imports(path, ROOT)
         if module.split(".")[0] not in sys.stdlib_module_names and not module.startswith("gke_ai_batch.domain")
     )
@@ -104,7 +106,7 @@ def _module(path: Path, root: Path) -> str:
 def import_graph(root: Path) -> dict[str, set[str]]:
     """Module -> the project modules it imports, anywhere in the file (a function-level import
     ties two modules as much as a top-level one)."""
-    files = {_module(p, root): p for top in TOP for p in sorted((root / top).rglob("*.py"))}
+    files = {_module(p, root): p for top in TOP for p in python_files(root / top)}
     graph = {}
     for module, path in files.items():
         names = _imports(path, root)
@@ -179,3 +181,21 @@ def test_a_top_level_folder_imports_only_what_it_may(top):
         if target.split(".")[0] != top and not any(target == a or target.startswith(a + ".") for a in TOP[top])
     )
     assert not wrong, "\n".join(wrong)
+
+
+def test_a_virtualenv_in_a_source_folder_is_not_scanned(tmp_path):
+    # README step 7 creates policy/.venv; its site-packages are not the policy pack's modules.
+    for top in TOP:
+        shutil.copytree(ROOT / top, tmp_path / top, ignore=shutil.ignore_patterns("__pycache__", ".venv"))
+    bad = "import synth\nimport policy.rules\nfrom gke_ai_batch.components import cluster\n"
+    for venv in (tmp_path / "policy" / ".venv", tmp_path / "gke_ai_batch" / "domain" / "env"):
+        (venv / "lib" / "python3.11" / "site-packages" / "pkg").mkdir(parents=True)
+        (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+        (venv / "lib" / "python3.11" / "site-packages" / "pkg" / "__init__.py").write_text(bad)
+    graph = import_graph(tmp_path)
+    assert graph.keys() == import_graph(ROOT).keys() and not any("venv" in m or ".env" in m for m in graph)
+    assert not cycles(graph)
+    assert not [m for m, targets in graph.items() if m.startswith("policy") and "synth" in targets]
+    assert not wrong_imports(tmp_path, "domain")
+    # Without the skip, the scan would read them (the test can fail).
+    assert any(".venv" in p.parts for p in (tmp_path / "policy").rglob("*.py"))

@@ -14,6 +14,7 @@ import pytest
 
 from conftest import ROOT, base_config, synth_config
 from support.diagnostics import assert_names
+from support.files import python_files
 
 NS = "gke-ai-batch"
 
@@ -203,7 +204,7 @@ _FACTS = (
 
 def test_no_fact_of_the_domain_is_retyped_outside_it():
     code = [
-        p for d in ("gke_ai_batch", "policy", "synth", "bootstrap") for p in (ROOT / d).rglob("*.py")
+        p for d in ("gke_ai_batch", "policy", "synth", "bootstrap") for p in python_files(ROOT / d)
         if "domain" not in p.relative_to(ROOT).parts
     ] + [ROOT / "__main__.py"]
     found = [

@@ -185,7 +185,7 @@ def test_a_cluster_queues_every_bad_arg_is_named_at_its_arg_path():
         "queueing_strategy": "Fifo",
     })
     assert lines == [
-        "ClusterQueue q: args.queueing_strategy: Input should be 'BestEffortFIFO' or 'StrictFIFO'",
+        "ClusterQueue q: args.queueing_strategy: Input should be 'BestEffortFIFO' or 'StrictFIFO', got 'Fifo'",
         "ClusterQueue q: args.provisioning_check: flavor 'dws' is queued (DWS): its nodes come only through a "
         "ProvisioningRequest; name the admission check of a ProvisioningCheck",
     ], lines
@@ -307,7 +307,10 @@ def test_every_urn_a_stack_had_before_the_queue_components_is_reached_by_an_alia
     before = (ROOT / "tests" / "fixtures" / "urns-before-queue-components" / f"{stack}.txt").read_text().split()
     resources = [r.to_json() for r in synth_stack(stack).recording.resources]
     reached = _old_urns(resources)
-    assert [u for u in before if u not in reached] == []
+    # But the node role grant, which the bootstrap now makes for the account it creates: a
+    # deployed stack forgets it with `pulumi state delete` (docs/bootstrap.md) rather than delete it.
+    moved = [u for u in before if u.endswith("$gcp:projects/iAMMember:IAMMember::nodes-role")] if stack == "dev" else []
+    assert [u for u in before if u not in reached] == moved and len(moved) == (stack == "dev")
     assert len(before) < len(resources)  # the new components are new URNs; none was lost
 
 

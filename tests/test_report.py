@@ -70,7 +70,7 @@ def test_dev_capacity_per_flavor_has_slices_chips_and_quota():
         amount = flavor.capacity[resource]
         assert line[3] == (str(flavor.slices) if flavor.slices else "—")
         assert line[5] == (f"{amount} TPU chips" if resource == TPU else f"{amount} GPUs")
-        assert line[6] == str(quota)
+        assert line[6] == f"{quota} {resource}"  # with its Kueue resource, as every row of the column
     assert "⚠️" not in capacity  # dev's quotas equal its capacity
 
 
@@ -257,7 +257,7 @@ def test_cohorts_quota_over_capacity_and_production(tmp_path):
     result = synth_config(tmp_path, config)
     assert result.error is None, result.error
     text = result.extra_files["report.md"]
-    assert "**⚠️ 24 > capacity 16**" in row(section(text, "Capacity per flavor"), "`tpu-v5-lite-podslice-2x4`")
+    assert "**⚠️ 24 google.com/tpu > capacity 16**" in row(section(text, "Capacity per flavor"), "`tpu-v5-lite-podslice-2x4`")
     queues = section(text, "Cluster queues")
     assert cells(row(queues, "`train`"))[3] == (
         "preempts lower priority, and newer equal priority, within the queue; reclaims from cohort: any"

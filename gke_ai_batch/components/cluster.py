@@ -205,7 +205,8 @@ class GkeClusterArgs(_ClusterArgs):
     subnetwork: NotRequired[str]
     system_pool: NotRequired[SystemPoolArgs]
     node_service_account: NotRequired[pulumi.Input[str]]
-    """Email of the account nodes run as; unset: the component creates <name>-nodes."""
+    """Email of the account nodes run as, which already holds roles/container.defaultNodeServiceAccount
+    (the bootstrap creates and grants it); unset: the component creates <name>-nodes and grants it that role."""
     labels: NotRequired[dict[str, str]]
     auto_provisioning: NotRequired[AutoProvisioningArgs]
     security_group: NotRequired[str]
@@ -369,9 +370,14 @@ class GkeCluster(_Cluster):
         # new project GKE, IAM and Resource Manager refuse calls until their API is on) and
         # retain_on_delete; GKE names are fixed, so a replacement deletes the old one first.
         self.service_account: gcp.serviceaccount.Account | None = None
+        self.node_role: gcp.projects.IAMMember | None = None
         if "node_service_account" in args:
-            # Created elsewhere (the bootstrap project, bootstrap/resources.py, which also lets
-            # the deployer act as this one account); nothing here may create or delete it.
+            # Created elsewhere, with its role (the bootstrap, bootstrap/resources.py, which also
+            # lets the deployer act as this one account): nothing here creates, deletes or
+            # grants on it, so the deployer needs no right to change the project's IAM policy,
+            # which IAM could narrow to this role but not to this account
+            # (https://cloud.google.com/iam/docs/setting-limits-on-granting-roles: limits are on
+            # the roles granted, modifiedGrantsByRole).
             node_email: pulumi.Output[str] = pulumi.Output.from_input(args["node_service_account"])
         else:
             self.service_account = gcp.serviceaccount.Account(
@@ -383,13 +389,14 @@ class GkeCluster(_Cluster):
             )
             node_email = self.service_account.email
         member = node_email.apply(lambda e: f"serviceAccount:{e}")
-        self.node_role = gcp.projects.IAMMember(
-            self._child(name, base, "nodes-role"),
-            project=project,
-            role=NODE_SA_ROLE,
-            member=member,
-            opts=child_options(self, opts),
-        )
+        if self.service_account is not None:
+            self.node_role = gcp.projects.IAMMember(
+                self._child(name, base, "nodes-role"),
+                project=project,
+                role=NODE_SA_ROLE,
+                member=member,
+                opts=child_options(self, opts),
+            )
         # Autopilot nodes run as the same account (auto-provisioning defaults below), so both
         # modes need the registry grants.
         self._finish(name, stack, args, opts, member)
@@ -418,7 +425,7 @@ class GkeCluster(_Cluster):
             **cargs,
             # A fixed cluster name cannot be created beside the old one: replace by deleting
             # first (and protect production clusters from that altogether, through opts).
-            opts=child_options(self, opts, depends_on=[self.node_role], delete_before_replace=True),
+            opts=child_options(self, opts, depends_on=[self.node_role] if self.node_role else [], delete_before_replace=True),
         )
         self.system_pool: gcp.container.NodePool | None = None
         system = system_pool_args(stack)

@@ -2,7 +2,8 @@
 opts) registers a team's Cloud Storage bucket (uniform bucket-level access, public access
 prevention enforced, soft delete, an optional age limit), the Kubernetes service account in the
 team's namespace, and one grant: roles/storage.objectUser on that bucket for that service
-account's Workload Identity principal, nothing wider (no project role, no allUsers).
+account's Workload Identity principal, nothing wider (no project role, no allUsers), set as the
+bucket's whole IAM policy so that the project's viewers, editors and owners get nothing on it.
 
 Args are checked on construction by the stack's own rules (gke_ai_batch/config/checkpoints.py),
 every problem at once, at its arg path. The Kubernetes provider comes from `opts`; the bucket and
@@ -12,6 +13,7 @@ project's APIs), each child waits for.
 No `from __future__ import annotations`: Pulumi's component analyzer reads these annotations
 as objects."""
 
+import json
 from typing import NotRequired, TypedDict
 
 import pulumi
@@ -150,6 +152,19 @@ class CheckpointBucket(Component):
             role=gcsfuse.OBJECT_USER_ROLE,
             member=plan.member,
             opts=pulumi.ResourceOptions(parent=self, depends_on=waits),
+        )
+        # The bucket's whole policy, set authoritatively to that one grant: Cloud Storage gives a
+        # new bucket bindings for the project's viewers, editors and owners
+        # (gcsfuse.CONVENIENCE_BINDINGS), through which anyone with roles/viewer on the project
+        # (a CI preview identity, say) could list and read every checkpoint. The member grant
+        # stays beside it, so a bucket made before the policy never loses the team's access on
+        # the way (deleting it would take the binding out after the policy set it); both say
+        # the same thing, so neither undoes the other.
+        self.policy = gcp.storage.BucketIAMPolicy(
+            child_name(name, base, f"{plan.bucket}-policy"),
+            bucket=self.bucket.name,
+            policy_data=json.dumps(gcsfuse.only_policy(gcsfuse.OBJECT_USER_ROLE, plan.member), sort_keys=True),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[*waits, self.grant]),
         )
         self.bucket_name = self.bucket.name
         self.member = pulumi.Output.from_input(plan.member)

@@ -25,7 +25,8 @@ def load(
     worker's project (one that names it explicitly is in the manager's project all the same)."""
     data = dict(values)
     cluster = data.get("cluster")
-    if isinstance(cluster, dict) and "location" not in cluster and region:
+    from_region = isinstance(cluster, dict) and "location" not in cluster and bool(region)
+    if from_region:
         data["cluster"] = {**cluster, "location": region}
     fleet = data.get("fleet")
     if project and isinstance(fleet, dict) and isinstance(fleet.get("workers"), list):
@@ -37,8 +38,12 @@ def load(
         return StackConfig.model_validate(data, context={"project": project})
     except ValidationError as exc:
         err = from_validation_error(exc, StackConfig)
-        err.source = source
-        raise ConfigError(err.problems, source) from None
+        problems = err.problems
+        if from_region:
+            # The location came from gcp:region: name the key the user wrote.
+            location = f"{NAMESPACE}:cluster.location"
+            problems = [("gcp:region" if p == location else p, m) for p, m in problems]
+        raise ConfigError(problems, source) from None
 
 
 def split_namespace(config: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:

@@ -252,9 +252,11 @@ class ClusterConfig(Model):
     """Standard only; defaults to e2-standard-4, 1 to 3 nodes."""
     node_service_account: Annotated[str, AfterValidator(check_service_account_email)] | None = None
     """Email of an existing service account the nodes run as: the one the bootstrap project
-    creates for this stack (its nodeServiceAccount, in this stack's project), so that the
-    deployer needs neither serviceAccountCreator nor serviceAccountAdmin. Unset: the program
-    creates <cluster>-nodes itself (the deployer must then be allowed to create accounts)."""
+    creates for this stack (its nodeServiceAccount, in this stack's project), which it also grants
+    roles/container.defaultNodeServiceAccount, so that the deployer needs neither
+    serviceAccountCreator nor serviceAccountAdmin nor projectIamAdmin (an account made by hand
+    needs that role granted by hand). Unset: the program creates <cluster>-nodes itself and grants
+    it the role (the deployer must then be allowed to create accounts and grant roles)."""
     labels: GcpLabels = {}
     """GCP resource labels on the cluster: at most 64; lowercase letters, digits, '_' and '-'."""
     auto_provisioning: AutoProvisioning | None = None

@@ -5,6 +5,7 @@ and what is allowed there."""
 from __future__ import annotations
 
 import difflib
+import math
 import re
 import types
 import typing
@@ -185,9 +186,29 @@ def _describe(root: type[BaseModel], loc: tuple, err: dict) -> str:
     if kind == "union_tag_not_found":
         return "required: kind (one of 'jobset', 'job', 'provisioningRequest')"
     msg = err["msg"]
+    value = err.get("input")
     if kind.endswith("_type") or kind.startswith(("int_", "bool_", "float_", "string_")):
-        msg += f", got {err['input']!r}"
+        msg += f", got {value!r}"
+        if kind in ("int_type", "float_type", "bool_type") and isinstance(value, str) and _unquoted(value, kind):
+            # YAML reads "4" and "true" as strings; the schema never converts them.
+            msg += f': remove the quotes (write {value.strip()}, not "{value}")'
+    if kind == "literal_error" and isinstance(value, str):
+        choices = re.findall(r"'((?:[^'\\]|\\.)*)'", str((err.get("ctx") or {}).get("expected", "")))
+        same = [c for c in choices if c.lower() == value.lower()]
+        msg += f", got {value!r}" + (f" (did you mean {same[0]!r}? values are case-sensitive)" if same else did_you_mean(value, choices))
     return msg
+
+
+def _unquoted(text: str, kind: str) -> bool:
+    """Whether `text` would be the type asked for, written without quotes."""
+    text = text.strip()
+    if kind == "bool_type":
+        return text in ("true", "false")
+    try:
+        number = float(text) if kind == "float_type" else int(text)
+    except ValueError:
+        return False
+    return math.isfinite(number)
 
 
 def _clean_loc(root: type[BaseModel], loc: tuple) -> tuple:

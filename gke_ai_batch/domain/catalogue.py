@@ -73,7 +73,12 @@ class TpuGeneration:
     # Compute Engine's TPU quotas, in chips (compute/resource-usage#tpu_quota; GKE docs
     # troubleshooting/tpus#insufficient_quota): on-demand, and preemptible (spot, flex-start,
     # queued). v6e and tpu7x on-demand chips are one metric, "TPUs per TPU family", with the
-    # family as a dimension (TPUS_PER_TPU_FAMILY below).
+    # family as a dimension (TPUS_PER_TPU_FAMILY below). The metric ids are those
+    # `gcloud compute regions describe REGION --format='value(quotas)'` lists and the console's
+    # Quotas & System Limits page filters by (compute.googleapis.com/<metric in lower case>), as
+    # projects report them: v5e TPU_LITE_PODSLICE_V5, v5p TPU_V5P, v6e PREEMPTIBLE_TPU_V6E and their
+    # PREEMPTIBLE_ forms. tpu7x's preemptible metric is not written where this could read it:
+    # its row names the quota alone.
     quota: Quota | None = None
     preemptible_quota: Quota | None = None
     # Reservations (RESERVATION_FEATURES below): a node pool may target one block or sub-block
@@ -202,8 +207,8 @@ TPU_GENERATIONS: dict[str, TpuGeneration] = {
         dims=2,
         machine_types={"ct5lp-hightpu-1t": 1, "ct5lp-hightpu-4t": 4, "ct5lp-hightpu-8t": 8},
         default_machine_type="ct5lp-hightpu-4t",
-        quota=Quota("TPU v5 Lite PodSlice chips"),
-        preemptible_quota=Quota("Preemptible TPU v5 Lite Podslice chips"),
+        quota=Quota("TPU v5 Lite PodSlice chips", "TPU_LITE_PODSLICE_V5"),
+        preemptible_quota=Quota("Preemptible TPU v5 Lite Podslice chips", "PREEMPTIBLE_TPU_LITE_PODSLICE_V5"),
         single_chip_machine_type="ct5lp-hightpu-1t",
         shapes_2d=SHAPES_2D,
         calendar_mode=True,
@@ -214,8 +219,8 @@ TPU_GENERATIONS: dict[str, TpuGeneration] = {
         dims=3,
         machine_types={"ct5p-hightpu-4t": 4},
         default_machine_type="ct5p-hightpu-4t",
-        quota=Quota("TPU v5p chips"),
-        preemptible_quota=Quota("Preemptible TPU v5p chips"),
+        quota=Quota("TPU v5p chips", "TPU_V5P"),
+        preemptible_quota=Quota("Preemptible TPU v5p chips", "PREEMPTIBLE_TPU_V5P"),
         max_cubes=140,
         calendar_mode=True,
     ),
@@ -226,7 +231,7 @@ TPU_GENERATIONS: dict[str, TpuGeneration] = {
         machine_types={"ct6e-standard-1t": 1, "ct6e-standard-4t": 4, "ct6e-standard-8t": 8},
         default_machine_type="ct6e-standard-4t",
         quota=Quota("TPUs per TPU family (tpu_family: CT6E)", TPUS_PER_TPU_FAMILY),
-        preemptible_quota=Quota("Preemptible TPU slices v6e"),
+        preemptible_quota=Quota("Preemptible TPU slices v6e", "PREEMPTIBLE_TPU_V6E"),
         single_chip_machine_type="ct6e-standard-1t",
         shapes_2d=SHAPES_2D,
         calendar_mode=True,

@@ -96,6 +96,31 @@ DAY_SECONDS = 86400
 # skills/cloud/google-cloud-storage-basics/references/data-management.md:48, at 1af77752).
 OBJECT_USER_ROLE = "roles/storage.objectUser"
 
+# What Cloud Storage puts in a new bucket's IAM policy besides the grants asked for: the
+# project convenience values, bound to the legacy roles (a bucket created with uniform
+# bucket-level access keeps the object roles too, which fine-grained buckets hold as default
+# object ACLs). projectViewer:P is everyone with roles/viewer on project P, projectEditor:P and
+# projectOwner:P everyone with roles/editor and roles/owner
+# (https://cloud.google.com/storage/docs/access-control/iam, "convenience values";
+# https://cloud.google.com/storage/docs/access-control/iam-roles#basic-roles-modifiable: whether
+# uniform bucket-level access is on at creation decides whether Viewer gets storage.objects.get,
+# as kubernetes/k8s.io#2007 found; an exported policy of such a bucket shows exactly these
+# four bindings). legacyObjectReader holds
+# storage.objects.get, legacyBucketReader storage.objects.list
+# (https://cloud.google.com/storage/docs/access-control/iam-roles, the Storage Legacy roles).
+CONVENIENCE_BINDINGS: dict[str, tuple[str, ...]] = {
+    "roles/storage.legacyBucketOwner": ("projectOwner", "projectEditor"),
+    "roles/storage.legacyObjectOwner": ("projectOwner", "projectEditor"),
+    "roles/storage.legacyBucketReader": ("projectViewer",),
+    "roles/storage.legacyObjectReader": ("projectViewer",),
+}
+
+
+def only_policy(role: str, member: str) -> dict:
+    """A bucket IAM policy granting `role` to `member` and nothing else: set authoritatively, it
+    takes out the convenience bindings above."""
+    return {"bindings": [{"role": role, "members": [member]}]}
+
 
 def workload_identity_member(project_number: str, project: str, namespace: str, service_account: str) -> str:
     """The IAM principal of one Kubernetes service account through Workload Identity Federation

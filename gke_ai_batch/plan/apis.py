@@ -31,10 +31,11 @@ WHY: dict[str, str] = {
     # GKE's nodes are Compute Engine VMs in the cluster's project (GKE docs concepts/node-pools);
     # the tpu7x workload policy is a Compute Engine resource policy (gke_ai_batch/components/nodepools.py).
     COMPUTE: "Compute Engine: the nodes' VMs, their disks and the tpu7x workload policy",
-    # The node role grant (projects.IAMMember) reads and writes the project's IAM policy through
-    # Resource Manager (projects.getIamPolicy / setIamPolicy,
+    # Projects are read through Resource Manager, and the node role grant (projects.IAMMember, for
+    # an account the program creates) reads and writes the project's IAM policy through it
+    # (projects.getIamPolicy / setIamPolicy,
     # https://cloud.google.com/resource-manager/reference/rest/v3/projects/setIamPolicy).
-    RESOURCE_MANAGER: "Resource Manager: the node service account's role on the project",
+    RESOURCE_MANAGER: "Resource Manager: the project itself, and its IAM policy where the program grants the node role",
     # Service accounts are created through the IAM API
     # (https://cloud.google.com/iam/docs/service-accounts-create, "Before you begin").
     IAM: "IAM: the node service account this program creates (no cluster.nodeServiceAccount)",

@@ -91,8 +91,10 @@ def _title(stack: str, plan) -> list[str]:
     c = plan.config.cluster
     mode = "Standard" if c.standard else "Autopilot"
     where = code(c.location)
-    if c.node_locations:
-        where += f" (nodes in {codes(c.node_locations)})"
+    # Where nodes run: the cluster's node locations and each pool's own (a TPU slice's zone).
+    zones = sorted({*c.node_locations, *(z for p in plan.pools for z in p.zones)})
+    if zones:
+        where += f" (nodes in {codes(zones)})"
     prod = "**production** (protected)" if plan.config.production else "not production"
     extra = "" if c.standard else " (Autopilot: GKE creates nodes per workload)"
     total = (
@@ -201,10 +203,10 @@ def _flavors(plan) -> list[str]:
             if not granted:
                 quota = "no queue uses it"
             elif capacity is not None and total > capacity:
-                quota = f"**⚠️ {shown} > capacity {capacity}**"
+                quota = f"**⚠️ {shown} {resource} > capacity {capacity}**"
             else:
-                # Without pools the chips column is empty, so the quota names its resource.
-                quota = shown if capacity is not None else f"{shown} {resource}"
+                # Always with its Kueue resource, as the fleet report writes it: one column, one form.
+                quota = f"{shown} {resource}"
         rows.append(
             [
                 code(f.name),

@@ -86,7 +86,7 @@ def draws(plan) -> list[Draw]:
             continue
         if pool.kind == "gpu":
             gpu = catalogue.GPU_TYPES[entry.gpu.type]
-            how = f"{pool.nodes} × {pool.machine_type} ({pool.chips // max(pool.nodes, 1)} GPUs), {pool.capacity}{fallback}"
+            how = f"{pool.nodes} × {pool.machine_type} ({plural(pool.chips // max(pool.nodes, 1), 'GPU')}), {pool.capacity}{fallback}"
             add(pool.name, gpu.preemptible_quota if preemptible else gpu.quota, pool.chips, "GPUs", how)
             add(pool.name, catalogue.GPUS_ALL_REGIONS, pool.chips, "GPUs", how)
         cpus(pool.name, pool.machine_type, pool.nodes, preemptible, f", {pool.capacity}{fallback}")
