@@ -207,7 +207,9 @@ class KueueInstallArgs(TypedDict):
     """A mapping with timeout, block_admission and recovery_timeout (WaitForPodsReadyArgs;
     default: on, 30m), or false to turn it off."""
     manage_jobs_without_queue_name: NotRequired[bool]
-    """Kueue also manages Jobs and JobSets that name no queue (default true)."""
+    """Kueue also manages Jobs and JobSets that name no queue (default false, Kueue's own: on a
+    cluster other teams share, true would suspend their Jobs that name no queue; set it true on a
+    cluster you own, so that no Job can leave out its queue and run outside every quota)."""
     resource_metrics: NotRequired[bool]
     """Kueue exports each cluster queue's quota and usage per flavor and resource (default false)."""
     webhook_gate: NotRequired[bool]
