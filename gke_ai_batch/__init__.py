@@ -1,8 +1,8 @@
 """gke-ai-batch: a GKE platform for AI/ML batch work on TPUs and GPUs, as a library.
 
     import gke_ai_batch as gab
-    cluster = gab.GkeCluster("ml", {...})
-    gab.TpuSlices("v6e", {"cluster": cluster.ref, ...})
+    cluster = gab.GkeCluster("ml", {"name": "ml", "location": "us-central1", "project": "acme-ml"})
+    gab.TpuSlices("v6e", {"cluster": cluster.ref(), "version": "v6e", "topology": "4x4"})
 
 Every public component and its typed args are importable from here, as from
 `gke_ai_batch.components`, and load on first use: importing this package imports nothing else,
