@@ -2,7 +2,7 @@
 
     import gke_ai_batch as gab
     cluster = gab.GkeCluster("ml", {"name": "ml", "location": "us-central1", "project": "acme-ml"})
-    gab.TpuSlices("v6e", {"cluster": cluster.ref(), "version": "v6e", "topology": "4x4"})
+    gab.TpuSlices("slices", {"cluster": cluster.ref(), ...})   # docs/library.md has whole programs
 
 Every public component and its typed args are importable from here, as from
 `gke_ai_batch.components`, and load on first use: importing this package imports nothing else,

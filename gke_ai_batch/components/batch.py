@@ -184,9 +184,13 @@ class MultiKueueArgs(TypedDict):
     dispatcher: NotRequired[str]
     """AllAtOnce (default) or Incremental."""
     incremental_step_size: NotRequired[int]
+    """Workers the Incremental dispatcher adds per round (Kueue's default 3)."""
     gc_interval: NotRequired[str]
+    """How often the manager deletes worker copies whose workload is gone, e.g. '1m'."""
     origin: NotRequired[str]
+    """Label value marking the objects this manager creates on workers."""
     worker_lost_timeout: NotRequired[str]
+    """How long a workload admitted on a worker that stops answering stays admitted, e.g. '15m'."""
 
 
 class KueueInstallArgs(TypedDict):

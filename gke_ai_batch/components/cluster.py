@@ -96,7 +96,9 @@ class ControlPlaneArgs(TypedDict):
 
 class AuthorizedNetworkArgs(TypedDict):
     cidr: str
+    """A CIDR block allowed to reach the IP endpoint, e.g. 203.0.113.0/24."""
     name: NotRequired[str]
+    """A name for the block, shown by GKE."""
 
 
 class DatabaseEncryptionArgs(TypedDict):
@@ -106,21 +108,29 @@ class DatabaseEncryptionArgs(TypedDict):
 
 class SystemPoolArgs(TypedDict):
     machine_type: NotRequired[str]
+    """The machine type (default e2-standard-4)."""
     min_nodes: NotRequired[int]
+    """The autoscaling floor (default 1)."""
     max_nodes: NotRequired[int]
+    """The autoscaling ceiling (default 3)."""
 
 
 class LimitArgs(TypedDict):
     min: NotRequired[int]
+    """The lower bound (default 0)."""
     max: int
+    """The upper bound."""
 
 
 class AutoProvisioningArgs(TypedDict):
     cpu: LimitArgs
+    """vCPUs across the cluster."""
     memory_gb: LimitArgs
+    """GB of memory across the cluster."""
     accelerators: NotRequired[dict[str, LimitArgs]]
     """Per accelerator type (a GPU type or a TPU accelerator such as tpu-v6e-slice)."""
     locations: NotRequired[list[str]]
+    """Zones for auto-provisioned pools (default: the cluster's node locations)."""
 
 
 class MaintenanceWindowArgs(TypedDict):
@@ -134,20 +144,26 @@ class MaintenanceWindowArgs(TypedDict):
 
 class MaintenanceExclusionArgs(TypedDict):
     name: str
+    """Unique among the exclusions."""
     scope: str
     """NO_UPGRADES, NO_MINOR_UPGRADES or NO_MINOR_OR_NODE_UPGRADES."""
     start: str
+    """RFC 3339 start, e.g. 2026-12-20T00:00:00Z."""
     end: NotRequired[str]
+    """RFC 3339 end; exactly one of end and until_end_of_support."""
     until_end_of_support: NotRequired[bool]
+    """The exclusion lasts until the cluster's minor leaves support."""
 
 
 class MaintenanceArgs(TypedDict):
     """The stack key cluster.maintenance in snake_case (docs/maintenance.md)."""
 
     window: NotRequired[MaintenanceWindowArgs]
+    """A recurring window (start, end, RFC 5545 recurrence), or daily_start for a daily window."""
     daily_start: NotRequired[str]
     """HH:MM in UTC: a daily four-hour window instead of a recurring one."""
     exclusions: NotRequired[list[MaintenanceExclusionArgs]]
+    """Spans in which GKE upgrades nothing of the exclusion's scope."""
 
 
 class AddonsArgs(TypedDict):
@@ -193,26 +209,43 @@ class GkeClusterArgs(_ClusterArgs):
     project: str
     """The Google Cloud project to create the cluster in (its Workload Identity pool is <project>.svc.id.goog)."""
     release_channel: NotRequired[str]
+    """RAPID, REGULAR (default) or STABLE; the cluster is always enrolled, so security patches arrive on their own."""
     min_master_version: NotRequired[str]
+    """GKE minor to create the control plane at, e.g. '1.35' (default: the channel's)."""
     deletion_protection: NotRequired[bool]
+    """GKE refuses to delete the cluster while true (default true)."""
     private_nodes: NotRequired[bool]
+    """Nodes without public IPs (default false); they pull images from outside Google through a Cloud NAT this component does not create."""
     control_plane: NotRequired[ControlPlaneArgs]
+    """How the control plane is reached: its DNS endpoint (default) and IP endpoint."""
     master_authorized_networks: NotRequired[list[AuthorizedNetworkArgs]]
+    """CIDR blocks allowed to reach the IP endpoint."""
     dataplane_v2: NotRequired[bool]
+    """GKE Dataplane V2, eBPF networking with NetworkPolicy enforced (default true; Standard only, Autopilot always has it)."""
     database_encryption: NotRequired[DatabaseEncryptionArgs]
+    """Encrypt Secrets with a Cloud KMS key of the cluster's region."""
     binary_authorization: NotRequired[bool]
+    """Admit only images the project's Binary Authorization policy allows."""
     network: NotRequired[str]
+    """VPC network: a name, global/networks/NAME or projects/PROJECT/global/networks/NAME (default: default)."""
     subnetwork: NotRequired[str]
+    """Subnetwork of the cluster's region: a name or regions/REGION/subnetworks/NAME."""
     system_pool: NotRequired[SystemPoolArgs]
+    """Standard only: the pool for system and CPU work (default e2-standard-4, 1 to 3 nodes)."""
     node_service_account: NotRequired[pulumi.Input[str]]
     """Email of the account nodes run as; unset: the component creates <name>-nodes."""
     labels: NotRequired[dict[str, str]]
+    """GCP resource labels on the cluster."""
     auto_provisioning: NotRequired[AutoProvisioningArgs]
+    """Node auto-provisioning: the CPU and memory limits across the cluster, and its zones."""
     security_group: NotRequired[str]
+    """Google Groups for RBAC: gke-security-groups@<your domain>."""
     maintenance: NotRequired[MaintenanceArgs]
     """When GKE may upgrade the cluster and its nodes, and what it may not (docs/maintenance.md)."""
     addons: NotRequired[AddonsArgs]
+    """Add-ons: the Cloud Storage FUSE and Managed Lustre CSI drivers."""
     monitoring: NotRequired[MonitoringArgs]
+    """Managed Prometheus and the DCGM GPU metrics GKE collects."""
 
 
 class ExistingClusterArgs(_ClusterArgs):

@@ -32,19 +32,25 @@ class ClassTpuArgs(TypedDict):
     topology: str
     """AxB or AxBxC, a topology the generation offers."""
     machine_type: NotRequired[str]
+    """Overrides the default: the 4-chip type, or the 1-chip type for 1x1."""
 
 
 class ClassGpuArgs(TypedDict):
     type: str
     """GKE accelerator type, e.g. nvidia-h100-80gb."""
     count: NotRequired[int]
+    """GPUs per VM (default 1)."""
     driver_version: NotRequired[str]
+    """default or latest: the NVIDIA driver GKE installs."""
 
 
 class ClassPriorityArgs(TypedDict):
     tpu: NotRequired[ClassTpuArgs]
+    """A TPU slice shape (instead of gpu or machine_type alone)."""
     gpu: NotRequired[ClassGpuArgs]
+    """GPUs per node, with machine_type unless the type and count fit one machine type."""
     machine_type: NotRequired[str]
+    """The node's machine type (CPU and GPU priorities)."""
     capacity: NotRequired[str]
     """onDemand (default), spot, flexStart or reservation."""
     reservation: NotRequired[str]
@@ -53,6 +59,7 @@ class ClassPriorityArgs(TypedDict):
 
 class ComputeClassArgs(TypedDict):
     name: str
+    """The ComputeClass name, which flavors select with compute_class."""
     priorities: list[ClassPriorityArgs]
     """Most wanted first."""
     when_unsatisfiable: NotRequired[str]
@@ -63,6 +70,7 @@ class ComputeClassArgs(TypedDict):
 
 class ComputeClassesArgs(TypedDict):
     classes: list[ComputeClassArgs]
+    """The ComputeClasses, as the stack key gke-ai-batch:computeClasses in snake_case."""
 
 
 class ComputeClasses(Component):

@@ -81,7 +81,9 @@ class ClusterRef(TypedDict):
 
 class TaintArgs(TypedDict):
     key: str
+    """A qualified name, e.g. example.com/dedicated."""
     value: NotRequired[str]
+    """A label value (may be empty)."""
     effect: NotRequired[str]
     """NoSchedule (default), PreferNoSchedule or NoExecute."""
 
@@ -122,6 +124,7 @@ class ReservationArgs(TypedDict):
 
 class _PoolArgs(TypedDict):
     cluster: ClusterRef
+    """The cluster the pools join, as data: GkeCluster.ref() or a ClusterRef of one that exists."""
     pool_name: NotRequired[str]
     """The GKE node pool name (a TPU slice's: <pool_name>-<i>); default: the component's name."""
     capacity: NotRequired[str]
@@ -141,6 +144,7 @@ class _PoolArgs(TypedDict):
     taints: NotRequired[list[TaintArgs]]
     """Extra taints; the flavor tolerates them."""
     gvnic: NotRequired[bool]
+    """Google Virtual NIC on the nodes (recommended for GPU pools; GKE's default: off)."""
     upgrade: NotRequired[UpgradeArgs]
     """How GKE replaces the nodes in an upgrade; not for flexStart or queued (docs/maintenance.md)."""
     auto_repair: NotRequired[bool]
@@ -178,9 +182,11 @@ class GpuPoolArgs(_PoolArgs):
     GKE's rules and the GPU catalogue on construction, and they size the pool's flavor."""
 
     gpu: GpuArgs
+    """The GPUs of each node: type, count per VM, driver version."""
     machine_type: NotRequired[str]
     """Required where the GPU type and count fit several machine types."""
     min_nodes: NotRequired[int]
+    """The autoscaling floor (default 0: the pool scales to zero when idle)."""
     max_nodes: int
     """The autoscaling ceiling."""
 
@@ -189,8 +195,11 @@ class CpuPoolArgs(_PoolArgs):
     """An autoscaling CPU pool (plain values, checked on construction)."""
 
     machine_type: str
+    """The machine type of every node, e.g. n2-standard-8."""
     min_nodes: NotRequired[int]
+    """The autoscaling floor (default 0: the pool scales to zero when idle)."""
     max_nodes: int
+    """The autoscaling ceiling."""
 
 
 # Args that are not keys of the pool entry, and TpuSlices' keys that sit under the entry's tpu.

@@ -30,6 +30,7 @@ class PriorityArgs(TypedDict):
     value: int
     """At most 1,000,000,000 (higher is reserved for system classes)."""
     description: NotRequired[str]
+    """What the priority is for, on the PriorityClass and WorkloadPriorityClass."""
 
 
 class PrioritiesArgs(TypedDict):

@@ -52,9 +52,11 @@ OLD_TEAM_TYPE = "gke-ai-batch:queues:Team"
 
 class TolerationArgs(TypedDict):
     key: NotRequired[str]
+    """The taint key tolerated (empty with operator Exists: every taint)."""
     operator: NotRequired[str]
     """Equal (default) or Exists."""
     value: NotRequired[str]
+    """The taint value tolerated (operator Equal)."""
     effect: NotRequired[str]
     """NoSchedule, PreferNoSchedule or NoExecute; unset: every effect."""
 
@@ -96,20 +98,25 @@ class QueueFlavorArgs(FlavorArgs):
 
 class LabelSelectorRequirementArgs(TypedDict):
     key: str
+    """The label key the requirement is about."""
     operator: str
     """In, NotIn, Exists or DoesNotExist."""
     values: NotRequired[list[str]]
+    """The values for In and NotIn; empty for Exists and DoesNotExist."""
 
 
 class LabelSelectorArgs(TypedDict):
     match_labels: NotRequired[dict[str, str]]
+    """Labels a namespace must carry, each with this exact value."""
     match_expressions: NotRequired[list[LabelSelectorRequirementArgs]]
+    """Requirements a namespace must meet, all of them."""
 
 
 class BorrowWithinCohortArgs(TypedDict):
     policy: NotRequired[str]
     """Never (default) or LowerPriority."""
     max_priority_threshold: NotRequired[int]
+    """Only workloads at or below this priority may be preempted to borrow."""
 
 
 class PreemptionArgs(TypedDict):
@@ -118,6 +125,7 @@ class PreemptionArgs(TypedDict):
     within_cluster_queue: NotRequired[str]
     """Never (default), LowerPriority or LowerOrNewerEqualPriority."""
     borrow_within_cohort: NotRequired[BorrowWithinCohortArgs]
+    """Whether a workload may preempt others in its cohort to borrow quota, and up to which priority."""
 
 
 class ClusterQueueArgs(TypedDict):
@@ -135,7 +143,9 @@ class ClusterQueueArgs(TypedDict):
     namespace_selector: NotRequired[LabelSelectorArgs]
     """The namespaces whose LocalQueues may submit; unset: none (Kueue's default), {}: all."""
     preemption: NotRequired[PreemptionArgs]
+    """Kueue's preemption policy, as ClusterQueue spec.preemption in snake_case."""
     fair_sharing_weight: NotRequired[str]
+    """The queue's share when fair sharing is on (spec.fairSharing.weight, Kueue's default 1)."""
     stop_policy: NotRequired[str]
     """None, Hold or HoldAndDrain."""
     provisioning_check: NotRequired[str]
@@ -171,6 +181,7 @@ class TeamArgs(TypedDict):
     """Created, unless it is one every cluster has (default), which is patched with its Pod
     Security labels only."""
     local_queues: list[LocalQueueArgs]
+    """The LocalQueues in the namespace, each pointing at a ClusterQueue."""
     labels: NotRequired[dict[str, str]]
     """Extra labels on the Namespace."""
     groups: NotRequired[list[str]]

@@ -25,12 +25,14 @@ from gke_ai_batch.plan.topology import topology_manifest
 
 class TopologyArgs(TypedDict):
     name: str
+    """The Topology's name, which a flavor's topology_name refers to."""
     levels: list[str]
     """Node labels, the widest domain first; kubernetes.io/hostname only last."""
 
 
 class TopologiesArgs(TypedDict):
     topologies: list[TopologyArgs]
+    """The Kueue Topologies, as the stack key gke-ai-batch:topologies in snake_case."""
 
 
 class Topologies(Component):
