@@ -27,7 +27,7 @@ def test_the_committed_schema_is_the_one_the_components_produce():
 
 
 def test_every_hosted_component_has_its_inputs_and_outputs_under_the_token_it_registers():
-    from gke_ai_batch.components.nodepools import type_token
+    from gke_ai_batch.components.args import type_token
     from gke_ai_batch.components.package import COMPONENTS
 
     resources = _schema()["resources"]
@@ -141,7 +141,7 @@ def test_every_property_of_the_committed_schema_is_described_and_the_version_is_
     ]
     assert bare == []
     # Descriptions are cleaned of their source indentation.
-    assert not [t for r in schema["resources"].values() for p in r.get("inputProperties", {}).values()
+    assert not [p for r in schema["resources"].values() for p in r.get("inputProperties", {}).values()
                 if "\n    " in p.get("description", "")]
     assert schema["version"] == tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"] != "0.0.0"
 

@@ -22,21 +22,14 @@ import pulumi_kubernetes as k8s
 from pydantic.alias_generators import to_camel, to_snake
 
 from gke_ai_batch.components.component import Component
-from gke_ai_batch.components.nodepools import (
-    ClusterRef,
-    _whole_numbers,
-    child_options,
-    declared_account,
-    opts_problems,
-    project_problems,
-    type_token,
-)
+from gke_ai_batch.components.nodepools import ClusterRef, declared_account
+from gke_ai_batch.components.args import child_options, opts_problems, project_problems, type_token, whole_numbers
 from gke_ai_batch.config.checkpoints import lustre_driver_problems
 from gke_ai_batch.config.errors import ArgsError, did_you_mean, join_path
 from gke_ai_batch.config.lookups import version_floor
 from gke_ai_batch.config.metrics import Collected, MetricsConfig, metrics_problems
 from gke_ai_batch.config.stack import StackConfig
-from gke_ai_batch.config.standalone import OUTPUT_ACCOUNT, cluster_alone
+from gke_ai_batch.config.standalone import cluster_alone
 from gke_ai_batch.domain.naming import KUBERNETES_PROVIDER, child_name
 from gke_ai_batch.plan.cluster import (
     NODE_SA_ROLE,
@@ -290,7 +283,7 @@ class _Cluster(Component):
     def _begin(self, name: str, args: Any, opts: pulumi.ResourceOptions | None) -> StackConfig:
         """Check the args (ArgsError with every problem, before anything registers), then register
         the component under its package token, aliased to the one the stack program used."""
-        args = _whole_numbers(args)
+        args = whole_numbers(args)
         stack = _checked_cluster(type(self).__name__, name, args, self._args, self._outputs_only, opts)
         aliased = pulumi.ResourceOptions(aliases=[pulumi.Alias(type_=self._old_type)])
         super().__init__(type_token(self._token_of or type(self)), name, None, pulumi.ResourceOptions.merge(opts, aliased))
@@ -568,7 +561,7 @@ def _checked_cluster(
     said = {path for path, _ in problems}
     known = spec.__required_keys__ | spec.__optional_keys__
     cluster = {
-        to_camel(k): declared_account(v) if k == "node_service_account" else _camel(v, k in _USER_KEYS)
+        to_camel(k): declared_account(v) if k == "node_service_account" else camel(v, k in _USER_KEYS)
         for k, v in args.items()
         if k in known and k not in _NOT_CLUSTER_KEYS and f"args.{k}" not in said
     }
@@ -608,16 +601,16 @@ def _has_output(value: Any) -> bool:
     return False
 
 
-def _camel(value: Any, user_keys: bool = False) -> Any:
+def camel(value: Any, user_keys: bool = False) -> Any:
     """An arg's value as the stack file spells it: camelCase keys (but a label's or an
     accelerator type's, which are the user's)."""
     if isinstance(value, dict):
         return {
-            (k if user_keys or not isinstance(k, str) else to_camel(k)): _camel(v, not user_keys and k in _USER_KEYS)
+            (k if user_keys or not isinstance(k, str) else to_camel(k)): camel(v, not user_keys and k in _USER_KEYS)
             for k, v in value.items()
         }
     if isinstance(value, list):
-        return [_camel(v) for v in value]
+        return [camel(v) for v in value]
     return value
 
 

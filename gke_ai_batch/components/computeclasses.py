@@ -19,8 +19,7 @@ import pulumi
 
 from gke_ai_batch.components.component import Component
 from gke_ai_batch.components import k8s as k8s_objects
-from gke_ai_batch.components.batch import _validated
-from gke_ai_batch.components.nodepools import type_token
+from gke_ai_batch.components.args import type_token, validated_key
 from gke_ai_batch.config.computeclasses import ComputeClassConfig
 from gke_ai_batch.domain.naming import child_name
 from gke_ai_batch.plan.computeclasses import compute_class_manifest
@@ -81,7 +80,7 @@ class ComputeClasses(Component):
     """The classes' names, in order."""
 
     def __init__(self, name: str, args: ComputeClassesArgs, opts: pulumi.ResourceOptions | None = None):
-        checked = _validated(type(self).__name__, name, "classes", args, ComputeClassesArgs, {})
+        checked = validated_key(type(self).__name__, name, "classes", args, ComputeClassesArgs, {})
         super().__init__(type_token(type(self)), name, None, opts)
         self.config: list[ComputeClassConfig] = checked.classes
         for cc in self.config:
