@@ -8,25 +8,17 @@ serves until the engine is done and is not meant to be run by hand."""
 if __name__ == "__main__":
     from gke_ai_batch.domain import cli
 
-    # Only -h/--help is this file's own (the rest is component_provider_host's), answered
+    # Only -h/--help is this file's own (the rest is the provider host's), answered
     # before the components and the cloud SDKs load (~1.5 s).
     cli.parser("python -m provider", __doc__).parse_known_args()
 
-from importlib.metadata import PackageNotFoundError, version  # noqa: E402
+import sys  # noqa: E402
 
-from pulumi.provider.experimental import component_provider_host  # noqa: E402
+from pulumi.provider import main  # noqa: E402
 
-from gke_ai_batch.components.package import COMPONENTS, NAME  # noqa: E402
-
-
-def _version() -> str | None:
-    # The installed library's release (pyproject.toml's version); None (the SDK's 0.0.0) when
-    # the library runs from a checkout rather than an installed distribution.
-    try:
-        return version(NAME)
-    except PackageNotFoundError:
-        return None
-
+from gke_ai_batch.components.package import provider  # noqa: E402
 
 if __name__ == "__main__":
-    component_provider_host(COMPONENTS, NAME, version=_version())
+    # What component_provider_host does (pulumi/provider/experimental/host.py), with the
+    # package's provider, which refuses inputs its schema does not declare.
+    main(provider(), sys.argv[1:])

@@ -183,3 +183,17 @@ def test_a_deployed_stack_keeps_its_installs_through_aliases_to_the_old_tokens()
     }
     found = {r.type: r.options.get("aliases") for r in resources if r.type in old}
     assert found == {token: [{"type": was}] for token, was in old.items()}
+
+
+def test_kueue_install_keeps_kueues_own_default_for_jobs_without_a_queue(tmp_path):
+    # On a cluster other teams share, true would suspend their Jobs that name no queue: the
+    # library takes Kueue's default unless told (issue 29); the stack program states its own.
+    recording = run_program(tmp_path, """
+        from gke_ai_batch import KueueInstall
+        KueueInstall("kueue", {})
+        KueueInstall("owned", {"manage_jobs_without_queue_name": True})
+    """)
+    texts = {r.name: r.inputs["values"]["managerConfig"]["controllerManagerConfigYaml"]
+             for r in recording.resources if r.type == "kubernetes:helm.sh/v3:Release"}
+    assert "manageJobsWithoutQueueName: false" in texts["kueue"]
+    assert "manageJobsWithoutQueueName: true" in texts["owned-kueue"]

@@ -27,7 +27,7 @@ def test_the_committed_schema_is_the_one_the_components_produce():
 
 
 def test_every_hosted_component_has_its_inputs_and_outputs_under_the_token_it_registers():
-    from gke_ai_batch.components.nodepools import type_token
+    from gke_ai_batch.components.args import type_token
     from gke_ai_batch.components.package import COMPONENTS
 
     resources = _schema()["resources"]
@@ -94,10 +94,9 @@ def test_the_yaml_example_builds_its_slices_through_the_packages_input_mapping(t
     program = tmp_path / "__main__.py"
     program.write_text(textwrap.dedent(f"""
         import yaml
-        from pulumi.provider.experimental.component import ComponentProvider
-        from gke_ai_batch.components.package import COMPONENTS, NAME
+        from gke_ai_batch.components.package import provider as hosted
 
-        provider = ComponentProvider(COMPONENTS, NAME)
+        provider = hosted()
         example = yaml.safe_load(open({str(EXAMPLE)!r}).read().replace("${{gcp:project}}", "acme-ml"))
         for name, resource in example["resources"].items():
             component = resource["type"].rsplit(":", 1)[-1]
@@ -123,3 +122,47 @@ def test_resources_json_records_the_programs_aliases_not_a_provider_sdks_own():
     assert groups and all(r.options["aliases"] == [{"type": "gke-ai-batch:nodepools:NodePoolGroup"}] for r in groups)
     cluster = [r for r in resources if r.type == "gke-ai-batch:index:GkeCluster"]
     assert [r.options["aliases"] for r in cluster] == [[{"type": "gke-ai-batch:cluster:GkeCluster"}]]
+
+
+def test_every_property_of_the_committed_schema_is_described_and_the_version_is_the_librarys():
+    # A consumer in TypeScript, Go or YAML reads the schema's descriptions in the SDK Pulumi
+    # generates from it; an inherited field or a base class's output used to lose its docstring.
+    import tomllib
+
+    schema = json.loads((ROOT / "provider" / "schema.json").read_text())
+    bare = [
+        f"{token}.{kind}.{name}"
+        for token, resource in schema["resources"].items()
+        for kind in ("inputProperties", "properties")
+        for name, prop in resource.get(kind, {}).items()
+        if not prop.get("description")
+    ] + [
+        f"{token}.{name}" for token, typ in schema["types"].items()
+        for name, prop in typ.get("properties", {}).items() if not prop.get("description")
+    ]
+    assert bare == []
+    # Descriptions are cleaned of their source indentation.
+    assert not [p for r in schema["resources"].values() for p in r.get("inputProperties", {}).values()
+                if "\n    " in p.get("description", "")]
+    assert schema["version"] == tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"] != "0.0.0"
+
+
+def test_the_hosted_provider_refuses_an_input_its_schema_does_not_declare():
+    # A YAML or TypeScript program reaches the component through the provider's input mapping,
+    # which used to drop a misspelt key before the component's own check could see it.
+    from pulumi.errors import InputPropertyError
+    import pytest
+
+    from gke_ai_batch.components.package import provider as hosted
+
+    provider = hosted()
+    definition = provider._component_defs["TpuSlices"]
+    ref = {"name": "ml", "location": "us-central1", "project": "acme-ml"}
+    with pytest.raises(InputPropertyError) as top:
+        provider.map_inputs({"cluster": ref, "version": "v6e", "topology": "4x4", "slice": 2}, definition)
+    assert "Unknown input 'slice' on 'TpuSlices' (did you mean 'slices'?)" in str(top.value)
+    with pytest.raises(InputPropertyError) as nested:
+        provider.map_inputs({"cluster": {**ref, "nodeLocation": ["us-central1-b"]}, "version": "v6e", "topology": "4x4"}, definition)
+    assert "Unknown input 'cluster.nodeLocation'" in str(nested.value) and "nodeLocations" in str(nested.value)
+    mapped = provider.map_inputs({"cluster": ref, "version": "v6e", "topology": "4x4", "slices": 2}, definition)
+    assert mapped["slices"] == 2 and mapped["cluster"]["location"] == "us-central1"

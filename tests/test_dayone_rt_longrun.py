@@ -145,7 +145,7 @@ def test_the_bucket_component_refuses_bad_args_at_their_paths(args, expected):
 
 def test_the_bucket_component_takes_whole_numbers_as_floats():
     # A YAML or TypeScript program's numbers reach the component as floats, as they do every
-    # other component (nodepools._whole_numbers).
+    # other component (args.whole_numbers).
     from gke_ai_batch.components.storage import _checked
 
     plan = _checked("ckpt", {**BUCKET, "soft_delete_days": 14.0, "delete_after_days": 90.0})

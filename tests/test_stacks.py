@@ -78,15 +78,34 @@ def test_manifests_are_only_kubernetes_objects_the_program_declares():
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_kueue_holds_back_jobs_without_a_queue_in_every_team_namespace(stack):
-    """No queue bypass (issue 11): a Job that names no queue is still Kueue's in every team
-    namespace, and only system namespaces are left alone (a Job GKE runs there must not wait
-    for a queue)."""
+    """No queue bypass (issue 11): on a cluster the stack creates, a Job that names no queue is
+    still Kueue's in every team namespace, and only system namespaces are left alone (a Job GKE
+    runs there must not wait for a queue). On an existing cluster, which other tenants may share,
+    it is Kueue's own default (false) unless the stack file says otherwise (issue 29)."""
     result = synth_stack(stack)
     release = next(r for r in result.recording.resources if r.type == "kubernetes:helm.sh/v3:Release" and "kueue" in r.name)
     conf = yaml.safe_load(release.inputs["values"]["managerConfig"]["controllerManagerConfigYaml"])
-    assert conf["manageJobsWithoutQueueName"] is True
+    cfg = result.plan.config
+    stated = cfg.kueue.manage_jobs_without_queue_name
+    assert conf["manageJobsWithoutQueueName"] is (not cfg.cluster.existing if stated is None else stated)
     (expression,) = conf["managedJobsNamespaceSelector"]["matchExpressions"]
     assert (expression["key"], expression["operator"]) == ("kubernetes.io/metadata.name", "NotIn")
     assert {"kube-system", "kueue-system", "jobset-system", "gmp-system"} <= set(expression["values"])
     teams = {t.namespace for t in result.plan.config.teams}
     assert teams and not teams & set(expression["values"])
+
+
+def test_an_existing_clusters_team_role_needs_the_unqueued_jobs_setting_stated(tmp_path):
+    # Unset means false on an existing cluster (other tenants' Jobs are left alone), so a team
+    # whose Role creates Jobs is refused until the stack file decides; stated true, Kueue's
+    # configuration says so.
+    from conftest import synth_refused, synth_rendered
+
+    config = yaml.safe_load((ROOT / "stacks" / "Pulumi.existing-cluster.yaml").read_text())["config"]
+    grouped = {**config, "gke-ai-batch:teams": [{**config["gke-ai-batch:teams"][0], "group": "ml@acme.com"}]}
+    synth_refused(tmp_path, grouped, "gke-ai-batch:teams[0].group",
+                  "kueue.manageJobsWithoutQueueName is unset, which on an existing cluster means false")
+    config.setdefault("gke-ai-batch:kueue", {})["manageJobsWithoutQueueName"] = True
+    result = synth_rendered(tmp_path, config)
+    release = next(r for r in result.recording.resources if r.type == "kubernetes:helm.sh/v3:Release" and "kueue" in r.name)
+    assert "manageJobsWithoutQueueName: true" in release.inputs["values"]["managerConfig"]["controllerManagerConfigYaml"]

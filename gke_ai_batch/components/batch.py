@@ -22,15 +22,12 @@ from typing import Any, NotRequired, TypedDict
 
 import pulumi
 import pulumi_kubernetes as k8s
-from pydantic.alias_generators import to_camel, to_snake
 
 from gke_ai_batch.components.component import Component
 from gke_ai_batch.components import k8s as k8s_objects
-from gke_ai_batch.components.nodepools import _snake, _unknown_keys, _whole_numbers, type_token
+from gke_ai_batch.components.args import aliased, depends_on_of, type_token, validated_key
 from gke_ai_batch.config.batch import JobSetConfig, KueueConfig
-from gke_ai_batch.config.errors import ArgsError, join_path
 from gke_ai_batch.config.fleet import MultiKueueSettings
-from gke_ai_batch.config.standalone import batch_key
 from gke_ai_batch.domain.naming import child_name
 from gke_ai_batch.plan.installs import kueue_install_values, webhook_probe
 from gke_ai_batch.plan.kueue import JOBSET_CHART, JOBSET_NAMESPACE, KUEUE_CHART, KUEUE_NAMESPACE
@@ -62,76 +59,6 @@ def _release(
     )
 
 
-def _waits(opts: pulumi.ResourceOptions | None) -> list[pulumi.Resource]:
-    """What the component depends on: Pulumi's children do not wait for what their parent
-    depends on, so the children that must (the release, the probe) get it themselves."""
-    depends_on = opts.depends_on if opts is not None else None
-    if depends_on is None:
-        return []
-    return list(depends_on) if isinstance(depends_on, (list, tuple)) else [depends_on]
-
-
-def _aliased(opts: pulumi.ResourceOptions | None, old: str) -> pulumi.ResourceOptions:
-    return pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(aliases=[pulumi.Alias(type_=old)]))
-
-
-def _camel(value: Any) -> Any:
-    """Args (snake_case) as the stack key spells them (camelCase), at every level: no Kueue
-    arg holds a mapping whose keys are the user's own."""
-    if isinstance(value, dict):
-        return {to_camel(k) if isinstance(k, str) else k: _camel(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_camel(v) for v in value]
-    return value
-
-
-def _outputs_in(args: dict[str, Any]) -> list[tuple[str, str]]:
-    # Every arg decides what is registered (a chart version, the values' text, which objects
-    # the probe needs) and is checked against Kueue's rules on construction.
-    return [
-        (f"args.{key}", "must be a plain value known when the component is built, not an Output")
-        for key, value in args.items()
-        if isinstance(value, pulumi.Output)
-    ]
-
-
-def _validated(component: str, name: str, key: str, args: Any, spec: type, nested: dict[str, type]) -> Any:
-    """The args as their stack key, validated; ArgsError with every problem at its arg path.
-    `nested`: args whose mapping values are TypedDicts of their own, checked for unknown keys."""
-    where = f"{component} {name}"
-    if not isinstance(args, dict):
-        raise ArgsError(where, [("args", f"must be a mapping of {spec.__name__}, not {type(args).__name__}")])
-    args = _whole_numbers(args)
-    problems = _unknown_keys(args, spec, "args") + _outputs_in(args)
-    known = spec.__required_keys__ | spec.__optional_keys__
-    args = {k: v for k, v in args.items() if k in known and not isinstance(v, pulumi.Output)}
-    for arg, inner in nested.items():
-        if isinstance(args.get(arg), dict):
-            # Through the package, an arg typed Any arrives as the program wrote it (camelCase
-            # from YAML or TypeScript): only typed args are renamed (component.py,
-            # map_input_properties).
-            args[arg] = {to_snake(k) if isinstance(k, str) else k: v for k, v in args[arg].items()}
-            problems += _unknown_keys(args[arg], inner, f"args.{arg}")
-            args[arg] = {k: v for k, v in args[arg].items() if k in inner.__required_keys__ | inner.__optional_keys__}
-    missing = [(f"args.{k}", "required") for k in sorted(spec.__required_keys__) if k not in args]
-    if missing:
-        raise ArgsError(where, problems + missing)
-    # The stack key's value: the args themselves, or the one arg that holds it (a list).
-    whole = key not in known
-    multi_kueue = args.pop("multi_kueue", None)
-    data: dict[str, Any] = {key: _camel(args if whole else args[key])}
-    if multi_kueue is not None:
-        data["multiKueue"] = _camel(multi_kueue)
-    model, found = batch_key(key, data)
-    for loc, msg in found:
-        head, rest = (loc[0], loc[1:]) if loc else (key, ())
-        at = "args" if head == key and whole else f"args.{to_snake(head)}"
-        problems.append((join_path(at, _snake(rest)), msg))
-    if problems:
-        raise ArgsError(where, problems)
-    return model
-
-
 class JobSetInstallArgs(TypedDict):
     version: NotRequired[str]
     """Chart version of oci://registry.k8s.io/jobset/charts/jobset, an exact release (default:
@@ -148,8 +75,8 @@ class JobSetInstall(Component):
 
     def __init__(self, name: str, args: JobSetInstallArgs, opts: pulumi.ResourceOptions | None = None):
         # Checked before anything registers: bad args leave no half-made component behind.
-        checked = _validated(type(self).__name__, name, "jobset", args, JobSetInstallArgs, {})
-        super().__init__(type_token(type(self)), name, None, _aliased(opts, JOBSET_OLD_TYPE))
+        checked = validated_key(type(self).__name__, name, "jobset", args, JobSetInstallArgs, {})
+        super().__init__(type_token(type(self)), name, None, aliased(opts, JOBSET_OLD_TYPE))
         self.config: JobSetConfig = checked.jobset
         self.release = _release(
             child_name(name, "jobset", "jobset"),
@@ -158,7 +85,7 @@ class JobSetInstall(Component):
             self.config.version,
             JOBSET_NAMESPACE,
             {},
-            pulumi.ResourceOptions(parent=self, depends_on=_waits(opts)),
+            pulumi.ResourceOptions(parent=self, depends_on=depends_on_of(opts)),
         )
         self.version = self.release.version
         self.namespace = pulumi.Output.from_input(JOBSET_NAMESPACE)
@@ -184,9 +111,13 @@ class MultiKueueArgs(TypedDict):
     dispatcher: NotRequired[str]
     """AllAtOnce (default) or Incremental."""
     incremental_step_size: NotRequired[int]
+    """Workers the Incremental dispatcher adds per round (Kueue's default 3)."""
     gc_interval: NotRequired[str]
+    """How often the manager deletes worker copies whose workload is gone, e.g. '1m'."""
     origin: NotRequired[str]
+    """Label value marking the objects this manager creates on workers."""
     worker_lost_timeout: NotRequired[str]
+    """How long a workload admitted on a worker that stops answering stays admitted, e.g. '15m'."""
 
 
 class KueueInstallArgs(TypedDict):
@@ -207,7 +138,9 @@ class KueueInstallArgs(TypedDict):
     """A mapping with timeout, block_admission and recovery_timeout (WaitForPodsReadyArgs;
     default: on, 30m), or false to turn it off."""
     manage_jobs_without_queue_name: NotRequired[bool]
-    """Kueue also manages Jobs and JobSets that name no queue (default true)."""
+    """Kueue also manages Jobs and JobSets that name no queue (default false, Kueue's own: on a
+    cluster other teams share, true would suspend their Jobs that name no queue; set it true on a
+    cluster you own, so that no Job can leave out its queue and run outside every quota)."""
     resource_metrics: NotRequired[bool]
     """Kueue exports each cluster queue's quota and usage per flavor and resource (default false)."""
     webhook_gate: NotRequired[bool]
@@ -234,14 +167,14 @@ class KueueInstall(Component):
     """The namespace Kueue runs in."""
 
     def __init__(self, name: str, args: KueueInstallArgs, opts: pulumi.ResourceOptions | None = None):
-        checked = _validated(
+        checked = validated_key(
             type(self).__name__, name, "kueue", args, KueueInstallArgs,
             {"multi_kueue": MultiKueueArgs, "wait_for_pods_ready": WaitForPodsReadyArgs, "fair_sharing": FairSharingArgs},
         )
-        super().__init__(type_token(type(self)), name, None, _aliased(opts, KUEUE_OLD_TYPE))
+        super().__init__(type_token(type(self)), name, None, aliased(opts, KUEUE_OLD_TYPE))
         self.config: KueueConfig = checked.kueue
         self.multi_kueue: MultiKueueSettings | None = checked.multi_kueue
-        waits = _waits(opts)
+        waits = depends_on_of(opts)
         self.release = _release(
             child_name(name, "kueue", "kueue"),
             "kueue",

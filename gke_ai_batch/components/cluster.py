@@ -22,21 +22,14 @@ import pulumi_kubernetes as k8s
 from pydantic.alias_generators import to_camel, to_snake
 
 from gke_ai_batch.components.component import Component
-from gke_ai_batch.components.nodepools import (
-    ClusterRef,
-    _whole_numbers,
-    child_options,
-    declared_account,
-    opts_problems,
-    project_problems,
-    type_token,
-)
+from gke_ai_batch.components.nodepools import ClusterRef, declared_account
+from gke_ai_batch.components.args import child_options, opts_problems, project_problems, type_token, whole_numbers
 from gke_ai_batch.config.checkpoints import lustre_driver_problems
 from gke_ai_batch.config.errors import ArgsError, did_you_mean, join_path
 from gke_ai_batch.config.lookups import version_floor
 from gke_ai_batch.config.metrics import Collected, MetricsConfig, metrics_problems
 from gke_ai_batch.config.stack import StackConfig
-from gke_ai_batch.config.standalone import OUTPUT_ACCOUNT, cluster_alone
+from gke_ai_batch.config.standalone import cluster_alone
 from gke_ai_batch.domain.naming import KUBERNETES_PROVIDER, child_name
 from gke_ai_batch.plan.cluster import (
     NODE_SA_ROLE,
@@ -96,7 +89,9 @@ class ControlPlaneArgs(TypedDict):
 
 class AuthorizedNetworkArgs(TypedDict):
     cidr: str
+    """A CIDR block allowed to reach the IP endpoint, e.g. 203.0.113.0/24."""
     name: NotRequired[str]
+    """A name for the block, shown by GKE."""
 
 
 class DatabaseEncryptionArgs(TypedDict):
@@ -106,21 +101,29 @@ class DatabaseEncryptionArgs(TypedDict):
 
 class SystemPoolArgs(TypedDict):
     machine_type: NotRequired[str]
+    """The machine type (default e2-standard-4)."""
     min_nodes: NotRequired[int]
+    """The autoscaling floor (default 1)."""
     max_nodes: NotRequired[int]
+    """The autoscaling ceiling (default 3)."""
 
 
 class LimitArgs(TypedDict):
     min: NotRequired[int]
+    """The lower bound (default 0)."""
     max: int
+    """The upper bound."""
 
 
 class AutoProvisioningArgs(TypedDict):
     cpu: LimitArgs
+    """vCPUs across the cluster."""
     memory_gb: LimitArgs
+    """GB of memory across the cluster."""
     accelerators: NotRequired[dict[str, LimitArgs]]
     """Per accelerator type (a GPU type or a TPU accelerator such as tpu-v6e-slice)."""
     locations: NotRequired[list[str]]
+    """Zones for auto-provisioned pools (default: the cluster's node locations)."""
 
 
 class MaintenanceWindowArgs(TypedDict):
@@ -134,20 +137,26 @@ class MaintenanceWindowArgs(TypedDict):
 
 class MaintenanceExclusionArgs(TypedDict):
     name: str
+    """Unique among the exclusions."""
     scope: str
     """NO_UPGRADES, NO_MINOR_UPGRADES or NO_MINOR_OR_NODE_UPGRADES."""
     start: str
+    """RFC 3339 start, e.g. 2026-12-20T00:00:00Z."""
     end: NotRequired[str]
+    """RFC 3339 end; exactly one of end and until_end_of_support."""
     until_end_of_support: NotRequired[bool]
+    """The exclusion lasts until the cluster's minor leaves support."""
 
 
 class MaintenanceArgs(TypedDict):
     """The stack key cluster.maintenance in snake_case (docs/maintenance.md)."""
 
     window: NotRequired[MaintenanceWindowArgs]
+    """A recurring window (start, end, RFC 5545 recurrence), or daily_start for a daily window."""
     daily_start: NotRequired[str]
     """HH:MM in UTC: a daily four-hour window instead of a recurring one."""
     exclusions: NotRequired[list[MaintenanceExclusionArgs]]
+    """Spans in which GKE upgrades nothing of the exclusion's scope."""
 
 
 class AddonsArgs(TypedDict):
@@ -193,27 +202,44 @@ class GkeClusterArgs(_ClusterArgs):
     project: str
     """The Google Cloud project to create the cluster in (its Workload Identity pool is <project>.svc.id.goog)."""
     release_channel: NotRequired[str]
+    """RAPID, REGULAR (default) or STABLE; the cluster is always enrolled, so security patches arrive on their own."""
     min_master_version: NotRequired[str]
+    """GKE minor to create the control plane at, e.g. '1.35' (default: the channel's)."""
     deletion_protection: NotRequired[bool]
+    """GKE refuses to delete the cluster while true (default true)."""
     private_nodes: NotRequired[bool]
+    """Nodes without public IPs (default false); they pull images from outside Google through a Cloud NAT this component does not create."""
     control_plane: NotRequired[ControlPlaneArgs]
+    """How the control plane is reached: its DNS endpoint (default) and IP endpoint."""
     master_authorized_networks: NotRequired[list[AuthorizedNetworkArgs]]
+    """CIDR blocks allowed to reach the IP endpoint."""
     dataplane_v2: NotRequired[bool]
+    """GKE Dataplane V2, eBPF networking with NetworkPolicy enforced (default true; Standard only, Autopilot always has it)."""
     database_encryption: NotRequired[DatabaseEncryptionArgs]
+    """Encrypt Secrets with a Cloud KMS key of the cluster's region."""
     binary_authorization: NotRequired[bool]
+    """Admit only images the project's Binary Authorization policy allows."""
     network: NotRequired[str]
+    """VPC network: a name, global/networks/NAME or projects/PROJECT/global/networks/NAME (default: default)."""
     subnetwork: NotRequired[str]
+    """Subnetwork of the cluster's region: a name or regions/REGION/subnetworks/NAME."""
     system_pool: NotRequired[SystemPoolArgs]
+    """Standard only: the pool for system and CPU work (default e2-standard-4, 1 to 3 nodes)."""
     node_service_account: NotRequired[pulumi.Input[str]]
     """Email of the account nodes run as, which already holds roles/container.defaultNodeServiceAccount
     (the bootstrap creates and grants it); unset: the component creates <name>-nodes and grants it that role."""
     labels: NotRequired[dict[str, str]]
+    """GCP resource labels on the cluster."""
     auto_provisioning: NotRequired[AutoProvisioningArgs]
+    """Node auto-provisioning: the CPU and memory limits across the cluster, and its zones."""
     security_group: NotRequired[str]
+    """Google Groups for RBAC: gke-security-groups@<your domain>."""
     maintenance: NotRequired[MaintenanceArgs]
     """When GKE may upgrade the cluster and its nodes, and what it may not (docs/maintenance.md)."""
     addons: NotRequired[AddonsArgs]
+    """Add-ons: the Cloud Storage FUSE and Managed Lustre CSI drivers."""
     monitoring: NotRequired[MonitoringArgs]
+    """Managed Prometheus and the DCGM GPU metrics GKE collects."""
 
 
 class ExistingClusterArgs(_ClusterArgs):
@@ -265,7 +291,7 @@ class _Cluster(Component):
     def _begin(self, name: str, args: Any, opts: pulumi.ResourceOptions | None) -> StackConfig:
         """Check the args (ArgsError with every problem, before anything registers), then register
         the component under its package token, aliased to the one the stack program used."""
-        args = _whole_numbers(args)
+        args = whole_numbers(args)
         stack = _checked_cluster(type(self).__name__, name, args, self._args, self._outputs_only, opts)
         aliased = pulumi.ResourceOptions(aliases=[pulumi.Alias(type_=self._old_type)])
         super().__init__(type_token(self._token_of or type(self)), name, None, pulumi.ResourceOptions.merge(opts, aliased))
@@ -560,7 +586,7 @@ def _checked_cluster(
     said = {path for path, _ in problems}
     known = spec.__required_keys__ | spec.__optional_keys__
     cluster = {
-        to_camel(k): declared_account(v) if k == "node_service_account" else _camel(v, k in _USER_KEYS)
+        to_camel(k): declared_account(v) if k == "node_service_account" else camel(v, k in _USER_KEYS)
         for k, v in args.items()
         if k in known and k not in _NOT_CLUSTER_KEYS and f"args.{k}" not in said
     }
@@ -600,16 +626,16 @@ def _has_output(value: Any) -> bool:
     return False
 
 
-def _camel(value: Any, user_keys: bool = False) -> Any:
+def camel(value: Any, user_keys: bool = False) -> Any:
     """An arg's value as the stack file spells it: camelCase keys (but a label's or an
     accelerator type's, which are the user's)."""
     if isinstance(value, dict):
         return {
-            (k if user_keys or not isinstance(k, str) else to_camel(k)): _camel(v, not user_keys and k in _USER_KEYS)
+            (k if user_keys or not isinstance(k, str) else to_camel(k)): camel(v, not user_keys and k in _USER_KEYS)
             for k, v in value.items()
         }
     if isinstance(value, list):
-        return [_camel(v) for v in value]
+        return [camel(v) for v in value]
     return value
 
 

@@ -16,6 +16,23 @@ class Component(pulumi.ComponentResource):
     library bug rather than the caller's mistake. __new__ runs before every subclass's __init__,
     so one check covers every component. A bare cls.__new__(cls) (copy, pickle) checks nothing."""
 
+    def __init_subclass__(cls, **kwargs):
+        # help(X.__init__) would otherwise show pulumi.ComponentResource.__init__'s docstring
+        # (inspect.getdoc inherits it): `t`, `remote`, `package_ref`, none of which X takes.
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        if init is not None and not init.__doc__:
+            args = init.__annotations__.get("args")
+            args_name = getattr(args, "__name__", args) or "its args"
+            summary = (cls.__doc__ or "").strip().split("\n\n")[0]
+            init.__doc__ = (
+                f"Create a {cls.__name__}. {summary}\n\n"
+                f":param name: the Pulumi resource name; every child's name starts with it.\n"
+                f":param args: {args_name}, checked on construction: every problem at once, as an "
+                f"ArgsError at its arg path, before anything is registered.\n"
+                f":param opts: pulumi.ResourceOptions; parent, provider and protect reach every child."
+            )
+
     def __new__(cls, name=_BARE, args=None, opts=None, *rest, **kwargs):
         if name is _BARE:
             return super().__new__(cls)

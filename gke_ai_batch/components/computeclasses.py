@@ -19,8 +19,7 @@ import pulumi
 
 from gke_ai_batch.components.component import Component
 from gke_ai_batch.components import k8s as k8s_objects
-from gke_ai_batch.components.batch import _validated
-from gke_ai_batch.components.nodepools import type_token
+from gke_ai_batch.components.args import type_token, validated_key
 from gke_ai_batch.config.computeclasses import ComputeClassConfig
 from gke_ai_batch.domain.naming import child_name
 from gke_ai_batch.plan.computeclasses import compute_class_manifest
@@ -32,19 +31,25 @@ class ClassTpuArgs(TypedDict):
     topology: str
     """AxB or AxBxC, a topology the generation offers."""
     machine_type: NotRequired[str]
+    """Overrides the default: the 4-chip type, or the 1-chip type for 1x1."""
 
 
 class ClassGpuArgs(TypedDict):
     type: str
     """GKE accelerator type, e.g. nvidia-h100-80gb."""
     count: NotRequired[int]
+    """GPUs per VM (default 1)."""
     driver_version: NotRequired[str]
+    """default or latest: the NVIDIA driver GKE installs."""
 
 
 class ClassPriorityArgs(TypedDict):
     tpu: NotRequired[ClassTpuArgs]
+    """A TPU slice shape (instead of gpu or machine_type alone)."""
     gpu: NotRequired[ClassGpuArgs]
+    """GPUs per node, with machine_type unless the type and count fit one machine type."""
     machine_type: NotRequired[str]
+    """The node's machine type (CPU and GPU priorities)."""
     capacity: NotRequired[str]
     """onDemand (default), spot, flexStart or reservation."""
     reservation: NotRequired[str]
@@ -53,6 +58,7 @@ class ClassPriorityArgs(TypedDict):
 
 class ComputeClassArgs(TypedDict):
     name: str
+    """The ComputeClass name, which flavors select with compute_class."""
     priorities: list[ClassPriorityArgs]
     """Most wanted first."""
     when_unsatisfiable: NotRequired[str]
@@ -63,6 +69,7 @@ class ComputeClassArgs(TypedDict):
 
 class ComputeClassesArgs(TypedDict):
     classes: list[ComputeClassArgs]
+    """The ComputeClasses, as the stack key gke-ai-batch:computeClasses in snake_case."""
 
 
 class ComputeClasses(Component):
@@ -73,7 +80,7 @@ class ComputeClasses(Component):
     """The classes' names, in order."""
 
     def __init__(self, name: str, args: ComputeClassesArgs, opts: pulumi.ResourceOptions | None = None):
-        checked = _validated(type(self).__name__, name, "classes", args, ComputeClassesArgs, {})
+        checked = validated_key(type(self).__name__, name, "classes", args, ComputeClassesArgs, {})
         super().__init__(type_token(type(self)), name, None, opts)
         self.config: list[ComputeClassConfig] = checked.classes
         for cc in self.config:

@@ -21,8 +21,7 @@ from pydantic.alias_generators import to_camel, to_snake
 
 from gke_ai_batch.components.component import Component
 from gke_ai_batch.components import k8s as k8s_objects
-from gke_ai_batch.components.batch import _outputs_in, _waits
-from gke_ai_batch.components.nodepools import _unknown_keys, project_problems, type_token
+from gke_ai_batch.components.args import depends_on_of, outputs_in, project_problems, type_token, unknown_keys
 from gke_ai_batch.config.errors import ArgsError, join_path, located_problems
 from gke_ai_batch.config.metrics import MetricsOnCluster
 from gke_ai_batch.domain.naming import child_name
@@ -55,7 +54,7 @@ def _checked(name: str, args: MetricsArgs) -> MetricsOnCluster:
     if not isinstance(args, dict):
         raise ArgsError(where, [("args", f"must be a mapping of MetricsArgs, not {type(args).__name__}")])
     # Every arg but the project decides what is registered and is checked on construction.
-    problems = _unknown_keys(args, MetricsArgs, "args") + _outputs_in({k: v for k, v in args.items() if k != "project"})
+    problems = unknown_keys(args, MetricsArgs, "args") + outputs_in({k: v for k, v in args.items() if k != "project"})
     # The dashboard's project passes through, and may be an Output; a number is not a project.
     problems += project_problems(args, "args", True)
     known = MetricsArgs.__required_keys__ | MetricsArgs.__optional_keys__
@@ -87,7 +86,7 @@ class Metrics(Component):
         super().__init__(type_token(type(self)), name, None, opts)
         self.config: MetricsOnCluster = checked
         c = checked.collected
-        waits = _waits(opts)
+        waits = depends_on_of(opts)
         self.objects: list[pulumi.Resource] = []
         if c.managed_prometheus:
             for manifest in scrape_manifests():

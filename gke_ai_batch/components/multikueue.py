@@ -21,7 +21,7 @@ import pulumi
 
 from gke_ai_batch.components.component import Component
 from gke_ai_batch.components import k8s as k8s_objects
-from gke_ai_batch.components.nodepools import _unknown_keys, not_strings, opts_problems, type_token
+from gke_ai_batch.components.args import not_strings, opts_problems, type_token, unknown_keys
 from gke_ai_batch.config.base import _check_k8s_name
 from gke_ai_batch.config.errors import ArgsError
 from gke_ai_batch.domain.multikueue_worker import token_secret, worker_rbac_manifests
@@ -68,7 +68,7 @@ def _check(component: str, name: str, args: Any, spec: type, opts, rules) -> Non
     (path, message) for args of the declared keys."""
     if not isinstance(args, dict):
         raise ArgsError(f"{component} {name}", [("args", f"must be a mapping ({spec.__name__}), not {type(args).__name__}")])
-    problems = opts_problems(opts) + _unknown_keys(args, spec, "args")
+    problems = opts_problems(opts) + unknown_keys(args, spec, "args")
     missing = [(f"args.{k}", "required") for k in sorted(spec.__required_keys__) if k not in args]
     problems += missing or list(rules(args))
     if problems:
@@ -198,7 +198,7 @@ def _checks_rules(checks: Any, workers: list[str]):
     seen: set[str] = set()
     for i, c in enumerate(checks):
         at = f"args.admission_checks[{i}]"
-        problems = list(_unknown_keys(c, ManagerCheckArgs, at))
+        problems = list(unknown_keys(c, ManagerCheckArgs, at))
         problems += [(f"{at}.{k}", "required") for k in sorted(ManagerCheckArgs.__required_keys__) if k not in c]
         problems += not_strings(c, at, ("name",), ())
         if "workers" in c and not (isinstance(c["workers"], list) and all(isinstance(w, str) for w in c["workers"])):
@@ -225,7 +225,7 @@ def _manager_rules(name: str):
         if "admission_check" in args and "admission_checks" in args:
             wrong.append(("args.admission_checks", "give admission_check or admission_checks, not both"))
         for i, w in enumerate(workers):
-            yield from _unknown_keys(w, WorkerKubeconfigArgs, f"args.workers[{i}]")
+            yield from unknown_keys(w, WorkerKubeconfigArgs, f"args.workers[{i}]")
             if "kubeconfig" not in w:
                 yield (f"args.workers[{i}].kubeconfig", "required")
             else:

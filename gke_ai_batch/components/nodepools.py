@@ -11,17 +11,18 @@ from parent" and "Infer providers ... from parent"), so nothing here sets them.
 No `from __future__ import annotations`: Pulumi's component analyzer
 (pulumi.provider.experimental.analyzer) reads these annotations as objects."""
 
-from collections.abc import Sequence
 from typing import Any, NotRequired, TypedDict
 
 import pulumi
 import pulumi_gcp as gcp
-from pydantic.alias_generators import to_camel, to_snake
+from pydantic.alias_generators import to_camel
 
+from gke_ai_batch.components.args import (
+    child_options, not_strings, opts_problems, project_problems, snake, type_token, unknown_keys, whole_numbers,
+)
 from gke_ai_batch.components.component import Component
 from gke_ai_batch.config.cluster import region_of
-from gke_ai_batch.config.errors import NAMESPACE, ArgsError, did_you_mean, join_path
-from gke_ai_batch.config.gcpnames import project_id_problem
+from gke_ai_batch.config.errors import ArgsError, join_path
 from gke_ai_batch.config.pools import NodePoolConfig
 from gke_ai_batch.config.standalone import OUTPUT_ACCOUNT, pool_on_cluster
 from gke_ai_batch.config.stack import StackConfig
@@ -36,14 +37,6 @@ from gke_ai_batch.plan.pools import PoolPlan, plan_pools, workload_policy_args
 # alias: the engine maps the old URNs of deployed stacks (and their children's) to the new, and
 # `pulumi up` neither replaces nor re-parents a pool.
 OLD_TYPE = "gke-ai-batch:nodepools:NodePoolGroup"
-
-
-def type_token(component: type) -> str:
-    """The token a component registers and the package's schema names: Pulumi's component
-    analyzer puts every component in the index module under its class name
-    (pulumi/provider/experimental/schema.py, generate_schema). The package is named as the
-    project, whose stack config namespace NAMESPACE is."""
-    return f"{NAMESPACE}:index:{component.__name__}"
 
 
 class ClusterRef(TypedDict):
@@ -84,7 +77,9 @@ class ClusterRef(TypedDict):
 
 class TaintArgs(TypedDict):
     key: str
+    """A qualified name, e.g. example.com/dedicated."""
     value: NotRequired[str]
+    """A label value (may be empty)."""
     effect: NotRequired[str]
     """NoSchedule (default), PreferNoSchedule or NoExecute."""
 
@@ -125,6 +120,7 @@ class ReservationArgs(TypedDict):
 
 class _PoolArgs(TypedDict):
     cluster: ClusterRef
+    """The cluster the pools join, as data: GkeCluster.ref() or a ClusterRef of one that exists."""
     pool_name: NotRequired[str]
     """The GKE node pool name (a TPU slice's: <pool_name>-<i>); default: the component's name."""
     capacity: NotRequired[str]
@@ -144,6 +140,7 @@ class _PoolArgs(TypedDict):
     taints: NotRequired[list[TaintArgs]]
     """Extra taints; the flavor tolerates them."""
     gvnic: NotRequired[bool]
+    """Google Virtual NIC on the nodes (recommended for GPU pools; GKE's default: off)."""
     upgrade: NotRequired[UpgradeArgs]
     """How GKE replaces the nodes in an upgrade; not for flexStart or queued (docs/maintenance.md)."""
     auto_repair: NotRequired[bool]
@@ -181,9 +178,11 @@ class GpuPoolArgs(_PoolArgs):
     GKE's rules and the GPU catalogue on construction, and they size the pool's flavor."""
 
     gpu: GpuArgs
+    """The GPUs of each node: type, count per VM, driver version."""
     machine_type: NotRequired[str]
     """Required where the GPU type and count fit several machine types."""
     min_nodes: NotRequired[int]
+    """The autoscaling floor (default 0: the pool scales to zero when idle)."""
     max_nodes: int
     """The autoscaling ceiling."""
 
@@ -192,8 +191,11 @@ class CpuPoolArgs(_PoolArgs):
     """An autoscaling CPU pool (plain values, checked on construction)."""
 
     machine_type: str
+    """The machine type of every node, e.g. n2-standard-8."""
     min_nodes: NotRequired[int]
+    """The autoscaling floor (default 0: the pool scales to zero when idle)."""
     max_nodes: int
+    """The autoscaling ceiling."""
 
 
 # Args that are not keys of the pool entry, and TpuSlices' keys that sit under the entry's tpu.
@@ -219,7 +221,7 @@ class _NodePools(Component):
 
     def __init__(self, name: str, args: Any, opts: pulumi.ResourceOptions | None = None):
         # Checked before anything registers: bad args leave no half-made component behind.
-        args = _whole_numbers(args)
+        args = whole_numbers(args)
         stack = _checked(type(self).__name__, name, self._kind, args, self._args, opts)
         aliased = pulumi.ResourceOptions(aliases=[pulumi.Alias(type_=OLD_TYPE)])
         super().__init__(type_token(type(self)), name, None, pulumi.ResourceOptions.merge(opts, aliased))
@@ -311,88 +313,6 @@ class CpuPool(_NodePools):
         super().__init__(name, args, opts)
 
 
-def child_options(parent: pulumi.Resource, opts: pulumi.ResourceOptions | None, **own: Any) -> pulumi.ResourceOptions:
-    """A Google Cloud child's options. Pulumi passes only protect and providers from a parent to
-    its children (pulumi/resource.py, Resource.__init__: "Infer protection from parent", "Infer
-    providers ... from parent"); of the rest of the component's opts, the children need two:
-    depends_on (they must wait for the project's APIs and the cluster as the component does) and
-    retain_on_delete (meant for the cloud resources: a component has nothing to delete). `own`:
-    the child's own options; a depends_on there adds to the component's."""
-    waits = (opts.depends_on if opts is not None else None) or []
-    waits = [*(waits if isinstance(waits, list) else [waits]), *own.pop("depends_on", [])]
-    retain = opts.retain_on_delete if opts is not None else None
-    return pulumi.ResourceOptions(parent=parent, depends_on=waits, retain_on_delete=retain, **own)
-
-
-def opts_problems(opts: pulumi.ResourceOptions | None) -> list[tuple[str, str]]:
-    """Options a component cannot honour. ignore_changes names properties of the resource it is
-    given to, and a component's args are never diffed (the engine diffs only custom resources),
-    while Pulumi passes none of it to the children: it would ignore nothing, silently."""
-    if opts is not None and opts.ignore_changes:
-        return [(
-            "opts.ignore_changes",
-            "a component's children do not inherit it and its own args are never diffed, so it would ignore "
-            "nothing; to ignore a property of its resources, use opts.transforms (Pulumi applies them to "
-            "every child)",
-        )]
-    return []
-
-
-def _whole_numbers(value: Any) -> Any:
-    """Whole-number floats as ints. A program in another language reaches the component through
-    the package's wire format, where every number is a double (google.protobuf.Struct), and the
-    SDK's input mapping hands them on as floats (pulumi/provider/experimental/component.py,
-    map_input_properties); the args' integers (slices, max_nodes, gpu.count) are strict ints."""
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, dict):
-        return {k: _whole_numbers(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_whole_numbers(v) for v in value]
-    return value
-
-
-def _unknown_keys(args: dict[str, Any], spec: type, path: str) -> list[tuple[str, str]]:
-    """Keys a TypedDict does not declare (a TypedDict is not checked at run time): a misspelt or
-    camelCase key would otherwise be dropped, and the check it feeds skipped."""
-    known = sorted(spec.__required_keys__ | spec.__optional_keys__)
-    return [
-        (f"{path}.{key}", f"unknown arg{did_you_mean(str(key), known)}; known: {', '.join(known)}")
-        for key in args
-        if key not in known
-    ]
-
-
-def not_strings(values: dict[str, Any], where: str, plain: tuple[str, ...], inputs: tuple[str, ...]) -> list[tuple[str, str]]:
-    """Values that must be strings (`plain`) or strings or Outputs (`inputs`) and are not: a
-    number where a name or an email is meant would reach a resource as one."""
-    found = []
-    for key in (*plain, *inputs):
-        value = values.get(key, "")
-        if isinstance(value, str) or (key in inputs and isinstance(value, pulumi.Output)):
-            continue
-        kind = "a string" if key in plain else "a string or an Output"
-        found.append((f"{where}.{key}", f"must be {kind}, not {type(value).__name__}"))
-    return found
-
-
-def project_problems(values: dict[str, Any], where: str, outputs: bool) -> list[tuple[str, str]]:
-    """A `project` arg that GCP would refuse: not a string (or an Output, where `outputs`: it only
-    passes through), or a string that is not a project id (the rule of a stack's gcp:project).
-    An Output where a plain project is needed is the caller's to say, with its other Outputs."""
-    if "project" not in values:
-        return []
-    project = values["project"]
-    if project is None:
-        return [(f"{where}.project", "required")]
-    if isinstance(project, str):
-        problem = project_id_problem(project)
-        return [(f"{where}.project", problem)] if problem else []
-    if isinstance(project, pulumi.Output):
-        return []
-    return [(f"{where}.project", f"must be {'a string or an Output' if outputs else 'a string'}, not {type(project).__name__}")]
-
-
 # ClusterRef's keys that may be Outputs (they only pass through to resources), and the types of
 # the rest, which are read on construction.
 _REF_INPUTS = ("project", "node_service_account")
@@ -427,11 +347,11 @@ def _checked(component: str, name: str, kind: str, args: Any, spec: type, opts: 
     if not isinstance(args, dict) or not isinstance(args.get("cluster"), dict):
         raise ArgsError(where, [("args.cluster" if isinstance(args, dict) else "args", "required: a ClusterRef mapping")])
     ref = args["cluster"]
-    unknown = opts_problems(opts) + _unknown_keys(args, spec, "args") + _unknown_keys(ref, ClusterRef, "args.cluster")
+    unknown = opts_problems(opts) + unknown_keys(args, spec, "args") + unknown_keys(ref, ClusterRef, "args.cluster")
     if isinstance(args.get("gpu"), dict):
-        unknown += _unknown_keys(args["gpu"], GpuArgs, "args.gpu")
+        unknown += unknown_keys(args["gpu"], GpuArgs, "args.gpu")
     if isinstance(args.get("reservation_spec"), dict):
-        unknown += _unknown_keys(args["reservation_spec"], ReservationArgs, "args.reservation_spec")
+        unknown += unknown_keys(args["reservation_spec"], ReservationArgs, "args.reservation_spec")
     if "reservation" in args and "reservation_spec" in args:
         unknown.append(("args.reservation_spec", "give reservation or reservation_spec, not both"))
     missing = [(f"args.cluster.{k}", "required") for k in ("name", "location", "project") if k not in ref]
@@ -496,7 +416,7 @@ def _arg_path(kind: str, loc: tuple, reservation_spec: bool = False) -> tuple:
     """A stack key path of the one-pool stack -> the arg it came from (snake_case)."""
     head, rest = (loc[0], loc[1:]) if loc else (None, ())
     if head == "cluster":
-        return ("cluster", *_snake(rest))
+        return ("cluster", *snake(rest))
     if head == "catalogue":
         return ("cluster", "catalogue", *rest)
     if head != "nodePools" or len(rest) < 2:
@@ -509,12 +429,8 @@ def _arg_path(kind: str, loc: tuple, reservation_spec: bool = False) -> tuple:
     if rest and rest[0] == "labels":
         return ("labels", *rest[1:])  # label keys are the user's, not snake-cased
     if rest and rest[0] == "reservation" and reservation_spec:
-        return ("reservation_spec", *_snake(rest[1:]))
-    return _snake(rest)
-
-
-def _snake(parts: Sequence) -> tuple:
-    return tuple(to_snake(p) if isinstance(p, str) else p for p in parts)
+        return ("reservation_spec", *snake(rest[1:]))
+    return snake(rest)
 
 
 def stack_pool_args(entry: NodePoolConfig, cluster: ClusterRef) -> tuple[type[_NodePools], dict[str, Any]]:

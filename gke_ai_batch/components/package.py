@@ -61,15 +61,104 @@ COMPONENTS: list[type[pulumi.ComponentResource]] = [
 # (gke_ai_batch/components/nodepools.py, type_token).
 NAME = NAMESPACE
 SCHEMA_PATH = Path(__file__).resolve().parents[2] / "provider" / "schema.json"
+_PYPROJECT = Path(__file__).resolve().parents[2] / "pyproject.toml"
+
+
+def version() -> str:
+    """The library's release, pyproject.toml's `version` (its one home): read from the file in a
+    checkout, from the installed distribution's metadata otherwise."""
+    if _PYPROJECT.is_file():
+        import tomllib
+
+        return tomllib.loads(_PYPROJECT.read_text())["project"]["version"]
+    from importlib.metadata import version as installed
+
+    return installed(NAME)
+
+
+def _described_from_bases() -> None:
+    """Make the SDK's schema inference read an attribute's docstring where it is written.
+
+    Pulumi's analyzer (pulumi/provider/experimental/analyzer.py, Analyzer.get_docstring) parses
+    only the source of the class it is given, so a field declared on a base (the pools' common
+    args, a component base's outputs) reached the schema with no description, and a docstring
+    kept its source indentation. This looks through the bases (a TypedDict's __orig_bases__: its
+    __mro__ is dict's) and cleans the text. Applied on import of this module, which both the
+    committed schema (schema()) and the hosted provider (provider/__main__.py) go through;
+    tests/test_component_package.py fails if a property is left undescribed."""
+    import ast
+    import inspect
+
+    from pulumi.provider.experimental.analyzer import Analyzer
+
+    own = Analyzer.get_docstring
+    if getattr(own, "reads_bases", False):
+        return
+
+    def declared_bases(cls: type) -> list[type]:
+        # A TypedDict keeps no trace of its bases at run time before Python 3.12 (no
+        # __orig_bases__, and its __mro__ is dict's): read them off its class statement.
+        try:
+            (node,) = ast.parse(inspect.getsource(cls)).body
+        except (OSError, TypeError, ValueError):
+            return list(cls.__bases__)
+        scope = vars(sys.modules[cls.__module__])
+        names = [b.id for b in getattr(node, "bases", []) if isinstance(b, ast.Name)]
+        return [scope[n] for n in names if isinstance(scope.get(n), type)]
+
+    def bases(typ: type) -> list[type]:
+        seen: list[type] = []
+        todo = [typ]
+        while todo:
+            cls = todo.pop(0)
+            if cls in seen or cls in (object, dict) or cls.__module__ in ("builtins", "typing"):
+                continue
+            seen.append(cls)
+            todo += declared_bases(cls)
+        return seen
+
+    def get_docstring(self, typ: type, name: str) -> str | None:
+        for cls in bases(typ):
+            text = own(self, cls, name)
+            if text:
+                return inspect.cleandoc(text)
+        return None
+
+    get_docstring.reads_bases = True  # type: ignore[attr-defined]
+    Analyzer.get_docstring = get_docstring  # type: ignore[method-assign]
+
+
+_described_from_bases()
+
+
+def provider():
+    """The provider that hosts COMPONENTS (provider/__main__.py serves it): Pulumi's
+    ComponentProvider, except that an input the schema does not declare is refused. The SDK's
+    mapping keeps only the declared ones (pulumi/provider/experimental/component.py,
+    map_input_properties), so a misspelt key from a YAML or TypeScript program was dropped, and
+    the component's own unknown-arg check never saw it."""
+    from pulumi.errors import InputPropertyError
+    from pulumi.provider.experimental.component import ComponentProvider
+
+    from gke_ai_batch.config.errors import did_you_mean
+
+    class Provider(ComponentProvider):
+        def map_input_properties(self, inputs, properties, mapping, component_name, property_path):
+            if isinstance(inputs, dict):
+                for key in sorted(set(inputs) - set(properties)):
+                    path = f"{property_path}.{key}" if property_path else key
+                    known = sorted(properties)
+                    raise InputPropertyError(
+                        path, f"Unknown input '{path}' on '{component_name}'{did_you_mean(key, known)}; known: {', '.join(known)}"
+                    )
+            return super().map_input_properties(inputs, properties, mapping, component_name, property_path)
+
+    return Provider(COMPONENTS, NAME, version=version())
 
 
 def schema() -> dict:
-    """The schema component_provider_host serves for COMPONENTS, without starting a provider."""
-    from pulumi.provider.experimental.component import ComponentProvider
-
-    # The version is left at the SDK's default: the schema's content, not the release it ships
-    # in, is what the committed file pins.
-    return json.loads(ComponentProvider(COMPONENTS, NAME).schema or "{}")
+    """The schema the provider serves for COMPONENTS, without starting it."""
+    return json.loads(provider().schema or "{}")
 
 
 def schema_text() -> str:

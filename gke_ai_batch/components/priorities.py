@@ -15,8 +15,7 @@ import pulumi
 
 from gke_ai_batch.components.component import Component
 from gke_ai_batch.components import k8s as k8s_objects
-from gke_ai_batch.components.batch import _aliased, _validated, _waits
-from gke_ai_batch.components.nodepools import type_token
+from gke_ai_batch.components.args import aliased, depends_on_of, type_token, validated_key
 from gke_ai_batch.config.batch import PriorityConfig
 from gke_ai_batch.domain.naming import child_name
 from gke_ai_batch.plan.kueue import priority_manifests
@@ -30,6 +29,7 @@ class PriorityArgs(TypedDict):
     value: int
     """At most 1,000,000,000 (higher is reserved for system classes)."""
     description: NotRequired[str]
+    """What the priority is for, on the PriorityClass and WorkloadPriorityClass."""
 
 
 class PrioritiesArgs(TypedDict):
@@ -47,10 +47,10 @@ class Priorities(Component):
     """Each priority's value, by name."""
 
     def __init__(self, name: str, args: PrioritiesArgs, opts: pulumi.ResourceOptions | None = None):
-        checked = _validated(type(self).__name__, name, "priorities", args, PrioritiesArgs, {})
-        super().__init__(type_token(type(self)), name, None, _aliased(opts, OLD_TYPE))
+        checked = validated_key(type(self).__name__, name, "priorities", args, PrioritiesArgs, {})
+        super().__init__(type_token(type(self)), name, None, aliased(opts, OLD_TYPE))
         self.config: list[PriorityConfig] = checked.priorities
-        waits = _waits(opts)
+        waits = depends_on_of(opts)
         self.classes: dict[str, list[pulumi.Resource]] = {}
         for p in self.config:
             pc, wpc = priority_manifests(p.name, p.value, p.description)

@@ -24,7 +24,7 @@ from pydantic import alias_generators
 
 from gke_ai_batch.components.component import Component
 from gke_ai_batch.components import k8s as k8s_objects
-from gke_ai_batch.components.nodepools import _unknown_keys, _whole_numbers, type_token
+from gke_ai_batch.components.args import type_token, unknown_keys, whole_numbers
 from gke_ai_batch.config.batch import KueueConfig, QueueFlavor, QuotaLimits
 from gke_ai_batch.config.errors import ArgsError, join_path, located_problems
 from gke_ai_batch.config.standalone import flavor_entry_problems, queue_entry_problems, team_entries_problems
@@ -52,9 +52,11 @@ OLD_TEAM_TYPE = "gke-ai-batch:queues:Team"
 
 class TolerationArgs(TypedDict):
     key: NotRequired[str]
+    """The taint key tolerated (empty with operator Exists: every taint)."""
     operator: NotRequired[str]
     """Equal (default) or Exists."""
     value: NotRequired[str]
+    """The taint value tolerated (operator Equal)."""
     effect: NotRequired[str]
     """NoSchedule, PreferNoSchedule or NoExecute; unset: every effect."""
 
@@ -96,20 +98,25 @@ class QueueFlavorArgs(FlavorArgs):
 
 class LabelSelectorRequirementArgs(TypedDict):
     key: str
+    """The label key the requirement is about."""
     operator: str
     """In, NotIn, Exists or DoesNotExist."""
     values: NotRequired[list[str]]
+    """The values for In and NotIn; empty for Exists and DoesNotExist."""
 
 
 class LabelSelectorArgs(TypedDict):
     match_labels: NotRequired[dict[str, str]]
+    """Labels a namespace must carry, each with this exact value."""
     match_expressions: NotRequired[list[LabelSelectorRequirementArgs]]
+    """Requirements a namespace must meet, all of them."""
 
 
 class BorrowWithinCohortArgs(TypedDict):
     policy: NotRequired[str]
     """Never (default) or LowerPriority."""
     max_priority_threshold: NotRequired[int]
+    """Only workloads at or below this priority may be preempted to borrow."""
 
 
 class PreemptionArgs(TypedDict):
@@ -118,6 +125,7 @@ class PreemptionArgs(TypedDict):
     within_cluster_queue: NotRequired[str]
     """Never (default), LowerPriority or LowerOrNewerEqualPriority."""
     borrow_within_cohort: NotRequired[BorrowWithinCohortArgs]
+    """Whether a workload may preempt others in its cohort to borrow quota, and up to which priority."""
 
 
 class ClusterQueueArgs(TypedDict):
@@ -135,7 +143,9 @@ class ClusterQueueArgs(TypedDict):
     namespace_selector: NotRequired[LabelSelectorArgs]
     """The namespaces whose LocalQueues may submit; unset: none (Kueue's default), {}: all."""
     preemption: NotRequired[PreemptionArgs]
+    """Kueue's preemption policy, as ClusterQueue spec.preemption in snake_case."""
     fair_sharing_weight: NotRequired[str]
+    """The queue's share when fair sharing is on (spec.fairSharing.weight, Kueue's default 1)."""
     stop_policy: NotRequired[str]
     """None, Hold or HoldAndDrain."""
     provisioning_check: NotRequired[str]
@@ -171,6 +181,7 @@ class TeamArgs(TypedDict):
     """Created, unless it is one every cluster has (default), which is patched with its Pod
     Security labels only."""
     local_queues: list[LocalQueueArgs]
+    """The LocalQueues in the namespace, each pointing at a ClusterQueue."""
     labels: NotRequired[dict[str, str]]
     """Extra labels on the Namespace."""
     groups: NotRequired[list[str]]
@@ -189,7 +200,7 @@ def _opts(parent: pulumi.Resource, provider: k8s.Provider, depends_on: list[pulu
     return pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=depends_on)
 
 
-def _waits(opts: pulumi.ResourceOptions | None) -> list[Any]:
+def depends_on_of(opts: pulumi.ResourceOptions | None) -> list[Any]:
     """What the component depends on: Pulumi's children do not wait for it, so each gets it."""
     depends = opts.depends_on if opts is not None else None
     return list(depends) if isinstance(depends, (list, tuple)) else ([depends] if depends is not None else [])
@@ -209,17 +220,17 @@ to_snake = functools.lru_cache(maxsize=None)(alias_generators.to_snake)
 _USER_KEYS = ("quotas", "capacity", "node_labels", "match_labels", "labels")
 
 
-def _camel(value: Any) -> Any:
+def camel(value: Any) -> Any:
     """Args (snake_case) as the stack file spells them (camelCase), user keys kept."""
     if isinstance(value, dict):
         return {
             (to_camel(k) if isinstance(k, str) else k): (
-                {r: _camel(v) for r, v in val.items()} if k in _USER_KEYS and isinstance(val, dict) else _camel(val)
+                {r: camel(v) for r, v in val.items()} if k in _USER_KEYS and isinstance(val, dict) else camel(val)
             )
             for k, val in value.items()
         }
     if isinstance(value, list):
-        return [_camel(v) for v in value]
+        return [camel(v) for v in value]
     return value
 
 
@@ -239,20 +250,20 @@ def _plain(where: str, args: Any, spec: type) -> dict[str, Any]:
     if not isinstance(args, dict):
         raise ArgsError(where, [("args", f"must be a {spec.__name__} mapping, not {type(args).__name__}")])
     outputs = [(path, "must be a plain value known when the component is built, not an Output")
-               for path in _outputs_in(args, "args")]
+               for path in outputs_in(args, "args")]
     if outputs:
         raise ArgsError(where, outputs)
-    return _whole_numbers(args)
+    return whole_numbers(args)
 
 
-def _outputs_in(value: Any, at: str) -> list[str]:
+def outputs_in(value: Any, at: str) -> list[str]:
     """Where Outputs sit in nested args: the rules read every value on construction."""
     if isinstance(value, pulumi.Output):
         return [at]
     if isinstance(value, dict):
-        return [p for k, v in value.items() for p in _outputs_in(v, join_path(at, (str(k),)))]
+        return [p for k, v in value.items() for p in outputs_in(v, join_path(at, (str(k),)))]
     if isinstance(value, list):
-        return [p for i, v in enumerate(value) for p in _outputs_in(v, f"{at}[{i}]")]
+        return [p for i, v in enumerate(value) for p in outputs_in(v, f"{at}[{i}]")]
     return []
 
 
@@ -268,10 +279,10 @@ def _flavor_problems(flavor: Any, at: str, spec: type) -> list[tuple[str, str]]:
     """A FlavorArgs (or QueueFlavorArgs) checked as a stack's flavors entry, plus its capacity."""
     if not isinstance(flavor, dict):
         return [(at, f"must be a FlavorArgs mapping (e.g. a pool component's flavor), not {type(flavor).__name__}")]
-    problems = _unknown_keys(flavor, spec, at)
+    problems = unknown_keys(flavor, spec, at)
     if "name" not in flavor:
         return problems + [(f"{at}.name", "required")]
-    entry = _camel({k: flavor[k] for k in ("name", "node_labels", "tolerations", "topology_name") if k in flavor})
+    entry = camel({k: flavor[k] for k in ("name", "node_labels", "tolerations", "topology_name") if k in flavor})
     tolerations = flavor.get("tolerations")
     count = len(tolerations) if isinstance(tolerations, list) else 0
     problems += [(join_path(at, _arg_path(loc)), msg) for loc, msg in flavor_entry_problems(entry, count)]
@@ -309,7 +320,7 @@ class ResourceFlavor(Component):
         self.plan: FlavorPlan = FlavorPlan.from_args(args)
         manifest = self.plan.manifest()
         self.resource = k8s_objects.apply(
-            manifest, pulumi.ResourceOptions(parent=self, depends_on=_waits(opts)), name=_child(name, self.plan.name, manifest)
+            manifest, pulumi.ResourceOptions(parent=self, depends_on=depends_on_of(opts)), name=_child(name, self.plan.name, manifest)
         )
         self.flavor_name = pulumi.Output.from_input(self.plan.name)
         self.register_outputs({"flavorName": self.flavor_name})
@@ -329,7 +340,7 @@ class ProvisioningCheck(Component):
     def __init__(self, name: str, args: ProvisioningCheckArgs, opts: pulumi.ResourceOptions | None = None):
         where = f"ProvisioningCheck {name}"
         args = _plain(where, args, ProvisioningCheckArgs)
-        problems = _unknown_keys(args, ProvisioningCheckArgs, "args")
+        problems = unknown_keys(args, ProvisioningCheckArgs, "args")
         flavors = args.get("flavors", [])
         if not isinstance(flavors, list):
             problems.append(("args.flavors", "must be a list of FlavorArgs"))
@@ -354,7 +365,7 @@ class ProvisioningCheck(Component):
             self.resources.append(
                 k8s_objects.apply(
                     manifest,
-                    pulumi.ResourceOptions(parent=self, depends_on=[*_waits(opts), *self.resources]),
+                    pulumi.ResourceOptions(parent=self, depends_on=[*depends_on_of(opts), *self.resources]),
                     name=_child(name, check, manifest),
                 )
             )
@@ -372,7 +383,7 @@ class ClusterQueue(Component):
     def __init__(self, name: str, args: ClusterQueueArgs, opts: pulumi.ResourceOptions | None = None):
         where = f"ClusterQueue {name}"
         args = _plain(where, args, ClusterQueueArgs)
-        problems = _unknown_keys(args, ClusterQueueArgs, "args")
+        problems = unknown_keys(args, ClusterQueueArgs, "args")
         flavors = args.get("flavors")
         if not isinstance(flavors, list):
             problems.append(("args.flavors", "required: a list of flavors (e.g. a pool component's flavor)"))
@@ -383,8 +394,8 @@ class ClusterQueue(Component):
             raise ArgsError(where, problems)
         queue_name = args.get("queue_name", name)
         keys = ("cohort", "queueing_strategy", "namespace_selector", "preemption", "fair_sharing_weight", "stop_policy")
-        entry = _camel({"name": queue_name, **{k: args[k] for k in keys if k in args}})
-        entry["flavors"] = [_camel({k: f[k] for k in ("name", "quotas") if k in f}) for f in flavors]
+        entry = camel({"name": queue_name, **{k: args[k] for k in keys if k in args}})
+        entry["flavors"] = [camel({k: f[k] for k in ("name", "quotas") if k in f}) for f in flavors]
         planned = [FlavorPlan.from_args(f) for f in flavors]
         queue, found = queue_entry_problems(entry, {f.name: f.accelerator_resource is not None for f in planned})
         problems += [(join_path("args", _arg_path(loc, {"name": "queue_name"})), msg) for loc, msg in found]
@@ -425,7 +436,7 @@ class ClusterQueue(Component):
         )
         self.resource = k8s_objects.apply(
             self.plan.manifest,
-            pulumi.ResourceOptions(parent=self, depends_on=_waits(opts)),
+            pulumi.ResourceOptions(parent=self, depends_on=depends_on_of(opts)),
             name=_child(name, queue_name, self.plan.manifest),
         )
         self.queue_name = pulumi.Output.from_input(queue_name)
@@ -450,7 +461,7 @@ class Team(Component):
     def __init__(self, name: str, args: TeamArgs, opts: pulumi.ResourceOptions | None = None):
         where = f"Team {name}"
         args = _plain(where, args, TeamArgs)
-        problems = _unknown_keys(args, TeamArgs, "args")
+        problems = unknown_keys(args, TeamArgs, "args")
         queues = args.get("local_queues")
         if not isinstance(queues, list) or not queues:
             problems.append(("args.local_queues", "required: at least one {name, cluster_queue}"))
@@ -459,14 +470,14 @@ class Team(Component):
             if not isinstance(q, dict):
                 problems.append((f"args.local_queues[{i}]", "must be a {name, cluster_queue} mapping"))
             else:
-                problems += _unknown_keys(q, LocalQueueArgs, f"args.local_queues[{i}]")
+                problems += unknown_keys(q, LocalQueueArgs, f"args.local_queues[{i}]")
         groups = args.get("groups", [])
         if not isinstance(groups, list):
             problems.append(("args.groups", "must be a list of Google Group emails"))
             groups = []
         if problems:
             raise ArgsError(where, problems)
-        shared = _camel({k: args[k] for k in ("namespace", "labels", "pod_security", "network_policy") if k in args})
+        shared = camel({k: args[k] for k in ("namespace", "labels", "pod_security", "network_policy") if k in args})
         # One teams entry per LocalQueue, each checked by the stack's rules and reported at its
         # arg; the groups as the first entry's (a stack names a team's group on its entry).
         entries = [{**shared, "localQueue": q.get("name"), "clusterQueue": q.get("cluster_queue")} for q in queues]
@@ -491,7 +502,7 @@ class Team(Component):
         super().__init__(type_token(Team), name, None, pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(aliases=[pulumi.Alias(type_=OLD_TEAM_TYPE)])))
         mine = teams[: len(queues)]
         ns = mine[0].namespace
-        waits = _waits(opts)
+        waits = depends_on_of(opts)
         manifest = team_namespaces(mine, version)[ns]
         # A namespace every cluster has is patched: its Pod Security level must be in place
         # before any workload's pods are created.
@@ -527,7 +538,7 @@ class Team(Component):
 
 
 def _snake_keys(value: Any, user: bool = False) -> Any:
-    """A stack's camelCase mapping as args (snake_case), user keys kept: the inverse of _camel."""
+    """A stack's camelCase mapping as args (snake_case), user keys kept: the inverse of camel."""
     if isinstance(value, dict):
         if user:
             return dict(value)

@@ -22,8 +22,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from gke_ai_batch.components.component import Component
 from gke_ai_batch.components import k8s as k8s_objects
-from gke_ai_batch.components.batch import _outputs_in, _waits
-from gke_ai_batch.components.nodepools import _unknown_keys, _whole_numbers, not_strings, project_problems, type_token
+from gke_ai_batch.components.args import depends_on_of, not_strings, outputs_in, project_problems, type_token, unknown_keys, whole_numbers
 from gke_ai_batch.config.base import K8sName
 from gke_ai_batch.config.checkpoints import CheckpointsConfig, bucket_name_problem
 from gke_ai_batch.config.errors import ArgsError, located_problems
@@ -57,11 +56,11 @@ def _checked(name: str, args: CheckpointBucketArgs) -> BucketPlan:
     where = f"CheckpointBucket {name}"
     if not isinstance(args, dict):
         raise ArgsError(where, [("args", f"must be a mapping of CheckpointBucketArgs, not {type(args).__name__}")])
-    # Numbers from a program in another language arrive as floats (nodepools._whole_numbers).
-    args = _whole_numbers(args)
-    problems = _unknown_keys(args, CheckpointBucketArgs, "args")
+    # Numbers from a program in another language arrive as floats (args.whole_numbers).
+    args = whole_numbers(args)
+    problems = unknown_keys(args, CheckpointBucketArgs, "args")
     problems += [(f"args.{k}", "required") for k in sorted(CheckpointBucketArgs.__required_keys__) if k not in args]
-    problems += _outputs_in(args)
+    problems += outputs_in(args)
     # The names the bucket and its grant are made with: a number would reach GCP as one. The
     # project also names the Workload Identity pool (<project>.svc.id.goog) of the one principal granted.
     problems += project_problems(args, "args", False) + not_strings(args, "args", ("bucket", "location"), ())
@@ -136,7 +135,7 @@ class CheckpointBucket(Component):
         plan = _checked(name, args)
         super().__init__(type_token(type(self)), name, None, opts)
         base = f"{plan.namespace}-checkpoints"
-        waits = _waits(opts)
+        waits = depends_on_of(opts)
         child = pulumi.ResourceOptions(parent=self, depends_on=waits)
         self.bucket = gcp.storage.Bucket(child_name(name, base, plan.bucket), **bucket_args(plan), opts=child)
         account = plan.service_account_manifest

@@ -16,8 +16,7 @@ import pulumi
 
 from gke_ai_batch.components.component import Component
 from gke_ai_batch.components import k8s as k8s_objects
-from gke_ai_batch.components.batch import _validated, _waits
-from gke_ai_batch.components.nodepools import type_token
+from gke_ai_batch.components.args import depends_on_of, type_token, validated_key
 from gke_ai_batch.config.topology import TopologyConfig
 from gke_ai_batch.domain.naming import child_name
 from gke_ai_batch.plan.topology import topology_manifest
@@ -25,12 +24,14 @@ from gke_ai_batch.plan.topology import topology_manifest
 
 class TopologyArgs(TypedDict):
     name: str
+    """The Topology's name, which a flavor's topology_name refers to."""
     levels: list[str]
     """Node labels, the widest domain first; kubernetes.io/hostname only last."""
 
 
 class TopologiesArgs(TypedDict):
     topologies: list[TopologyArgs]
+    """The Kueue Topologies, as the stack key gke-ai-batch:topologies in snake_case."""
 
 
 class Topologies(Component):
@@ -40,10 +41,10 @@ class Topologies(Component):
     """The topologies' names, in order."""
 
     def __init__(self, name: str, args: TopologiesArgs, opts: pulumi.ResourceOptions | None = None):
-        checked = _validated(type(self).__name__, name, "topologies", args, TopologiesArgs, {})
+        checked = validated_key(type(self).__name__, name, "topologies", args, TopologiesArgs, {})
         super().__init__(type_token(type(self)), name, None, opts)
         self.config: list[TopologyConfig] = checked.topologies
-        waits = _waits(opts)  # Pulumi's children do not wait for what the component depends on
+        waits = depends_on_of(opts)  # Pulumi's children do not wait for what the component depends on
         for t in self.config:
             manifest = topology_manifest(t.name, t.levels)
             k8s_objects.apply(

@@ -91,11 +91,13 @@ class KueueConfig(Model):
     cohort of two or more cluster queues, or it does nothing (refused)."""
     wait_for_pods_ready: WaitForPodsReady | Literal[False] = WaitForPodsReady()
     """On by default since Kueue 0.19 (30m); false turns it off."""
-    manage_jobs_without_queue_name: bool = True
+    manage_jobs_without_queue_name: bool | None = None
     """Kueue also manages Jobs and JobSets that name no queue (outside the system namespaces of
     `managedJobsNamespaceSelector`): without it, anyone who may create a Job in a team namespace
     runs it outside every quota by leaving out the queue-name label. Such a Job then waits,
-    suspended, until it names a queue."""
+    suspended, until it names a queue. Unset: true on a cluster the stack creates; false, Kueue's
+    own default, on an existing cluster (`cluster.existing`), whose other tenants' Jobs without a
+    queue name it would otherwise suspend (StackConfig.manages_unqueued_jobs)."""
     webhook_gate: bool = True
     """Wait, after install, until Kueue's webhooks answer a server-side dry run (kueue#13036)."""
     probe_image: PinnedImage = PROBE_IMAGE

@@ -107,6 +107,13 @@ class StackConfig(Model):
         kinds = {p.kind for p in self.node_pools}
         return collected(self.metrics, gpu_pools="gpu" in kinds, tpu_pools="tpu" in kinds, existing=self.cluster.existing)
 
+    @property
+    def manages_unqueued_jobs(self) -> bool:
+        """kueue.manageJobsWithoutQueueName with its default resolved: on unless the cluster is
+        an existing one, which other teams may share (docs/stacks.md, Existing clusters)."""
+        stated = self.kueue.manage_jobs_without_queue_name
+        return (not self.cluster.existing) if stated is None else stated
+
     def pool(self, name: str) -> NodePoolConfig:
         return next(p for p in self.node_pools if p.name == name)
 

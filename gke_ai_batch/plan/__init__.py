@@ -79,12 +79,15 @@ class Plan:
     def kueue(self) -> KueueConfig:
         """The stack's kueue key as KueueInstall takes it: resourceMetrics, left unset, is on
         where gke-ai-batch:metrics collects Kueue's metrics (the dashboard charts quota used)
-        and this program installs Kueue (an installed one is configured as it is)."""
+        and this program installs Kueue (an installed one is configured as it is);
+        manageJobsWithoutQueueName is resolved against the cluster (StackConfig.manages_unqueued_jobs),
+        since KueueInstall's own default is Kueue's."""
         k = self.config.kueue
         c = self.config.collected
+        update: dict[str, Any] = {"manage_jobs_without_queue_name": self.config.manages_unqueued_jobs}
         if k.resource_metrics is None and k.installed is None and c is not None and c.managed_prometheus:
-            return k.model_copy(update={"resource_metrics": True})
-        return k
+            update["resource_metrics"] = True
+        return k.model_copy(update=update)
 
     @property
     def kueue_values(self) -> dict[str, Any]:

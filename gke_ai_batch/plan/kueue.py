@@ -402,7 +402,9 @@ def kueue_manager_config(k: KueueConfig, multi_kueue: dict[str, Any] | None = No
             }
         },
         "clientConnection": {"qps": 300, "burst": 500},
-        "manageJobsWithoutQueueName": k.manage_jobs_without_queue_name,
+        # Unset is Kueue's own default, false (KueueInstall's default); the stack program
+        # passes its resolved value (StackConfig.manages_unqueued_jobs).
+        "manageJobsWithoutQueueName": bool(k.manage_jobs_without_queue_name),
         "managedJobsNamespaceSelector": {
             "matchExpressions": [
                 {"key": NAMESPACE_NAME_LABEL, "operator": "NotIn", "values": list(UNMANAGED_JOB_NAMESPACES)}

@@ -73,11 +73,12 @@ def _role_is_queued(cfg, i: int) -> Iterator[RuleError]:
     integration is off, a Job without a queue name runs at once, outside every quota
     (Kueue docs: manage-jobs-without-queue-name; Configuration integrations.frameworks)."""
     k = cfg.kueue
-    if not k.manage_jobs_without_queue_name:
+    if not cfg.manages_unqueued_jobs:
+        why = "is false" if k.manage_jobs_without_queue_name is False else "is unset, which on an existing cluster means false"
         yield RuleError(
             ("teams", i, "group"),
-            "the team's Role may create Jobs and JobSets, and kueue.manageJobsWithoutQueueName is false: a Job "
-            "without a queue name would run outside every quota; set it true (the default)",
+            f"the team's Role may create Jobs and JobSets, and kueue.manageJobsWithoutQueueName {why}: a Job "
+            "without a queue name would run outside every quota; set it true",
         )
     missing = [fw for fw in TEAM_ROLE_FRAMEWORKS if fw not in k.integrations]
     if missing:
