@@ -247,6 +247,11 @@ class Render:
                     value = _load_json(files[name])
                 else:
                     value = _yaml_documents(files[name])
+            except yamlread.YamlError as exc:
+                # Refused from libyaml's events (yamlread.load_all), before PyYAML composes it.
+                [problem] = exc.problems
+                why = "is not YAML: nested too deeply" if problem.rule == "yaml.depth" else f"is refused: line {problem.line}: {problem.message}"
+                raise DiffError(why, _at(where, name)) from None
             except (ValueError, RecursionError, yaml.YAMLError) as exc:
                 what = "JSON" if name.endswith(".json") else "YAML"
                 detail = "nested too deeply" if isinstance(exc, RecursionError) else _one_line(exc)
@@ -257,10 +262,6 @@ class Render:
                 _CHECKS[name](value)
             except _Refused as exc:
                 raise DiffError(str(exc), _at(where, name)) from None
-            except yamlread.YamlError as exc:
-                [problem] = exc.problems
-                why = "is not YAML: nested too deeply" if problem.rule == "yaml.depth" else f"is refused: line {problem.line}: {problem.message}"
-                raise DiffError(why, _at(where, name)) from None
             return value
 
         return cls(

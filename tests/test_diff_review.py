@@ -169,7 +169,11 @@ def test_a_flavor_added_shows_its_gpus_and_no_zero_tpus(diff_of):
     largest = _section(text, "Largest workload a cluster queue can admit")
     assert _rows(largest) == [["`research`", "`nvidia-l4-spot`", "— → 4", "— → 29.624", "— → 107.67Gi"]]
     assert "| cluster queue | flavor | `nvidia.com/gpu` | `cpu` | `memory` |" in largest
-    assert ["`ml-prod/l4`", "—", "$980.86", "new"] in _rows(_section(text, "Cost per 30 days at maximum size (USD, list price)"))
+    # The new pool's row shows the after render's price (diff.json's figure, from cost.json) as new.
+    added = data["cost"]["pools"]["ml-prod/l4"]
+    assert added["before"] is None and added["after"] > 0 and added["change"] == "new"
+    assert ["`ml-prod/l4`", "—", f"${added['after']:,.2f}", "new"] in _rows(
+        _section(text, "Cost per 30 days at maximum size (USD, list price)"))
 
 
 def test_in_place_updates_of_protected_resources_raise_no_banner(diff_of):
