@@ -244,3 +244,35 @@ def test_the_component_from_any_program(tmp_path):
     assert made.name == "tas-a4-blocks"
     assert M.validate(made.inputs) == []
     assert [level["nodeLabel"] for level in made.inputs["spec"]["levels"]][-1] == HOSTNAME
+
+
+# -- capacity that exists only once a pod asks for it ------------------------------------------------
+
+L4 = {"cloud.google.com/gke-accelerator": "nvidia-l4"}
+
+
+def autopilot_tas(**flavor) -> dict:
+    c = base_config(
+        topologies=[{"name": "hosts", "levels": [HOSTNAME]}],
+        flavors=[{"name": "l4", "nodeLabels": L4, "topologyName": "hosts", **flavor}],
+        clusterQueues=[{"name": "cq", "flavors": [{"name": "l4", "quotas": {"cpu": 16, "memory": "64Gi", "nvidia.com/gpu": 2}}]}],
+        teams=[{"namespace": "team-a", "localQueue": "lq", "clusterQueue": "cq"}],
+        workloads=[{"kind": "job", "name": "train", "team": "team-a", "gpu": {"type": "nvidia-l4", "count": 1},
+                    "image": "busybox:1.36", "command": ["true"], "resources": {"cpu": "2", "memory": "8Gi"},
+                    "topology": {"required": HOSTNAME}}],
+    )
+    c["gke-ai-batch:cluster"] = {"name": "test", "mode": "autopilot"}
+    return c
+
+
+def test_a_topology_flavor_on_autopilot_without_a_provisioning_check_is_refused(tmp_path):
+    # Kueue's TAS counts the nodes that exist; Autopilot creates one only for a pending pod, and
+    # Kueue creates no pod before it admits the workload.
+    synth_refused(tmp_path, autopilot_tas(), "gke-ai-batch:workloads[0]",
+                  "ResourceFlavor l4's nodes are Autopilot's, which GKE creates only once a pending pod asks for them")
+
+
+def test_near_miss_a_topology_flavor_on_autopilot_behind_a_provisioning_check_renders(tmp_path):
+    result = synth_rendered(tmp_path, autopilot_tas(queuedProvisioning=True))
+    (verdict,) = result.admission.verdicts
+    assert verdict.admissible, verdict.never
