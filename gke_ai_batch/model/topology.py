@@ -150,6 +150,30 @@ def _whole_slices(slice_level: str, groups: list[NodeGroup], p: Placement, size:
     return sum(sum(d) // size for d in _domain_pods(slice_level, groups, p))
 
 
+def uncarried(world: World, name: str, flavor: Flavor) -> str | None:
+    """Why no node of a TAS flavor counts for Kueue: each lacks a level of its Topology, and
+    Kueue's TAS keeps a node for the flavor only if it carries every level (kueue v0.19.2
+    pkg/util/tas/node.go NodeMatchesFlavor, from pkg/cache/scheduler/tas_nodes_cache.go
+    nodesCache.find), so nothing under the flavor is ever admitted. None where one does, or
+    where the flavor has no node groups (placement says so). Which labels GKE puts on which
+    nodes: gke_ai_batch/domain/topology.py uncarried_levels."""
+    levels = world.topologies.get(flavor.topology_name or "")
+    groups = flavor_groups(world, flavor)
+    if not levels or not groups:
+        return None
+    missing = {
+        g.name: topology.uncarried_levels(levels, g.labels, g.machine_type, (g.slice_hosts or 0) > 1, not g.auto_created)
+        for g in groups
+    }
+    if not all(missing.values()):
+        return None
+    which = "; ".join(f"{group} lacks " + ", ".join(m) for group, m in missing.items())
+    return (
+        f"no node of ResourceFlavor {name} carries every level of Topology {flavor.topology_name} ({which}), and Kueue's "
+        "TAS counts only nodes that carry them all (NodeMatchesFlavor): Kueue never admits it"
+    )
+
+
 def _unprovisioned(
     world: World, name: str, flavor: Flavor, p: Placement, checks: Mapping[str, tuple[str, ...]] | None
 ) -> tuple[str | None, str | None]:
@@ -209,6 +233,9 @@ def judge(
         for name in flavors:
             flavor = world.flavors.get(name)
             if flavor is not None and flavor.topology_name is not None:
+                never = uncarried(world, name, flavor)
+                if never:
+                    return never, None
                 never, wait = _unprovisioned(world, name, flavor, p, checks)
                 if never or wait:
                     return never, wait
@@ -242,6 +269,9 @@ def judge(
                     f"(Kueue: \"podset slice topology {slice_level} is above the podset topology {level}\")",
                     None,
                 )
+        never = uncarried(world, name, flavor)
+        if never:
+            return never, None
         never, wait = _unprovisioned(world, name, flavor, p, checks)
         if never or wait:
             return never, wait
