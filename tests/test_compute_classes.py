@@ -206,12 +206,29 @@ def test_a_flavors_capacity_is_its_priorities(tmp_path):
     assert "fallback (flex-start/spot)" in v["message"]
 
 
+def class_job(gpus=1) -> dict:
+    """A sample that leaves the accelerator to the class: GPUs by request, no gpu shape (whose
+    cloud.google.com/gke-accelerator selector GKE would reject next to the class's)."""
+    wl = job()
+    del wl["gpu"]
+    wl["resources"]["nvidia.com/gpu"] = gpus
+    return wl
+
+
 def test_autopilot_judges_pods_of_a_custom_class_against_its_priorities(tmp_path):
-    result = rendered(tmp_path, config(workloads=[job()], **AUTOPILOT))
+    result = rendered(tmp_path, config(workloads=[class_job()], **AUTOPILOT))
     # Autopilot: no taint to tolerate, the class's label alone.
     assert by_name(result, FLAVOR_TYPE, "fallback")["inputs"]["spec"] == {"nodeLabels": {"cloud.google.com/compute-class": "l4-fallback"}}
-    refused(tmp_path, config(workloads=[job(gpus=2)], **AUTOPILOT),
+    refused(tmp_path, config(workloads=[class_job(gpus=2)], **AUTOPILOT),
             "gke-ai-batch:workloads[0]", "no priority of ComputeClass l4-fallback can run its pods")
+
+
+def test_an_autopilot_gpu_pod_selecting_the_accelerator_on_a_class_flavor_is_refused(tmp_path):
+    # GKE rejects a Pod that selects a custom ComputeClass and a system node label the class has a
+    # field for (about-custom-compute-classes, "Node selectors for system node labels"): a gpu
+    # shape renders cloud.google.com/gke-accelerator, Kueue injects cloud.google.com/compute-class.
+    refused(tmp_path, config(workloads=[job()], **AUTOPILOT), "gke-ai-batch:workloads[0]",
+            "select ComputeClass l4-fallback and the system node label cloud.google.com/gke-accelerator (gpu.type)")
 
 
 def test_the_dev_stack_falls_back_through_a_class():
