@@ -118,7 +118,8 @@ def topology_problems(cfg) -> Iterator[RuleError]:
 def _flavor_nodes(cfg, flavor) -> list[tuple[str, dict[str, str], str, bool]]:
     """(pool, the labels its nodes carry, their machine type, compactly placed) for each node
     shape of a declared flavor: its pools, the pools its nodeLabels select, or its ComputeClass's
-    priorities. [] where the nodes are Autopilot's, or unknown (refused at their own key)."""
+    priorities. [] where the nodes are Autopilot's, an existing cluster's own, or unknown (refused
+    at their own key)."""
     pools = {p.name: p for p in cfg.node_pools}
     if flavor.compute_class is not None:
         cc = next((c for c in cfg.compute_classes if c.name == flavor.compute_class), None)
@@ -132,6 +133,8 @@ def _flavor_nodes(cfg, flavor) -> list[tuple[str, dict[str, str], str, bool]]:
         ]
     if flavor.pools:
         members = [pools[name] for name in flavor.pools if name in pools]
+    elif cfg.cluster.existing:
+        return []  # its labels may select the cluster's own pools too, which the stack does not know
     else:
         wanted = flavor.node_labels or {}
         members = [p for p in cfg.node_pools if all(naming.node_labels(p).get(k) == v for k, v in wanted.items())]
