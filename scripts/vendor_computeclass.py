@@ -42,6 +42,7 @@ PRIORITY = {
         "specific": {"name": None, "project": None, "zones": None, "reservationBlock": None},
     },
     "maxRunDurationSeconds": None, "nodeLabels": None, "taints": None,
+    "storage": {"localSSDCount": None},
 }
 KEEP = {
     "apiVersion": None, "kind": None, "metadata": None,

@@ -139,6 +139,31 @@ def test_existing_cluster_must_declare_its_fuse_driver(tmp_path):
     refused(tmp_path, existing(fuseDriver=False), f"{CK}.fuseDriver", "declare fuseDriver: true")
 
 
+def existing_autopilot(**checkpoints) -> dict:
+    cfg = existing(**checkpoints)
+    cfg["gke-ai-batch:cluster"]["mode"] = "autopilot"
+    cfg["gke-ai-batch:nodePools"] = []
+    cfg["gke-ai-batch:flavors"] = [{"name": "default"}]
+    cfg["gke-ai-batch:clusterQueues"] = [
+        {"name": "cq", "flavors": [{"name": "default", "quotas": {"cpu": 10, "memory": "64Gi", "nvidia.com/gpu": 4}}]}
+    ]
+    wl = cfg["gke-ai-batch:workloads"][0]
+    del wl["pool"]
+    wl["gpu"] = {"type": "nvidia-l4", "count": 1}
+    return cfg
+
+
+def test_existing_autopilot_cluster_declared_without_its_fuse_driver_renders(tmp_path):
+    # "enabled by default for Autopilot clusters" (GKE docs cloud-storage-fuse-csi-driver-setup).
+    result = synth_config(tmp_path, existing_autopilot())
+    assert result.recording is not None, result.error  # not refused (exit 2): rendered
+    assert by_name(result, MEMBER_TYPE, "test-project-test-team-a-ckpt-object-user")
+
+
+def test_existing_autopilot_cluster_whose_fuse_driver_is_declared_off_is_refused(tmp_path):
+    refused(tmp_path, existing_autopilot(fuseDriver=False), f"{CK}.fuseDriver", "GKE turns it on in every Autopilot cluster")
+
+
 def test_existing_cluster_cannot_get_lustre_here(tmp_path):
     refused(tmp_path, existing(fuseDriver=True, lustre=True), f"{CK}.lustre", "cannot enable the Managed Lustre CSI driver")
 

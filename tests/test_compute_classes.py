@@ -99,6 +99,14 @@ REFUSALS = [
      "gke-ai-batch:flavors[0].pools", "either node pools or a compute class"),
     ("flavor with a class and its own labels", config(flavor={"name": "fallback", "computeClass": "l4-fallback", "nodeLabels": {"a": "b"}}),
      "gke-ai-batch:flavors[0].nodeLabels", "remove nodeLabels"),
+    # A VM consumes a reservation only with its properties, Local SSDs included, and an A3 High 8g
+    # comes with 16 attached (Compute Engine accelerator-optimized machines).
+    ("a reservation on a machine with Local SSDs attached, their count unstated",
+     config(with_priority(gpu={"type": "nvidia-h100-80gb", "count": 8}, capacity="reservation", reservation="h100-res")),
+     f"{C}.priorities[0].localSSDCount", "a3-highgpu-8g node comes with 16 Local SSDs attached"),
+    ("a Local SSD count the machine does not come with",
+     config(with_priority(gpu={"type": "nvidia-h100-80gb", "count": 8}, localSSDCount=8)),
+     f"{C}.priorities[0].localSSDCount", "no more and no fewer: write 16"),
     ("workload no priority's node holds", config(workloads=[job(gpus=2)]),
      "gke-ai-batch:workloads[0]", "no priority of ComputeClass l4-fallback can run its pods"),
     ("workload asking more cpu than the class's machine has", config(workloads=[job(resources={"cpu": "16", "memory": "8Gi"})]),
@@ -117,11 +125,15 @@ NEAR_MISSES = [
     ("two classes of different names", config([FALLBACK, {**FALLBACK, "name": "other"}])),
     ("a TPU priority", config(with_priority(tpu={"version": "v6e", "topology": "2x4"}), quotas={"google.com/tpu": 8})),
     ("the GPU's own machine type, derived", config(with_priority(gpu={"type": "nvidia-h100-80gb", "count": 8}))),
+    ("a reservation on A3 High 8g with its 16 Local SSDs stated",
+     config(with_priority(gpu={"type": "nvidia-h100-80gb", "count": 8}, capacity="reservation", reservation="h100-res",
+                          localSSDCount=16))),
     ("an accelerator one of the cluster's zones offers", config(with_priority(tpu={"version": "v5e", "topology": "2x4"}), quotas={"google.com/tpu": 8}, nodeLocations=["us-central1-b", "us-central1-a"])),
     ("a CPU machine type", config(with_priority(machineType="n2-standard-8"), quotas={"cpu": 8})),
     # A block of an accelerator whose reservations have blocks (catalogue.RESERVATION_FEATURES).
     ("a shared reservation's block", config(with_priority(gpu={"type": "nvidia-h100-mega-80gb", "count": 8}, capacity="reservation",
-                                                          reservation="projects/shared-proj/reservations/h100-res/reservationBlocks/b1"),
+                                                          reservation="projects/shared-proj/reservations/h100-res/reservationBlocks/b1",
+                                                          localSSDCount=16),
                                             nodeLocations=["us-central1-c"])),
     ("no auto-creation with cluster auto-provisioning", config([{**FALLBACK, "autoCreate": False}], autoProvisioning={"cpu": {"max": 64}, "memoryGb": {"max": 256}})),
     ("auto-creation at its first version", config(version="1.33.3-gke.1136000", **EXISTING)),
@@ -206,12 +218,29 @@ def test_a_flavors_capacity_is_its_priorities(tmp_path):
     assert "fallback (flex-start/spot)" in v["message"]
 
 
+def class_job(gpus=1) -> dict:
+    """A sample that leaves the accelerator to the class: GPUs by request, no gpu shape (whose
+    cloud.google.com/gke-accelerator selector GKE would reject next to the class's)."""
+    wl = job()
+    del wl["gpu"]
+    wl["resources"]["nvidia.com/gpu"] = gpus
+    return wl
+
+
 def test_autopilot_judges_pods_of_a_custom_class_against_its_priorities(tmp_path):
-    result = rendered(tmp_path, config(workloads=[job()], **AUTOPILOT))
+    result = rendered(tmp_path, config(workloads=[class_job()], **AUTOPILOT))
     # Autopilot: no taint to tolerate, the class's label alone.
     assert by_name(result, FLAVOR_TYPE, "fallback")["inputs"]["spec"] == {"nodeLabels": {"cloud.google.com/compute-class": "l4-fallback"}}
-    refused(tmp_path, config(workloads=[job(gpus=2)], **AUTOPILOT),
+    refused(tmp_path, config(workloads=[class_job(gpus=2)], **AUTOPILOT),
             "gke-ai-batch:workloads[0]", "no priority of ComputeClass l4-fallback can run its pods")
+
+
+def test_an_autopilot_gpu_pod_selecting_the_accelerator_on_a_class_flavor_is_refused(tmp_path):
+    # GKE rejects a Pod that selects a custom ComputeClass and a system node label the class has a
+    # field for (about-custom-compute-classes, "Node selectors for system node labels"): a gpu
+    # shape renders cloud.google.com/gke-accelerator, Kueue injects cloud.google.com/compute-class.
+    refused(tmp_path, config(workloads=[job()], **AUTOPILOT), "gke-ai-batch:workloads[0]",
+            "select ComputeClass l4-fallback and the system node label cloud.google.com/gke-accelerator (gpu.type)")
 
 
 def test_the_dev_stack_falls_back_through_a_class():

@@ -36,10 +36,12 @@ def class_config(*priorities: dict, location: str = "us-central1-a") -> dict:
 def test_a_class_priority_on_a_reservation_sub_block_renders_the_crds_sub_block(tmp_path):
     # Was a TypeError inside the plan (exit 70): its reservation pattern knew no sub-blocks.
     result = rendered(tmp_path, class_config(
-        {**H100, "capacity": "reservation", "reservation": "projects/acme-capacity/reservations/r/reservationBlocks/b/reservationSubBlocks/s"},
+        {**H100, "capacity": "reservation", "reservation": "projects/acme-capacity/reservations/r/reservationBlocks/b/reservationSubBlocks/s",
+         "localSSDCount": 16},  # an A3 Mega's attached Local SSDs, which a reservation's VMs have too
         location="us-central1-c",
     ))
     spec = by_name(result, CLASS_TYPE, "fallback")["inputs"]["spec"]
+    assert spec["priorities"][0]["storage"] == {"localSSDCount": 16}
     assert spec["priorities"][0]["reservations"] == {
         "affinity": "Specific",
         "specific": [{"name": "r", "project": "acme-capacity",
@@ -71,7 +73,8 @@ def test_a_class_priority_cannot_consume_a_reservation_part_a_pool_could_not(tmp
 
 
 def test_a_block_of_an_accelerator_with_blocks_renders(tmp_path):
-    rendered(tmp_path, class_config({**H100, "capacity": "reservation", "reservation": "r/reservationBlocks/b"}, location="us-central1-c"))
+    rendered(tmp_path, class_config({**H100, "capacity": "reservation", "reservation": "r/reservationBlocks/b", "localSSDCount": 16},
+                                    location="us-central1-c"))
 
 
 def test_the_component_refuses_a_reservation_block_as_a_stack_does():

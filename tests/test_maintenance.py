@@ -46,10 +46,18 @@ REFUSALS = [
      f"{M}.window.recurrence", "leaves 0 h of maintenance in some 92 days"),
     ("window ending before it starts", {"window": {**WEEKENDS, "end": "2026-01-02T00:00:00Z"}},
      f"{M}.window.end", "is not after start 2026-01-03T00:00:00Z"),
-    ("recurrence this program cannot check", {"window": {**WEEKENDS, "recurrence": "FREQ=MONTHLY;BYMONTHDAY=1"}},
-     f"{M}.window.recurrence", "reads FREQ=DAILY and FREQ=WEEKLY;BYDAY=<days>"),
+    # A general RFC 5545 RRULE, judged on its occurrences: 4 hours on the 1st of each month is
+    # at most three stretches in 92 days.
+    ("a monthly 4-hour window", {"window": {**WEEKENDS, "end": "2026-01-03T04:00:00Z", "recurrence": "FREQ=MONTHLY;BYMONTHDAY=1"}},
+     f"{M}.window.recurrence", "FREQ=MONTHLY;BYMONTHDAY=1 for 4 h leaves 12 h of maintenance in some 92 days"),
+    ("a recurrence that ends", {"window": {**WEEKENDS, "recurrence": "FREQ=WEEKLY;BYDAY=SA,SU;COUNT=20"}},
+     f"{M}.window.recurrence", "leaves 0 h of maintenance in some 92 days"),
+    ("an hourly recurrence", {"window": {**WEEKENDS, "end": "2026-01-03T00:30:00Z", "recurrence": "FREQ=HOURLY"}},
+     f"{M}.window.recurrence", "GKE takes no HOURLY, MINUTELY or SECONDLY recurrence"),
     ("unknown weekday", {"window": {**WEEKENDS, "recurrence": "FREQ=WEEKLY;BYDAY=SA,SO"}},
-     f"{M}.window.recurrence", "list each day once"),
+     f"{M}.window.recurrence", "is not an RFC 5545 RRULE"),
+    ("an RRULE line rather than its value", {"window": {**WEEKENDS, "recurrence": "RRULE:FREQ=WEEKLY;BYDAY=SA,SU"}},
+     f"{M}.window.recurrence", "is not an RRULE value"),
     ("timestamp not in UTC", {"window": {**WEEKENDS, "start": "2026-01-03T01:00:00+01:00"}},
      f"{M}.window.start", "is not a UTC RFC 3339 timestamp"),
     ("both window kinds", {"window": WEEKENDS, "dailyStart": "03:00"},
@@ -85,6 +93,12 @@ NEAR_MISSES = [
     ("4-hour stretches on three days a week", {"window": {**WEEKENDS, "end": "2026-01-03T04:00:00Z", "recurrence": "FREQ=WEEKLY;BYDAY=MO,WE,SA"}}),
     ("daily 4-hour stretches", {"window": {**WEEKENDS, "recurrence": "FREQ=DAILY", "end": "2026-01-03T04:00:00Z"}}),
     ("weekly on the start's weekday", {"window": {**WEEKENDS, "end": "2026-01-05T00:00:00Z", "recurrence": "FREQ=WEEKLY"}}),
+    # RFC 5545 beyond DAILY and WEEKLY;BYDAY (the GKE API's own example is the first weekend of
+    # every month): every other weekend, 24 h a day, is 96 h in any 92 days and more.
+    ("every other weekend", {"window": {**WEEKENDS, "recurrence": "FREQ=WEEKLY;INTERVAL=2;BYDAY=SA,SU"}}),
+    ("the first weekend of every month", {"window": {**WEEKENDS, "recurrence": "FREQ=MONTHLY;BYSETPOS=1;BYDAY=SA,SU"}}),
+    ("a day a month", {"window": {**WEEKENDS, "recurrence": "FREQ=MONTHLY;BYMONTHDAY=1"}}),
+    ("an UNTIL beyond the analysed years", {"window": {**WEEKENDS, "recurrence": "FREQ=WEEKLY;BYDAY=SA;UNTIL=99991231T000000Z"}}),
     ("a daily window alone", {"dailyStart": "23:59"}),
     ("20 exclusions of unique names", {"window": WEEKENDS, "exclusions": [{**CAMPAIGN, "name": f"e{i}"} for i in range(20)]}),
     ("an exclusion of one second", {"window": WEEKENDS, "exclusions": [{**CAMPAIGN, "end": "2026-12-01T00:00:01Z"}]}),
@@ -173,6 +187,41 @@ def test_pool_settings_render(tmp_path):
     assert "| `v6e-0` | reservation | surge, 0 extra, 1 unavailable | on | on |" in report_md.render(result, result.violations)
     assert "| `bg-0` | reservation | blue-green, old nodes kept 3600s | on | off |" in report_md.render(result, result.violations)
     assert "| `flex-0` | flexStart | short-lived (GKE's: nodes are not upgraded in place) | on | off |" in report_md.render(result, result.violations)
+
+
+HOSTILE = [
+    # Matches nothing: dateutil would iterate every day to year 9999 (seconds), were the window not
+    # expanded in the calendar's last 400-year cycle.
+    ("FREQ=DAILY;BYMONTH=2;BYMONTHDAY=30", "leaves 0 h of maintenance"),
+    ("FREQ=YEARLY;COUNT=999999999", "leaves 0 h of maintenance"),
+    ("FREQ=DAILY;BYHOUR=" + ",".join(map(str, range(24))) + ";BYMINUTE=" + ",".join(map(str, range(60))),
+     "opens the window more than 50,000 times"),
+    ("FREQ=DAILY;INTERVAL=999999999", "leaves 0 h of maintenance"),
+    ("FREQ=WEEKLY;BYDAY=SA;UNTIL=20260101", "is not an RFC 5545 RRULE"),  # UNTIL not in UTC, DTSTART is
+    ("FREQ=WEEKLY;BYDAY=SA;COUNT=3;UNTIL=20270101T000000Z", "give COUNT or UNTIL, not both"),
+]
+
+
+@pytest.mark.parametrize("recurrence, words", HOSTILE, ids=[h[0][:40] for h in HOSTILE])
+def test_hostile_recurrences_are_refused_quickly(tmp_path, recurrence, words):
+    import time
+
+    began = time.monotonic()
+    refused(tmp_path, config({"window": {**WEEKENDS, "recurrence": recurrence}}), f"{M}.window.recurrence", words)
+    assert time.monotonic() - began < 5
+
+
+def test_an_rrule_is_judged_on_its_occurrences():
+    from datetime import timedelta
+
+    from gke_ai_batch.config.maintenance import availability
+    from gke_ai_batch.domain.maintenance import parse_utc
+
+    start = parse_utc("2026-01-03T00:00:00Z")
+    # Saturdays of every other week, 24 h: 6 or 7 of them in any 92 days.
+    assert availability("FREQ=WEEKLY;INTERVAL=2;BYDAY=SA", start, start + timedelta(hours=24)).least == timedelta(hours=144)
+    # Saturday and Sunday touch: one 48-hour stretch each fortnight.
+    assert availability("FREQ=WEEKLY;INTERVAL=2;BYDAY=SA,SU", start, start + timedelta(hours=24)).least == timedelta(hours=288)
 
 
 def test_dates_at_the_calendar_edges_are_judged_not_crashed_on(tmp_path):

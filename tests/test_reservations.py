@@ -24,6 +24,7 @@ H100 = {"name": "h100", "gpu": {"type": "nvidia-h100-80gb", "count": 8}, "capaci
         "zones": ["us-central1-a"]}
 L4 = {"name": "l4", "gpu": {"type": "nvidia-l4", "count": 1}, "machineType": "g2-standard-8", "capacity": "reservation",
       "maxNodes": 4, "zones": ["us-central1-a"]}
+V6E_B = {"name": "v6e", "tpu": {"version": "v6e", "topology": "2x4"}, "capacity": "reservation", "zones": ["us-central1-b"]}
 CPU = {"name": "cpu", "machineType": "n2-standard-8", "capacity": "reservation", "maxNodes": 3, "zones": ["us-central1-a"]}
 
 
@@ -59,6 +60,12 @@ REFUSED = [
      "nodePools[0].reservation.calendar", "not offered for TPU v4"),
     ("calendar mode for L4", pool(L4, {"name": "r", "calendar": True}),
      "nodePools[0].reservation.calendar", "not offered for nvidia-l4"),
+    # Cloud TPU calendar-mode-reservation, "Limitations": v6e only in asia-northeast1-b, us-east5-a, us-east5-b.
+    ("calendar mode for TPU v6e in a zone that takes no calendar request", pool(V6E_B, {"name": "r", "calendar": True}),
+     "nodePools[0].reservation.calendar",
+     "calendar-mode future reservations for TPU v6e only in asia-northeast1-b, us-east5-a, us-east5-b, not us-central1-b"),
+    ("calendar mode for TPU7x, listed in no zone", pool(TPU7X, {"name": "r", "calendar": True}),
+     "nodePools[0].reservation.calendar", "for TPU tpu7x only in no zone, not us-central1-c"),
     ("more slices than the reservation holds", pool({**TPU7X, "slices": 2}, {"name": "r", "count": 3}),
      "nodePools[0].reservation.count", "the pool needs 4 VMs (2 × 2 VMs) and the reservation holds 3"),
     ("maxNodes above the reservation's count", pool(H100, {"name": "r", "count": 1}),
@@ -115,6 +122,19 @@ def test_reservation_rule_near_miss_is_accepted(entry):
     cfg = stack(entry)
     values = {k.split(":", 1)[1]: v for k, v in cfg.items() if k.startswith(f"{NS}:")}
     load(values, region=cfg["gcp:region"], project=cfg["gcp:project"])
+
+
+def test_near_miss_calendar_mode_in_a_zone_the_catalogue_or_the_stack_lists_renders(tmp_path):
+    east5 = base_config(nodePools=[pool({**V6E_B, "zones": ["us-east5-b"]}, {"name": "r", "calendar": True})])
+    east5["gcp:region"] = "us-east5"
+    east5["gke-ai-batch:cluster"]["nodeLocations"] = ["us-east5-b"]
+    assert synth_config(tmp_path, east5).exit_code == 0
+    # A zone Compute Engine takes requests in since the catalogue's date: the stack vouches for it.
+    vouched = stack(pool(V6E_B, {"name": "r", "calendar": True}))
+    vouched["gke-ai-batch:catalogue"] = {"zones": {"us-central1-b": {"calendar": ["v6e"]}}}
+    result = synth_config(tmp_path, vouched)
+    assert result.exit_code == 0, result.error
+    assert "extends zone us-central1-b: v6e in calendar mode" in result.extra_files["report.md"]
 
 
 def test_every_reservation_problem_of_a_pool_is_listed_at_once(tmp_path):

@@ -88,8 +88,15 @@ def test_more_levels_than_the_crd_allows_are_refused(tmp_path):
 
 
 def test_near_miss_sixteen_distinct_levels_hostname_last_render(tmp_path):
-    levels = [*(f"example.com/level-{i}" for i in range(topology.MAX_LEVELS - 1)), HOSTNAME]
-    result = synth_rendered(tmp_path, config([{"name": "tpu-slices", "levels": levels}], workloads=[]))
+    # Labels the pool's nodes all carry (Kueue counts only nodes that carry every level): every
+    # GKE node's, the TPU slice's, and one of the pool's own.
+    carried = sorted(topology.EVERY_NODE_LABELS - {HOSTNAME}) + [
+        "cloud.google.com/gke-tpu-accelerator", "cloud.google.com/gke-tpu-topology", "gke-ai-batch/capacity"]
+    levels = [*carried, "example.com/rack", HOSTNAME]
+    assert len(levels) == topology.MAX_LEVELS
+    c = config([{"name": "tpu-slices", "levels": levels}], workloads=[])
+    c["gke-ai-batch:nodePools"][0]["labels"] = {"example.com/rack": "r1"}
+    result = synth_rendered(tmp_path, c)
     (topo,) = manifests(result, "Topology")
     assert len(topo["spec"]["levels"]) == 16 and M.validate(topo) == []
 
@@ -244,3 +251,100 @@ def test_the_component_from_any_program(tmp_path):
     assert made.name == "tas-a4-blocks"
     assert M.validate(made.inputs) == []
     assert [level["nodeLabel"] for level in made.inputs["spec"]["levels"]][-1] == HOSTNAME
+
+
+# -- capacity that exists only once a pod asks for it ------------------------------------------------
+
+L4 = {"cloud.google.com/gke-accelerator": "nvidia-l4"}
+
+
+def autopilot_tas(**flavor) -> dict:
+    c = base_config(
+        topologies=[{"name": "hosts", "levels": [HOSTNAME]}],
+        flavors=[{"name": "l4", "nodeLabels": L4, "topologyName": "hosts", **flavor}],
+        clusterQueues=[{"name": "cq", "flavors": [{"name": "l4", "quotas": {"cpu": 16, "memory": "64Gi", "nvidia.com/gpu": 2}}]}],
+        teams=[{"namespace": "team-a", "localQueue": "lq", "clusterQueue": "cq"}],
+        workloads=[{"kind": "job", "name": "train", "team": "team-a", "gpu": {"type": "nvidia-l4", "count": 1},
+                    "image": "busybox:1.36", "command": ["true"], "resources": {"cpu": "2", "memory": "8Gi"},
+                    "topology": {"required": HOSTNAME}}],
+    )
+    c["gke-ai-batch:cluster"] = {"name": "test", "mode": "autopilot"}
+    return c
+
+
+def test_a_topology_flavor_on_autopilot_without_a_provisioning_check_is_refused(tmp_path):
+    # Kueue's TAS counts the nodes that exist; Autopilot creates one only for a pending pod, and
+    # Kueue creates no pod before it admits the workload.
+    synth_refused(tmp_path, autopilot_tas(), "gke-ai-batch:workloads[0]",
+                  "ResourceFlavor l4's nodes are Autopilot's, which GKE creates only once a pending pod asks for them")
+
+
+def test_near_miss_a_topology_flavor_on_autopilot_behind_a_provisioning_check_renders(tmp_path):
+    result = synth_rendered(tmp_path, autopilot_tas(queuedProvisioning=True))
+    (verdict,) = result.admission.verdicts
+    assert verdict.admissible, verdict.never
+
+
+# -- levels the flavor's nodes carry ---------------------------------------------------------------
+# Kueue's TAS keeps a node for a flavor only if it carries every level of the Topology (kueue
+# v0.19.2 pkg/util/tas/node.go NodeMatchesFlavor): a level no node of the flavor carries leaves
+# the flavor no node, and nothing under it is ever admitted.
+
+BLOCKS = {"name": "blocks", "levels": ["cloud.google.com/gce-topology-block", HOSTNAME]}
+
+
+def gpu_tas(pool: dict, topology_: dict) -> dict:
+    return base_config(
+        nodePools=[pool],
+        topologies=[topology_],
+        flavors=[{"name": "gpu", "pools": [pool["name"]], "topologyName": topology_["name"]}],
+        clusterQueues=[{"name": "cq", "flavors": ["gpu"]}],
+        teams=[{"namespace": "team-a", "localQueue": "lq", "clusterQueue": "cq"}],
+    )
+
+
+L4_POOL = {"name": "l4", "gpu": {"type": "nvidia-l4", "count": 1}, "machineType": "g2-standard-8", "minNodes": 1, "maxNodes": 2}
+H100_POOL = {"name": "h100", "gpu": {"type": "nvidia-h100-80gb", "count": 8}, "machineType": "a3-highgpu-8g",
+             "minNodes": 1, "maxNodes": 2}
+
+
+def test_a_physical_topology_level_on_machines_gce_reports_no_topology_for_is_refused(tmp_path):
+    # Compute Engine reports a VM's physical topology (which GKE's gce-topology labels come from)
+    # for A4X, A4, A3 Ultra/Mega/High-8g and H4D, or under compact placement: not for G2.
+    synth_refused(tmp_path, gpu_tas(L4_POOL, BLOCKS), "gke-ai-batch:flavors[0].topologyName",
+                  "level cloud.google.com/gce-topology-block is on no node of flavor gpu (l4 lacks "
+                  "cloud.google.com/gce-topology-block)")
+
+
+def test_near_miss_a_physical_topology_level_on_a3_high_8g_renders(tmp_path):
+    synth_rendered(tmp_path, gpu_tas(H100_POOL, BLOCKS))
+
+
+def test_a_level_of_the_users_domain_no_pool_sets_is_refused(tmp_path):
+    racks = {"name": "racks", "levels": ["example.com/rack", HOSTNAME]}
+    synth_refused(tmp_path, gpu_tas(L4_POOL, racks), "gke-ai-batch:flavors[0].topologyName",
+                  "level example.com/rack is on no node of flavor gpu")
+
+
+def test_near_miss_a_level_the_pool_labels_its_nodes_with_renders(tmp_path):
+    racks = {"name": "racks", "levels": ["example.com/rack", HOSTNAME]}
+    synth_rendered(tmp_path, gpu_tas({**L4_POOL, "labels": {"example.com/rack": "r1"}}, racks))
+
+
+def test_a_capacity_label_the_pools_nodes_lack_is_refused(tmp_path):
+    # GKE labels Spot nodes cloud.google.com/gke-spot=true, and only those.
+    spot = {"name": "spot", "levels": ["cloud.google.com/gke-spot", HOSTNAME]}
+    synth_refused(tmp_path, gpu_tas(L4_POOL, spot), "gke-ai-batch:flavors[0].topologyName",
+                  "level cloud.google.com/gke-spot is on no node of flavor gpu")
+    synth_rendered(tmp_path, gpu_tas({**L4_POOL, "capacity": "spot"}, spot))
+
+
+def test_the_model_refuses_a_registered_topology_whose_level_no_node_carries():
+    # As the policy pack and --program judge it: the same rule on objects as registered.
+    world = _world({"t": ("example.com/rack", NODEPOOL, HOSTNAME)})
+    never, _ = model_topology.judge(world, _pod_set(2), ["f"], Placement("main", ["pool-0"], {"pool-0": 1}))
+    assert never is not None and "pool-0 lacks example.com/rack" in never and "NodeMatchesFlavor" in never
+    labelled = World(world.flavors, {}, {}, {}, (NodeGroup("pool-0", {"pool": "a", "example.com/rack": "r"}, (),
+                     {"google.com/tpu": 4}, 2, "ct5lp-hightpu-4t", "onDemand", slice_hosts=2),),
+                     topologies={"t": ("example.com/rack", NODEPOOL, HOSTNAME)})
+    assert model_topology.judge(labelled, _pod_set(2), ["f"], Placement("main", ["pool-0"], {"pool-0": 1})) == (None, None)

@@ -54,6 +54,8 @@ class ClassPriorityArgs(TypedDict):
     """onDemand (default), spot, flexStart or reservation."""
     reservation: NotRequired[str]
     """With capacity reservation: NAME, or projects/P/reservations/R, optionally /reservationBlocks/B[/reservationSubBlocks/S]."""
+    local_ssd_count: NotRequired[int]
+    """storage.localSSDCount; required with a reservation on a machine type with Local SSDs attached (A4, A3, A2 Ultra)."""
 
 
 class ComputeClassArgs(TypedDict):

@@ -36,6 +36,8 @@ class ZoneOffer(Model):
     """TPU generations GKE offers in the zone (config values: v4, v5e, v5p, v6e, tpu7x)."""
     gpu: list[str] = []
     """GPU types GKE offers in the zone (e.g. nvidia-h100-80gb)."""
+    calendar: list[TpuVersion] = []
+    """TPU generations Compute Engine takes calendar-mode future reservations for in the zone."""
 
     @field_validator("gpu")
     @classmethod
@@ -126,7 +128,7 @@ class CatalogueOverride(Model):
     def region_catalogue(self) -> regions.Catalogue:
         if not self.zones:
             return regions.DEFAULT
-        return regions.DEFAULT.extended({z: (o.tpu, o.gpu) for z, o in self.zones.items()})
+        return regions.DEFAULT.extended({z: (o.tpu, o.gpu, o.calendar) for z, o in self.zones.items()})
 
     def version_catalogue(self) -> versions.Versions:
         if not self.channels:
@@ -138,7 +140,7 @@ class CatalogueOverride(Model):
         lines = []
         for name, offer in self.zones.items():
             known = regions.DEFAULT.zone(name)
-            what = [*offer.tpu, *offer.gpu]
+            what = [*offer.tpu, *offer.gpu, *(f"{v} in calendar mode" for v in offer.calendar)]
             verb = "adds zone" if known is None else "extends zone"
             lines.append(f"{verb} {name}" + (f": {', '.join(what)}" if what else ""))
         for name, offer in self.channels.items():

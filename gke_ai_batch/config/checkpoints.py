@@ -46,7 +46,8 @@ class CheckpointsConfig(Model):
     """Also enable GKE's Managed Lustre CSI driver (a cluster this program creates, in a region with Managed Lustre)."""
     fuse_driver: bool | None = None
     """Existing cluster only: whether its Cloud Storage FUSE CSI driver is on (addonsConfig.gcsFuseCsiDriverConfig.enabled);
-    must be true. A cluster this program creates gets the driver from it (Autopilot has it always)."""
+    must be true on Standard, and need not be stated on Autopilot (GKE turns it on there). A cluster
+    this program creates gets the driver from it (Autopilot has it always)."""
 
     @field_validator("project_number")
     @classmethod
@@ -162,7 +163,17 @@ def checkpoint_problems(cfg, project: str | None) -> Iterator[RuleError]:
 def _driver_problems(cfg, ck: CheckpointsConfig) -> Iterator[RuleError]:
     at = ("checkpoints",)
     if cfg.cluster.existing:
-        if ck.fuse_driver is not True:
+        if cfg.cluster.mode == "autopilot":
+            # "The Cloud Storage FUSE CSI driver is enabled by default for Autopilot clusters"
+            # (GKE docs how-to/cloud-storage-fuse-csi-driver-setup, "Enable the Cloud Storage
+            # FUSE CSI driver", Autopilot): nothing to declare; only a stated false is a problem.
+            if ck.fuse_driver is False:
+                yield RuleError(
+                    (*at, "fuseDriver"),
+                    "you declare the cluster's Cloud Storage FUSE CSI driver off, and then no bucket mounts; GKE turns it "
+                    "on in every Autopilot cluster, so leave fuseDriver out (or true) once it is on",
+                )
+        elif ck.fuse_driver is not True:
             # GKE's Standard clusters have the driver off unless it is enabled (GKE docs
             # how-to/cloud-storage-fuse-csi-driver-setup, "Enable the Cloud Storage FUSE CSI
             # driver"); without it no sidecar is injected and the volume never mounts.

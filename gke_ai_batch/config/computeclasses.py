@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Annotated, Iterator, Literal
 
-from pydantic import AfterValidator, Field, field_validator, model_validator
+from pydantic import AfterValidator, AliasChoices, Field, field_validator, model_validator
 
 from gke_ai_batch.domain import catalogue, machines, naming, versions
 from gke_ai_batch.config.base import K8sName, Model, RuleError, raise_all
@@ -46,6 +46,12 @@ class ClassPriority(Model):
     reservation: Annotated[str, AfterValidator(check_reservation)] | None = None
     """Reservation name (or projects/P/reservations/R for a shared one, either optionally followed
     by /reservationBlocks/B and /reservationSubBlocks/S); capacity reservation only."""
+    # The CRD's spelling; a component's local_ssd_count arrives as localSsdCount (to_camel).
+    local_ssd_count: int | None = Field(
+        None, ge=1, alias="localSSDCount", validation_alias=AliasChoices("localSSDCount", "localSsdCount")
+    )
+    """storage.localSSDCount: the Local SSDs on each node. Required with a reservation on a machine
+    type that comes with Local SSDs attached (A4, A3, A2 Ultra: the attached count)."""
 
     @model_validator(mode="after")
     def _rules(self):
@@ -75,6 +81,28 @@ class ClassPriority(Model):
             yield from reservation_problems(self)
         elif self.capacity != "reservation" and self.reservation is not None:
             yield RuleError("reservation", f"only with capacity reservation (this priority is {self.capacity})")
+        yield from self._local_ssd_rules()
+
+    def _local_ssd_rules(self) -> Iterator[RuleError]:
+        """A machine type with Local SSDs attached has exactly that many (machines.ATTACHED_LOCAL_SSDS),
+        and a VM consumes a reservation only with the reservation's properties, its Local SSDs
+        included: a priority that consumes one on such a machine says how many
+        (storage.localSSDCount; GKE docs concepts/about-custom-compute-classes, reservations)."""
+        machine = self.node_machine_type
+        attached = machines.ATTACHED_LOCAL_SSDS.get(machine or "")
+        if attached is None:
+            return
+        if self.local_ssd_count is not None and self.local_ssd_count != attached:
+            yield RuleError(
+                "localSSDCount",
+                f"a {machine} node comes with {attached} Local SSDs attached, no more and no fewer: write {attached}",
+            )
+        elif self.local_ssd_count is None and self.capacity == "reservation":
+            yield RuleError(
+                "localSSDCount",
+                f"a {machine} node comes with {attached} Local SSDs attached, and a VM consumes a reservation only with "
+                f"the reservation's properties, Local SSDs included: state localSSDCount: {attached}",
+            )
 
     def _gpu_rules(self) -> Iterator[RuleError]:
         gpu = self.gpu

@@ -8,9 +8,11 @@ dates so a reviewer sees the stale ones."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Annotated, Iterator, Literal
 
+from dateutil import rrule
 from pydantic import AfterValidator, Field, model_validator
 
 from gke_ai_batch.domain import maintenance as mx
@@ -41,6 +43,72 @@ def _days(span) -> str:
     return f"{span.days} days" if span == timedelta(days=span.days) else str(span)
 
 
+# The Gregorian calendar repeats every 400 years (146,097 days, a whole number of weeks), and so
+# does every RRULE's pattern of occurrences. The window is expanded 400-year cycles later (or
+# earlier), in the last cycle before datetime's year 9999: dateutil iterates a rule that matches
+# nothing until that year, and from there it has at most a cycle to go.
+_CYCLE_YEARS = 400
+_LAST_START_YEAR = 9999 - 10  # room for the analysed span and a capped occurrence length
+
+
+@dataclass(frozen=True)
+class Availability:
+    """How much maintenance time the window's occurrences leave: `least` in any 92 days of the
+    analysed span (domain/maintenance.py ANALYSIS_SPAN)."""
+
+    least: timedelta
+
+
+def _shifted(moment: datetime, years: int) -> datetime:
+    return moment.replace(year=moment.year + years)
+
+
+def availability(text: str, start: datetime, end: datetime) -> Availability | str:
+    """The window's occurrences (the RFC 5545 RRULE `text`, first from `start`, each `end - start`
+    long) judged by GKE's availability rule, or why GKE would not take the RRULE."""
+    if not text or any(c in text for c in ":\r\n") or text.upper().startswith(("RRULE", "DTSTART")):
+        return f"{text!r} is not an RRULE value: write its parts alone, e.g. FREQ=WEEKLY;BYDAY=SA,SU (start gives DTSTART)"
+    parts = {p.partition("=")[0].upper() for p in text.split(";")}
+    freq = next((p.partition("=")[2].upper() for p in text.split(";") if p.partition("=")[0].upper() == "FREQ"), None)
+    if freq in mx.UNSUPPORTED_FREQS:
+        return f"FREQ={freq}: GKE takes no HOURLY, MINUTELY or SECONDLY recurrence (GKE API RecurringTimeWindow); use DAILY or longer"
+    if "BYEASTER" in parts:
+        return "BYEASTER is python-dateutil's extension, not an RFC 5545 rule part"
+    if {"COUNT", "UNTIL"} <= parts:
+        return "give COUNT or UNTIL, not both (RFC 5545: they \"MUST NOT occur in the same 'recur'\")"
+    years = (_LAST_START_YEAR - start.year) // _CYCLE_YEARS * _CYCLE_YEARS
+    try:
+        rule = rrule.rrulestr(text, dtstart=start)
+        until = getattr(rule, "_until", None)
+        if until is not None:
+            # An UNTIL past year 9999 once shifted ends nothing in the analysed span; one before
+            # year 1 ended before the start.
+            shifted_year = until.year + years
+            until = None if shifted_year > 9999 else start if shifted_year < 1 else _shifted(until, years)
+        rule = rule.replace(dtstart=_shifted(start, years), until=until)
+    except (ValueError, TypeError, OverflowError, KeyError, IndexError) as e:
+        return f"{text!r} is not an RFC 5545 RRULE: {e}"
+    first = _shifted(start, years)
+    span = mx.ANALYSIS_SPAN + mx.AVAILABILITY_PERIOD
+    length = min(end - start, span)  # an occurrence longer than the span covers all of it
+    starts = []
+    try:
+        for occurrence in rule:
+            if occurrence >= first + span:
+                break
+            starts.append(occurrence)
+            if len(starts) > mx.MAX_OCCURRENCES:
+                return (
+                    f"the RRULE opens the window more than {mx.MAX_OCCURRENCES:,} times in {mx.days(span)}, and GKE's "
+                    "availability rule is checked here on at most that many: write it with fewer occurrences (one "
+                    "longer window rather than many short ones)"
+                )
+    except (ValueError, OverflowError) as e:
+        return f"{text!r} is not an RFC 5545 RRULE: {e}"
+    runs = mx.merged_runs(starts, length)
+    return Availability(mx.least_availability(runs, first, first + mx.ANALYSIS_SPAN))
+
+
 class RecurringWindow(Model):
     """When GKE may upgrade and repair-by-upgrade: one recurring window (RFC 5545 RRULE, in UTC)."""
 
@@ -49,7 +117,8 @@ class RecurringWindow(Model):
     end: UtcTimestamp
     """First occurrence's end; end - start is every occurrence's length."""
     recurrence: str
-    """FREQ=DAILY or FREQ=WEEKLY;BYDAY=SA,SU (days in UTC)."""
+    """An RFC 5545 RRULE, e.g. FREQ=WEEKLY;BYDAY=SA,SU or FREQ=MONTHLY;BYSETPOS=1;BYDAY=SA,SU (days in
+    UTC; not HOURLY, MINUTELY or SECONDLY)."""
 
     @model_validator(mode="after")
     def _rules(self):
@@ -61,25 +130,26 @@ class RecurringWindow(Model):
         if end <= start:
             yield RuleError("end", f"{self.end} is not after start {self.start}: the window would never open")
             return
-        rule = self.rule
-        if isinstance(rule, str):
-            yield RuleError("recurrence", rule)
+        found = self.availability
+        if isinstance(found, str):
+            yield RuleError("recurrence", found)
             return
-        least = mx.least_availability(start, end, rule)
-        if least < mx.AVAILABILITY_MIN:
+        if found.least < mx.AVAILABILITY_MIN:
             # GKE refuses a window that gives less than its availability rule (the source and
             # why 92 days rather than the 32 of earlier docs: gke_ai_batch/domain/maintenance.py).
             period = mx.days(mx.AVAILABILITY_PERIOD)
             yield RuleError(
                 "recurrence",
-                f"{mx.describe_recurrence(rule)} for {mx.hours(end - start)} leaves {mx.hours(least)} of maintenance in "
-                f"some {period}; GKE requires at least {mx.hours(mx.AVAILABILITY_MIN)} in any {period}, counting only "
-                f"stretches of {mx.hours(mx.CONTIGUOUS_MIN)} or more",
+                f"{mx.describe_recurrence(self.recurrence) or self.recurrence} for {mx.hours(end - start)} leaves "
+                f"{mx.hours(found.least)} of maintenance in some {period}; GKE requires at least "
+                f"{mx.hours(mx.AVAILABILITY_MIN)} in any {period}, counting only stretches of "
+                f"{mx.hours(mx.CONTIGUOUS_MIN)} or more",
             )
 
     @property
-    def rule(self) -> mx.Recurrence | str:
-        return mx.parse_recurrence(self.recurrence, mx.parse_utc(self.start))
+    def availability(self) -> Availability | str:
+        """The occurrences judged (or why the RRULE is refused); start and end are valid here."""
+        return availability(self.recurrence, self.starts, self.ends)
 
     @property
     def starts(self) -> datetime:

@@ -214,6 +214,12 @@ class NodePoolConfig(Model):
         if len(kinds) > 1:
             yield RuleError((), "a pool is either tpu or gpu (or a plain machineType for CPU), not both")
             return
+        if not kinds and self.machine_type is None:
+            # The other rules read what the pool runs (its machine type, its accelerator's
+            # reservation features, its node counts' source): without it they are not rules
+            # yet, and one of them read the machine type of nothing.
+            yield RuleError((), "say what the pool runs: tpu, gpu (with machineType) or a machineType")
+            return
         if self.tpu is not None:
             yield from self._tpu_rules()
         else:
@@ -221,8 +227,6 @@ class NodePoolConfig(Model):
         yield from self._taints_gke_sets()
         if self.gpu is not None:
             yield from self._gpu_rules()
-        elif self.tpu is None and self.machine_type is None:
-            yield RuleError((), "say what the pool runs: tpu, gpu (with machineType) or a machineType")
         yield from self._capacity_rules()
         yield from self._management_rules()
 

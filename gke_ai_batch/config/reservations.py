@@ -178,6 +178,29 @@ def zone_problems(pool, zones: list[str], region: str | None = None) -> Iterator
     )
 
 
+def calendar_zone_problems(pool, zones: list[str], cat: regions.Catalogue) -> Iterator[RuleError]:
+    """A future reservation in calendar mode exists only in the zones where Compute Engine takes
+    calendar-mode requests for the pool's TPU generation (regions.CALENDAR_TPU_ZONES, dated, with
+    the stack's catalogue override): the reservation's zone when declared, else the pool's. GPU
+    reservations are not judged here (that page lists TPUs only)."""
+    spec = spec_of(pool.reservation)
+    if spec is None or not spec.calendar or pool.tpu is None:
+        return
+    if not catalogue.TPU_GENERATIONS[pool.tpu.version].calendar_mode:
+        return  # refused as not offered in calendar mode at all (reservation_problems)
+    offered = cat.calendar_tpu_zones(pool.tpu.version)
+    for zone in [spec.zone] if isinstance(spec.zone, str) else zones:
+        if zone not in offered:
+            yield RuleError(
+                _at(pool.reservation, "calendar"),
+                f"Compute Engine takes calendar-mode future reservations for TPU {pool.tpu.version} only in "
+                f"{', '.join(offered) or 'no zone'}, not {zone}, so no such reservation can exist there (Cloud TPU "
+                f"docs calendar-mode-reservation, \"Limitations\", as of {regions.CALENDAR_DATE}; if it takes them "
+                f"there now, add {pool.tpu.version} under gke-ai-batch:catalogue.zones.{zone}.calendar)",
+            )
+            return
+
+
 def _accelerator(pool):
     if pool.tpu is not None:
         return catalogue.TPU_GENERATIONS[pool.tpu.version]

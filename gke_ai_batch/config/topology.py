@@ -13,7 +13,7 @@ from typing import Annotated, Iterator
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from gke_ai_batch.config.base import K8sName, Model, RuleError, check_qualified_name, raise_all
-from gke_ai_batch.domain import topology
+from gke_ai_batch.domain import naming, topology
 
 # A level is a node label key (TopologyLevel.nodeLabel: a qualified name, at most 316 characters).
 LevelLabel = Annotated[str, AfterValidator(lambda v: check_qualified_name(v, "node label"))]
@@ -110,7 +110,59 @@ def topology_problems(cfg) -> Iterator[RuleError]:
                 "a ResourceFlavor with a topologyName needs nodeLabels (the ResourceFlavor CRD refuses it): "
                 "give pools or nodeLabels",
             )
+        elif f.topology_name in levels:
+            yield from _uncarried(cfg, i, f, levels[f.topology_name])
     yield from _workload_problems(cfg, levels)
+
+
+def _flavor_nodes(cfg, flavor) -> list[tuple[str, dict[str, str], str, bool]]:
+    """(pool, the labels its nodes carry, their machine type, compactly placed) for each node
+    shape of a declared flavor: its pools, the pools its nodeLabels select, or its ComputeClass's
+    priorities. [] where the nodes are Autopilot's, an existing cluster's own, or unknown (refused
+    at their own key)."""
+    pools = {p.name: p for p in cfg.node_pools}
+    if flavor.compute_class is not None:
+        cc = next((c for c in cfg.compute_classes if c.name == flavor.compute_class), None)
+        if cc is None:
+            return []
+        return [
+            (f"ComputeClass {cc.name}[{j}]",
+             naming.carried_labels({naming.COMPUTE_CLASS_LABEL: cc.name}, naming.accelerator_labels(p), p.capacity),
+             p.node_machine_type or "", p.tpu is not None and p.tpu.slice.multi_host)
+            for j, p in enumerate(cc.priorities)
+        ]
+    if flavor.pools:
+        members = [pools[name] for name in flavor.pools if name in pools]
+    elif cfg.cluster.existing:
+        return []  # its labels may select the cluster's own pools too, which the stack does not know
+    else:
+        wanted = flavor.node_labels or {}
+        members = [p for p in cfg.node_pools if all(naming.node_labels(p).get(k) == v for k, v in wanted.items())]
+    return [
+        (p.name, naming.node_labels(p), p.node_machine_type, p.tpu is not None and p.tpu.slice.multi_host)
+        for p in members
+    ]
+
+
+def _uncarried(cfg, i: int, flavor, levels: list[str]) -> Iterator[RuleError]:
+    """Kueue's TAS counts a flavor's node only if it carries every level of the Topology
+    (kubernetes-sigs/kueue v0.19.2 pkg/util/tas/node.go NodeMatchesFlavor, from
+    pkg/cache/scheduler/tas_nodes_cache.go nodesCache.find): where no node of the flavor carries
+    them all, nothing under it is ever admitted (which labels GKE nodes carry:
+    gke_ai_batch/domain/topology.py uncarried_levels)."""
+    nodes = _flavor_nodes(cfg, flavor)
+    missing = {name: topology.uncarried_levels(levels, labels, machine, compact) for name, labels, machine, compact in nodes}
+    if not nodes or not all(missing.values()):
+        return
+    lacking = sorted({level for m in missing.values() for level in m}, key=levels.index)
+    which = "; ".join(f"{name} lacks " + ", ".join(m) for name, m in missing.items())
+    yield RuleError(
+        ("flavors", i, "topologyName"),
+        f"Topology {flavor.topology_name}'s level{'s' if len(lacking) > 1 else ''} {', '.join(lacking)} "
+        f"{'are' if len(lacking) > 1 else 'is'} on no node of flavor {flavor.name} ({which}), and Kueue's TAS counts only "
+        "nodes that carry every level (NodeMatchesFlavor): nothing under this flavor would ever be admitted; "
+        "use levels its nodes carry (e.g. cloud.google.com/gke-nodepool, kubernetes.io/hostname), or label its pools",
+    )
 
 
 def _queue_flavors(cfg, wl) -> tuple[list, list] | None:

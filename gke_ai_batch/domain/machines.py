@@ -76,6 +76,20 @@ _ACCELERATOR_HOSTS: dict[str, tuple[int, float]] = {
     "a4-highgpu-8g": (224, 3968),
 }
 
+# Local SSD disks (375 GiB each) that come attached to these shapes, a fixed number that cannot
+# be left out or changed: Compute Engine docs accelerator-optimized-machines, the A4, A3 (Ultra,
+# Mega, High) and A2 Ultra tables' "Attached Local SSD (GiB)" column (A4 and A3 Ultra 12,000;
+# A3 Mega and A3 High 8g 6,000, 4g 3,000, 2g 1,500, 1g 750; A2 Ultra 8g 3,000, 4g 1,500, 2g 750,
+# 1g 375). The G2, A2 High/Mega and N1 shapes have none attached. A VM consumes a reservation only
+# with the reservation's properties, its local SSDs included (Compute Engine docs
+# instances/reservations-overview, "How reservations work"), so a ComputeClass priority that
+# consumes one states localSSDCount (config/computeclasses.py).
+ATTACHED_LOCAL_SSDS: dict[str, int] = {
+    "a4-highgpu-8g": 32, "a3-ultragpu-8g": 32, "a3-megagpu-8g": 16,
+    "a3-highgpu-8g": 16, "a3-highgpu-4g": 8, "a3-highgpu-2g": 4, "a3-highgpu-1g": 2,
+    "a2-ultragpu-8g": 8, "a2-ultragpu-4g": 4, "a2-ultragpu-2g": 2, "a2-ultragpu-1g": 1,
+}
+
 # Predefined general-purpose shapes by rule: series -> shape -> (GiB per vCPU, valid vCPU counts).
 # Source: the same GCE API listing (every name below is in it, and nothing of these series and
 # shapes is missing from it), cf. cloud.google.com/compute/docs/general-purpose-machines and

@@ -21,8 +21,9 @@ Sources:
 
 from __future__ import annotations
 
+import bisect
 import re
-from dataclasses import dataclass
+from collections.abc import Iterable
 from datetime import datetime, timedelta, timezone
 
 # What each scope keeps GKE from doing (Scope enum of the GKE API).
@@ -62,11 +63,21 @@ UTC_TIMESTAMP_RX = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-
 # dailyMaintenanceWindow.startTime: "HH:MM", HH 00-23 and MM 00-59, GMT (pulumi-gcp).
 DAILY_START_RX = re.compile(r"([01][0-9]|2[0-3]):[0-5][0-9]", re.ASCII)
 
-# A Monday, 00:00 UTC.
-_REFERENCE_MONDAY = datetime(2001, 1, 1, tzinfo=timezone.utc)
-
 WEEKDAYS = ("MO", "TU", "WE", "TH", "FR", "SA", "SU")
 WEEKDAY_NAMES = ("Mondays", "Tuesdays", "Wednesdays", "Thursdays", "Fridays", "Saturdays", "Sundays")
+
+# RecurringTimeWindow.recurrence is an RFC 5545 RRULE ("how frequently the window starts", e.g.
+# FREQ=WEEKLY;BYDAY=MO,TU,WE,TH,FR, or FREQ=MONTHLY;BYSETPOS=1;BYDAY=SA,SU for the first weekend of
+# every month): "The FREQ values of HOURLY, MINUTELY, and SECONDLY are not supported" (GKE API
+# reference, RecurringTimeWindow). config/maintenance.py expands it (python-dateutil's rrule).
+UNSUPPORTED_FREQS = ("HOURLY", "MINUTELY", "SECONDLY")
+# The availability rule is judged on the occurrences of a bounded stretch, so that no RRULE (a
+# huge COUNT, an UNTIL in year 9999, a rule that matches every minute or never) costs more than
+# that: every 92-day span starting in the first ANALYSIS_SPAN of the window (four years, a whole
+# leap-year cycle, in which monthly and yearly patterns show their widest gaps), with at most
+# MAX_OCCURRENCES occurrences in it.
+ANALYSIS_SPAN = timedelta(days=4 * 365 + 1)
+MAX_OCCURRENCES = 50_000
 
 
 def parse_utc(value: str) -> datetime | None:
@@ -79,48 +90,11 @@ def parse_utc(value: str) -> datetime | None:
         return None
 
 
-@dataclass(frozen=True)
-class Recurrence:
-    """The RFC 5545 RRULEs this program reads: FREQ=DAILY, or FREQ=WEEKLY with BYDAY (the forms
-    GKE's docs and gcloud's examples use). `days` are weekday numbers, Monday 0."""
-
-    freq: str
-    days: tuple[int, ...]
-
-
-def parse_recurrence(text: str, start: datetime) -> Recurrence | str:
-    """The recurrence, or why this program cannot read it."""
-    parts: dict[str, str] = {}
-    for part in text.split(";"):
-        key, sep, value = part.partition("=")
-        if not sep or not key or key in parts:
-            return f"{text!r} is not an RRULE of KEY=VALUE parts separated by ';' (e.g. FREQ=WEEKLY;BYDAY=SA,SU)"
-        parts[key] = value
-    freq = parts.pop("FREQ", None)
-    byday = parts.pop("BYDAY", None)
-    if freq not in ("DAILY", "WEEKLY") or parts or (byday is not None and freq != "WEEKLY"):
-        return (
-            f"{text!r}: this program reads FREQ=DAILY and FREQ=WEEKLY;BYDAY=<days> recurrences, the forms it can "
-            "check GKE's 48-hours-in-92-days rule on; write the window in one of them"
-        )
-    if freq == "DAILY":
-        return Recurrence("DAILY", tuple(range(7)))
-    if byday is None:
-        return Recurrence("WEEKLY", (start.weekday(),))
-    days = byday.split(",")
-    unknown = [d for d in days if d not in WEEKDAYS]
-    if unknown or len(set(days)) != len(days):
-        return f"BYDAY={byday}: list each day once, as {', '.join(WEEKDAYS)}"
-    return Recurrence("WEEKLY", tuple(sorted(WEEKDAYS.index(d) for d in days)))
-
-
-def _runs(start: datetime, length: timedelta, rule: Recurrence, days: int) -> list[tuple[datetime, datetime]]:
-    """The window's occurrences over `days` days from its start, merged where they touch."""
+def merged_runs(starts: Iterable[datetime], length: timedelta) -> list[tuple[datetime, datetime]]:
+    """The stretches of maintenance time that occurrences starting at `starts` (ascending), each
+    `length` long, make: occurrences that touch or overlap are one stretch."""
     runs: list[tuple[datetime, datetime]] = []
-    for k in range(days):
-        begin = start + timedelta(days=k)
-        if begin.weekday() not in rule.days:
-            continue
+    for begin in starts:
         end = begin + length
         if runs and begin <= runs[-1][1]:
             runs[-1] = (runs[-1][0], max(runs[-1][1], end))
@@ -129,37 +103,48 @@ def _runs(start: datetime, length: timedelta, rule: Recurrence, days: int) -> li
     return runs
 
 
-def least_availability(start: datetime, end: datetime, rule: Recurrence) -> timedelta:
-    """The least maintenance time any AVAILABILITY_PERIOD gives, counting only contiguous stretches
-    of at least 4 hours (GKE's rule). The pattern repeats weekly, so spans starting in one week
-    (after the first, away from the start's edge) cover every case; the total is piecewise
-    linear in the span's start, so its least value is at a span edge meeting a stretch's edge."""
+def least_availability(runs: list[tuple[datetime, datetime]], first: datetime, last: datetime) -> timedelta:
+    """The least maintenance time any AVAILABILITY_PERIOD starting from `first` to `last` gives,
+    counting only contiguous stretches of at least 4 hours (GKE's rule); `runs` are merged_runs,
+    all that reach into those periods. The total is piecewise linear in the period's start, so its
+    least value is at a period edge meeting a stretch's edge: those starts are tried."""
     period = AVAILABILITY_PERIOD
-    # Only the weekday, the time of day and the length matter: move the start to a week far from
-    # datetime's year 1 and 9999 edges, and cap the length where it covers every span anyway
-    # (occurrences are at most 7 days apart), so no date a stack can hold overflows.
-    length = min(end - start, period + timedelta(days=8))
-    start = _REFERENCE_MONDAY + timedelta(days=start.weekday(), hours=start.hour, minutes=start.minute, seconds=start.second)
-    end = start + length
-    runs = [r for r in _runs(start, end - start, rule, 7 + period.days + 14) if r[1] - r[0] >= CONTIGUOUS_MIN]
-    first, last = start + timedelta(days=7), start + timedelta(days=14)
+    runs = [r for r in runs if r[1] - r[0] >= CONTIGUOUS_MIN]
+    begins = [s for s, _ in runs]
+    ends = [e for _, e in runs]
+    prefix = [timedelta()]
+    for s, e in runs:
+        prefix.append(prefix[-1] + (e - s))
+
+    def total(t: datetime) -> timedelta:
+        stop = t + period
+        i = bisect.bisect_right(ends, t)  # the first stretch ending after t
+        j = bisect.bisect_left(begins, stop)  # stretches from i to j-1 start before the period ends
+        if i >= j:
+            return timedelta()
+        covered = prefix[j] - prefix[i]
+        covered -= max(timedelta(), t - begins[i])
+        covered -= max(timedelta(), ends[j - 1] - stop)
+        return covered
+
     candidates = {first, last}
     for edge in (t for run in runs for t in run):
         for t in (edge, edge - period):
             if first <= t <= last:
                 candidates.add(t)
-
-    def total(t: datetime) -> timedelta:
-        stop = t + period
-        return sum((min(e, stop) - max(s, t) for s, e in runs if s < stop and e > t), timedelta())
-
     return min(total(t) for t in candidates)
 
 
-def describe_recurrence(rule: Recurrence) -> str:
-    if rule.freq == "DAILY" or len(rule.days) == 7:
+def describe_recurrence(text: str) -> str | None:
+    """The RRULE in words, for its common forms (FREQ=DAILY, FREQ=WEEKLY;BYDAY=...); None for
+    another, which is shown as written."""
+    parts = dict(p.partition("=")[::2] for p in text.split(";"))
+    if parts == {"FREQ": "DAILY"}:
         return "every day"
-    return ", ".join(WEEKDAY_NAMES[d] for d in rule.days)
+    days = parts.pop("BYDAY", "").split(",")
+    if parts == {"FREQ": "WEEKLY"} and days and all(d in WEEKDAYS for d in days) and len(set(days)) == len(days):
+        return "every day" if len(days) == 7 else ", ".join(WEEKDAY_NAMES[WEEKDAYS.index(d)] for d in sorted(days, key=WEEKDAYS.index))
+    return None
 
 
 def days(span: timedelta) -> str:

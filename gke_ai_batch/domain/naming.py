@@ -50,6 +50,20 @@ QUEUED_TAINT = {"key": GKE_CAPACITY_LABELS["queued"][0], "value": GKE_CAPACITY_L
 # class whose name starts with gke or autopilot ("Limitations": those names are its own classes').
 COMPUTE_CLASS_LABEL = "cloud.google.com/compute-class"
 COMPUTE_CLASS_RESERVED_PREFIXES = ("gke", "autopilot")
+# GKE rejects a Pod that selects a custom ComputeClass and also a system node label for which the
+# ComputeClass spec has a field: the class decides it (GKE docs concepts/about-custom-compute-classes,
+# "Node selectors for system node labels"). The labels and their priority fields (the ComputeClass
+# CRD, GoogleCloudPlatform/compute-class-api api/cloud.google.com/v1/types.go): an accelerator, a
+# TPU topology, Spot, flex-start, a machine family. Judged on Autopilot (model/placement.py), where
+# GKE admits every Pod; a Standard cluster's Pods are not refused for it here.
+COMPUTE_CLASS_FIELD_LABELS = {
+    catalogue.GPU_ACCELERATOR_LABEL: "gpu.type",
+    catalogue.TPU_ACCELERATOR_LABEL: "tpu.type",
+    catalogue.TPU_TOPOLOGY_LABEL: "tpu.topology",
+    "cloud.google.com/gke-spot": "spot",
+    "cloud.google.com/gke-flex-start": "flexStart",
+    "cloud.google.com/machine-family": "machineFamily",
+}
 
 
 def compute_class_taint(name: str) -> dict[str, str]:

@@ -56,6 +56,7 @@ class Zone:
     name: str
     tpu: frozenset[str] = frozenset()  # TPU generations (catalogue.TPU_GENERATIONS keys)
     gpu: frozenset[str] = frozenset()  # GPU types (catalogue.GPU_TYPES keys)
+    calendar_tpu: frozenset[str] = frozenset()  # TPU generations reservable in calendar mode here
 
 
 def _zones(region: str, letters: str, **offers: Iterable[str]) -> dict[str, Zone]:
@@ -154,6 +155,32 @@ REGIONS: dict[str, dict[str, Zone]] = dict(
 )
 
 
+# Zones where Compute Engine takes a future reservation request in calendar mode, per TPU
+# generation: "You can only reserve the following TPU versions in the specified zones" (Cloud
+# TPU docs tpu/docs/calendar-mode-reservation, "Limitations": v6e asia-northeast1-b, us-east5-a,
+# us-east5-b; v5p us-east5-a; v5e us-west4-b for BATCH, us-central1-a for SERVING (1, 4 or 8
+# chips); Compute Engine docs instances/create-future-reservations-calendar-mode, "Limitations",
+# lists the same but us-east5-b). Read 2026-11; TPU7x is listed nowhere. A stack adds a zone GKE
+# offers since under gke-ai-batch:catalogue.zones.<zone>.calendar.
+CALENDAR_DATE = "2026-11"
+CALENDAR_TPU_ZONES: dict[str, tuple[str, ...]] = {
+    "v6e": ("asia-northeast1-b", "us-east5-a", "us-east5-b"),
+    "v5p": ("us-east5-a",),
+    "v5e": ("us-west4-b", "us-central1-a"),
+}
+
+
+def _with_calendar(regions: dict[str, dict[str, Zone]]) -> dict[str, dict[str, Zone]]:
+    for version, names in CALENDAR_TPU_ZONES.items():
+        for name in names:
+            zone = regions[region_of(name)][name]  # a KeyError here: the table names a zone the catalogue lacks
+            regions[region_of(name)][name] = Zone(zone.name, zone.tpu, zone.gpu, zone.calendar_tpu | {version})
+    return regions
+
+
+REGIONS = _with_calendar(REGIONS)
+
+
 @dataclass(frozen=True)
 class Catalogue:
     """The regions catalogue, possibly extended by a stack's override."""
@@ -179,14 +206,24 @@ class Catalogue:
     def gpu_zones(self, region: str, gpu_type: str) -> list[str]:
         return [z.name for z in self.regions.get(region, {}).values() if gpu_type in z.gpu]
 
-    def extended(self, zones: Mapping[str, tuple[Iterable[str], Iterable[str]]]) -> "Catalogue":
-        """A copy in which each zone (name -> (TPU generations, GPU types)) exists and offers
-        at least these; zones of a region the catalogue lacks add the region."""
+    def calendar_tpu_zones(self, version: str) -> list[str]:
+        """Every zone, of any region, where TPU `version` is reservable in calendar mode."""
+        return sorted(z.name for zs in self.regions.values() for z in zs.values() if version in z.calendar_tpu)
+
+    def extended(
+        self, zones: Mapping[str, tuple[Iterable[str], Iterable[str]] | tuple[Iterable[str], Iterable[str], Iterable[str]]]
+    ) -> "Catalogue":
+        """A copy in which each zone (name -> (TPU generations, GPU types[, TPU generations
+        reservable in calendar mode])) exists and offers at least these; zones of a region the
+        catalogue lacks add the region."""
         regions = {r: dict(zs) for r, zs in self.regions.items()}
-        for name, (tpu, gpu) in zones.items():
+        for name, offer in zones.items():
+            tpu, gpu, calendar = (*offer, ())[:3]
             region = self.region_of(name)
             old = regions.setdefault(region, {}).get(name, Zone(name))
-            regions[region][name] = Zone(name, old.tpu | frozenset(tpu), old.gpu | frozenset(gpu))
+            regions[region][name] = Zone(
+                name, old.tpu | frozenset(tpu), old.gpu | frozenset(gpu), old.calendar_tpu | frozenset(calendar)
+            )
         return Catalogue(regions)
 
 

@@ -113,6 +113,17 @@ def place(world: World, ps: PodSet, flavors: list[Flavor], exclusive_key: str | 
     requests = scheduled_pod_requests(ps.spec, ps.annotations)
     chosen = (spec.get("nodeSelector") or {}).get(COMPUTE_CLASS_LABEL)
     custom = chosen if chosen in world.compute_classes else None
+    if custom is not None and world.autopilot:
+        clash = [k for k in spec.get("nodeSelector") or {} if k in naming.COMPUTE_CLASS_FIELD_LABELS]
+        if clash:
+            fields = ", ".join(f"{k} ({naming.COMPUTE_CLASS_FIELD_LABELS[k]})" for k in clash)
+            out.error = (
+                f"its pods select ComputeClass {custom} and the system node label{'s' if len(clash) > 1 else ''} "
+                f"{fields}, which the ComputeClass decides, and GKE rejects such Pods (about-custom-compute-classes, "
+                "\"Node selectors for system node labels\"): let the class's priorities choose it (a sample on a "
+                "ComputeClass flavor names no gpu or tpu shape; its requests say how many)"
+            )
+            return out
     if world.autopilot and custom is None:
         return _autopilot(out, spec, requests)
     modelled = {k for g in world.node_groups for k in g.labels}

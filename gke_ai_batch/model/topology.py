@@ -29,8 +29,8 @@ findLevelWithFitDomains, which needs count / sliceSize slices).
 Kueue counts a domain's capacity over the nodes that exist, Ready and schedulable
 (site/content/en/docs/concepts/topology_aware_scheduling.md, "Capacity calculation"), and
 reaches the cluster autoscaler only through a ProvisioningRequest admission check on the
-flavor ("ClusterAutoscaler support"): a pod set whose flavor's nodes all scale from zero, with no
-admission check there, is never admitted, since the autoscaler adds nodes only for pending pods
+flavor ("ClusterAutoscaler support"): a pod set whose flavor's nodes all scale from zero (or are
+Autopilot's, or a ComputeClass's), with no admission check there, is never admitted, since the autoscaler adds nodes only for pending pods
 and Kueue creates none before admission. Standard library only."""
 
 from __future__ import annotations
@@ -150,14 +150,52 @@ def _whole_slices(slice_level: str, groups: list[NodeGroup], p: Placement, size:
     return sum(sum(d) // size for d in _domain_pods(slice_level, groups, p))
 
 
+def uncarried(world: World, name: str, flavor: Flavor) -> str | None:
+    """Why no node of a TAS flavor counts for Kueue: each lacks a level of its Topology, and
+    Kueue's TAS keeps a node for the flavor only if it carries every level (kueue v0.19.2
+    pkg/util/tas/node.go NodeMatchesFlavor, from pkg/cache/scheduler/tas_nodes_cache.go
+    nodesCache.find), so nothing under the flavor is ever admitted. None where one does, or
+    where the flavor has no node groups (placement says so). Which labels GKE puts on which
+    nodes: gke_ai_batch/domain/topology.py uncarried_levels."""
+    levels = world.topologies.get(flavor.topology_name or "")
+    groups = flavor_groups(world, flavor)
+    if not levels or not groups:
+        return None
+    missing = {
+        g.name: topology.uncarried_levels(levels, g.labels, g.machine_type, (g.slice_hosts or 0) > 1, not g.auto_created)
+        for g in groups
+    }
+    if not all(missing.values()):
+        return None
+    which = "; ".join(f"{group} lacks " + ", ".join(m) for group, m in missing.items())
+    return (
+        f"no node of ResourceFlavor {name} carries every level of Topology {flavor.topology_name} ({which}), and Kueue's "
+        "TAS counts only nodes that carry them all (NodeMatchesFlavor): Kueue never admits it"
+    )
+
+
 def _unprovisioned(
     world: World, name: str, flavor: Flavor, p: Placement, checks: Mapping[str, tuple[str, ...]] | None
 ) -> tuple[str | None, str | None]:
-    """A TAS flavor whose nodes (those the pod set fits) all scale from zero and that no admission
+    """A TAS flavor whose nodes (those the pod set fits) exist only once a pod asks for them (node
+    pools scaling from zero, a ComputeClass's priorities, Autopilot's nodes) and that no admission
     check provisions: its pod set waits on nodes another flavor's pods bring up, or, with none,
     is never admitted."""
+    if (checks or {}).get(name):
+        return None, None
     groups = [g for g in flavor_groups(world, flavor) if g.name in p.per_node]
-    if not groups or not all(g.from_zero for g in groups) or (checks or {}).get(name):
+    if world.autopilot and not groups:
+        # Autopilot creates a node for each pending pod and keeps none spare (placement._autopilot;
+        # GKE docs concepts/autopilot-overview), so before Kueue admits the pod set no node of the
+        # flavor exists for TAS to count.
+        return (
+            f"ResourceFlavor {name}'s nodes are Autopilot's, which GKE creates only once a pending pod asks for them, "
+            "and Kueue's TAS places a pod set only on nodes that exist, reaching the autoscaler only through a "
+            "ProvisioningRequest admission check on the flavor: Kueue never admits it; put the flavor behind a "
+            "ProvisioningRequest check (a stack's flavor: queuedProvisioning: true), or drop its topologyName",
+            None,
+        )
+    if not groups or not all(g.from_zero for g in groups):
         return None, None
     pools = ", ".join(g.name for g in groups)
     others = sorted(
@@ -195,6 +233,9 @@ def judge(
         for name in flavors:
             flavor = world.flavors.get(name)
             if flavor is not None and flavor.topology_name is not None:
+                never = uncarried(world, name, flavor)
+                if never:
+                    return never, None
                 never, wait = _unprovisioned(world, name, flavor, p, checks)
                 if never or wait:
                     return never, wait
@@ -228,12 +269,15 @@ def judge(
                     f"(Kueue: \"podset slice topology {slice_level} is above the podset topology {level}\")",
                     None,
                 )
-        groups = [g for g in flavor_groups(world, flavor) if g.name in p.per_node]
-        if not groups:
-            continue  # placement says why no node fits
+        never = uncarried(world, name, flavor)
+        if never:
+            return never, None
         never, wait = _unprovisioned(world, name, flavor, p, checks)
         if never or wait:
             return never, wait
+        groups = [g for g in flavor_groups(world, flavor) if g.name in p.per_node]
+        if not groups:
+            continue  # placement says why no node fits
         if slice_level is not None and size is not None:
             wanted = ps.count // size
             anywhere = _whole_slices(slice_level, groups, p, size)

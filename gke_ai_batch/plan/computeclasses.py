@@ -55,6 +55,8 @@ def _priority(p: ClassPriority) -> dict[str, Any]:
         out["reservations"] = {"affinity": "Specific", "specific": [specific]}
     else:
         out["spot"] = p.capacity == "spot"
+    if p.local_ssd_count is not None:
+        out["storage"] = {"localSSDCount": p.local_ssd_count}
     return out
 
 

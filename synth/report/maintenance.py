@@ -44,12 +44,17 @@ def _window(policy) -> str:
             "chooses, and at no other time."
         )
     w = policy.window
-    rule = w.rule
-    least = mx.least_availability(w.starts, w.ends, rule)
+    found = w.availability
+    assert not isinstance(found, str), found  # a window whose RRULE is refused never renders
+    words = mx.describe_recurrence(w.recurrence)
+    when = (
+        f"{words} from {w.starts:%H:%M} UTC for {mx.hours(w.ends - w.starts)} (`{w.recurrence}`, first {w.start})"
+        if words is not None
+        else f"each occurrence of `{w.recurrence}` (first {w.start}, UTC), for {mx.hours(w.ends - w.starts)}"
+    )
     return (
-        f"GKE may upgrade, and so disrupt nodes, only in the window: {mx.describe_recurrence(rule)} from "
-        f"{w.starts:%H:%M} UTC for {mx.hours(w.ends - w.starts)} (`{w.recurrence}`, first {w.start}); at least "
-        f"{mx.hours(least)} in any {mx.days(mx.AVAILABILITY_PERIOD)} (GKE requires {mx.hours(mx.AVAILABILITY_MIN)})."
+        f"GKE may upgrade, and so disrupt nodes, only in the window: {when}; at least "
+        f"{mx.hours(found.least)} in any {mx.days(mx.AVAILABILITY_PERIOD)} (GKE requires {mx.hours(mx.AVAILABILITY_MIN)})."
     )
 
 

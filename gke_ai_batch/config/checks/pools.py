@@ -10,7 +10,7 @@ from gke_ai_batch.config.checks import check
 from gke_ai_batch.config.cluster import region_of
 from gke_ai_batch.config.lookups import copies, override_hint, version_floor, zones_known
 from gke_ai_batch.config.pools import NodePoolConfig
-from gke_ai_batch.config.reservations import zone_problems as reservation_zone_problems
+from gke_ai_batch.config.reservations import calendar_zone_problems, zone_problems as reservation_zone_problems
 
 # GKE limits per cluster (https://cloud.google.com/kubernetes-engine/quotas, "Limits per
 # cluster"): 1,000 nodes per node pool per zone; 15,000 nodes per Standard cluster (beyond 5,000
@@ -58,6 +58,8 @@ def pools(cfg, ctx) -> Iterator[RuleError]:
         if pool.capacity == "reservation" and pool.reservation is not None:
             region = region_of(cfg.cluster.location) if cfg.cluster.location else None
             for problem in reservation_zone_problems(pool, cfg.pool_zones(pool), region):
+                yield RuleError(("nodePools", i, *problem.path), problem.message)
+            for problem in calendar_zone_problems(pool, cfg.pool_zones(pool), cfg.regions):
                 yield RuleError(("nodePools", i, *problem.path), problem.message)
 
 
