@@ -6,7 +6,7 @@ run before anything is registered.
 No `from __future__ import annotations`: the components' annotations are read as objects by
 Pulumi's component analyzer, and these helpers are typed alike."""
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pulumi
@@ -78,7 +78,7 @@ def whole_numbers(value: Any) -> Any:
     return value
 
 
-def unknown_keys(args: dict[str, Any], spec: type, path: str) -> list[tuple[str, str]]:
+def unknown_keys(args: Mapping[str, Any], spec: type, path: str) -> list[tuple[str, str]]:
     """Keys a TypedDict does not declare (a TypedDict is not checked at run time): a misspelt or
     camelCase key would otherwise be dropped, and the check it feeds skipped."""
     known = sorted(spec.__required_keys__ | spec.__optional_keys__)
@@ -89,7 +89,7 @@ def unknown_keys(args: dict[str, Any], spec: type, path: str) -> list[tuple[str,
     ]
 
 
-def not_strings(values: dict[str, Any], where: str, plain: tuple[str, ...], inputs: tuple[str, ...]) -> list[tuple[str, str]]:
+def not_strings(values: Mapping[str, Any], where: str, plain: tuple[str, ...], inputs: tuple[str, ...]) -> list[tuple[str, str]]:
     """Values that must be strings (`plain`) or strings or Outputs (`inputs`) and are not: a
     number where a name or an email is meant would reach a resource as one."""
     found = []
@@ -102,7 +102,7 @@ def not_strings(values: dict[str, Any], where: str, plain: tuple[str, ...], inpu
     return found
 
 
-def project_problems(values: dict[str, Any], where: str, outputs: bool) -> list[tuple[str, str]]:
+def project_problems(values: Mapping[str, Any], where: str, outputs: bool) -> list[tuple[str, str]]:
     """A `project` arg that GCP would refuse: not a string (or an Output, where `outputs`: it only
     passes through), or a string that is not a project id (the rule of a stack's gcp:project).
     An Output where a plain project is needed is the caller's to say, with its other Outputs."""
@@ -119,7 +119,7 @@ def project_problems(values: dict[str, Any], where: str, outputs: bool) -> list[
     return [(f"{where}.project", f"must be {'a string or an Output' if outputs else 'a string'}, not {type(project).__name__}")]
 
 
-def outputs_in(args: dict[str, Any]) -> list[tuple[str, str]]:
+def outputs_in(args: Mapping[str, Any]) -> list[tuple[str, str]]:
     # Every arg decides what is registered (a chart version, the values' text, which objects
     # the probe needs) and is checked against Kueue's rules on construction.
     return [

@@ -18,7 +18,7 @@ auto-named release would rename Kueue's webhook service and certificates.
 No `from __future__ import annotations`: Pulumi's component analyzer
 (pulumi.provider.experimental.analyzer) reads these annotations as objects."""
 
-from typing import Any, NotRequired, TypedDict
+from typing import Any, NotRequired, TypedDict, cast
 
 import pulumi
 import pulumi_kubernetes as k8s
@@ -87,7 +87,8 @@ class JobSetInstall(Component):
             {},
             pulumi.ResourceOptions(parent=self, depends_on=depends_on_of(opts)),
         )
-        self.version = self.release.version
+        # The release is given its chart version, so the SDK's Optional never holds None here.
+        self.version = cast(pulumi.Output[str], self.release.version)
         self.namespace = pulumi.Output.from_input(JOBSET_NAMESPACE)
         self.register_outputs({"version": self.version, "namespace": self.namespace})
 
@@ -199,7 +200,7 @@ class KueueInstall(Component):
             ]
         if probe:
             self.ready = [self.release, *previous]
-        self.version = self.release.version
+        self.version = cast(pulumi.Output[str], self.release.version)
         self.namespace = pulumi.Output.from_input(KUEUE_NAMESPACE)
         self.register_outputs({"version": self.version, "namespace": self.namespace})
 

@@ -41,6 +41,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from gke_ai_batch.domain import autopilot_prices, price_table
 
@@ -228,8 +229,8 @@ def price_pool(shape: PoolShape, overrides: Mapping[str, float] | None = None) -
     overrides = overrides or {}
     tpu = shape.tpu_version is not None
     unit, per_node = ("chip-hour", shape.chips_per_node) if tpu else ("node-hour", 1)
-    base = dict(pool=shape.pool, cluster=shape.cluster, capacity=shape.capacity, unit=unit, units_per_node=per_node,
-                min_nodes=shape.min_nodes, max_nodes=shape.max_nodes)
+    base: dict[str, Any] = dict(pool=shape.pool, cluster=shape.cluster, capacity=shape.capacity, unit=unit,
+                                units_per_node=per_node, min_nodes=shape.min_nodes, max_nodes=shape.max_nodes)
     if shape.capacity == "reservation" and not shape.any_reservation:
         # The reservation is billed whether or not the pool runs: its price is not the pool's.
         reason = "paid by the reservation" + (f" {shape.reservation}" if shape.reservation else "")
@@ -239,7 +240,7 @@ def price_pool(shape: PoolShape, overrides: Mapping[str, float] | None = None) -
     spot = shape.capacity == "spot"
     basis = DWS_BASIS if shape.capacity in ("flex-start", "queued") else ANY_RESERVATION_BASIS if shape.any_reservation else ""
     used: list[str] = []
-    if tpu:
+    if shape.tpu_version is not None:
         price, reason = _lookup("tpu", shape.tpu_version, shape.region, spot, overrides, used)
     else:
         price, reason = _node(shape, spot, overrides, used)
@@ -269,8 +270,9 @@ def price_class(shape: ClassShape, overrides: Mapping[str, float] | None = None)
     when nothing bounds the nodes, or when GKE may create nodes outside the priorities."""
     options = tuple(price_pool(p, overrides) for p in shape.priorities)
     capacity = " → ".join(o.capacity for o in options)
-    base = dict(pool=shape.name, cluster=shape.cluster, capacity=capacity, kind=COMPUTE_CLASS, options=options,
-                flavors=shape.flavors, min_nodes=0, overridden=tuple(dict.fromkeys(k for o in options for k in o.overridden)))
+    base: dict[str, Any] = dict(
+        pool=shape.name, cluster=shape.cluster, capacity=capacity, kind=COMPUTE_CLASS, options=options,
+        flavors=shape.flavors, min_nodes=0, overridden=tuple(dict.fromkeys(k for o in options for k in o.overridden)))
     first = options[0] if options else None
     unit, per_node = (first.unit, first.units_per_node) if first else ("node-hour", 1)
     missing = [(i, o) for i, o in enumerate(options) if o.unit_price is None and not o.paid_by_reservation]
@@ -322,8 +324,9 @@ def price_autopilot(shape: AutopilotShape, overrides: Mapping[str, float] | None
     overrides = overrides or {}
     capacity = "spot" if shape.spot else "on-demand"
     shown = tuple((r, _amount(r, v)) for r, v in shape.quota)
-    base = dict(pool=shape.flavor, cluster=shape.cluster, capacity=capacity, unit=QUOTA_HOUR, units_per_node=1,
-                min_nodes=0, max_nodes=1, kind=AUTOPILOT, flavors=(shape.flavor,), quota=shown)
+    base: dict[str, Any] = dict(pool=shape.flavor, cluster=shape.cluster, capacity=capacity, unit=QUOTA_HOUR,
+                                units_per_node=1, min_nodes=0, max_nodes=1, kind=AUTOPILOT, flavors=(shape.flavor,),
+                                quota=shown)
     accelerated = any(r in ("nvidia.com/gpu", "google.com/tpu") for r, _ in shape.quota)
     price, used, missing = 0.0, [], []
     for resource, value in shape.quota:

@@ -191,13 +191,14 @@ def _restricted(spec: Mapping[str, Any]) -> Iterator[Violation]:
                     f"container {name} adds {', '.join(map(str, added))}; only NET_BIND_SERVICE")
 
 
-def dig_str(obj: Mapping[str, Any], *path: str) -> str | None:
+# obj is any value read off a manifest: a step through a non-mapping gives None, then the default.
+def dig_str(obj: Any, *path: str) -> str | None:
     for key in path:
         obj = obj.get(key) if isinstance(obj, Mapping) else None
     return obj if isinstance(obj, str) else None
 
 
-def dig_list(obj: Mapping[str, Any], *path: str) -> list[Any]:
+def dig_list(obj: Any, *path: str) -> list[Any]:
     for key in path:
         obj = obj.get(key) if isinstance(obj, Mapping) else None
     return list(obj) if isinstance(obj, list) else []

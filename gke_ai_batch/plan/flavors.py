@@ -8,6 +8,7 @@ reservations), so that queues cover every resource a real pod requests (docs/bat
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -58,7 +59,7 @@ class FlavorPlan:
         return out
 
     @classmethod
-    def from_args(cls, args: dict[str, Any]) -> FlavorPlan:
+    def from_args(cls, args: Mapping[str, Any]) -> FlavorPlan:
         """The inverse of args(): a flavor given as data, its kind read off its capacity (the
         accelerator resource it holds, if any)."""
         capacity = dict(args.get("capacity") or {})

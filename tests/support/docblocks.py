@@ -81,6 +81,9 @@ class Page:
     failures: list[str] = field(default_factory=list)
     directive: tuple[int, dict[str, str]] | None = None
     preamble: list[str] = field(default_factory=list)
+    programs: list[tuple[int, str]] | None = None
+    """When a list: each Python program (its invisible blocks first) is kept here, with its line,
+    rather than run (`python_programs`)."""
 
     def take(self, example: Example, allowed: set[str]) -> dict[str, str]:
         """The `<!-- example: -->` arguments for this block ({} if none), refusing any it cannot use."""
@@ -141,7 +144,11 @@ def run_python(example: Example) -> None:
         _check_excerpt(source, ROOT / args["excerpt-of"])
         page.quoted.append(example.line)
         return
-    run_program("\n".join([*preamble, source]), page.scratch / f"program-{example.line}", "fragment" in args)
+    program = "\n".join([*preamble, source])
+    if page.programs is not None:
+        page.programs.append((example.line, program))
+        return
+    run_program(program, page.scratch / f"program-{example.line}", "fragment" in args)
 
 
 def _check_excerpt(source: str, file: Path) -> None:
@@ -398,6 +405,24 @@ PARSERS = (
     CodeBlockParser("console", run_console),
 )
 ANY_FENCE = RawFencedCodeBlockLexer(info_pattern=re.compile(r"(?P<info>[^\n]*)$\n", re.MULTILINE))
+
+
+def python_programs(path: Path) -> list[tuple[int, str]]:
+    """(line, source) of each Python program of the page as `run_page` would run it: its invisible
+    blocks first; an excerpt of a file and a block marked as one are left out (the file is checked
+    as itself). Other blocks are not run: only their `<!-- example: -->` arguments are taken."""
+    page = Page(path, Path(), programs=[])
+    unrun = (CodeBlockParser(name, _take_only) for name in ("yaml", "json", "sh", "console"))
+    document = Document.parse(str(path), SKIP, ExampleDirective(), CodeBlockParser("python", run_python), *unrun)
+    document.namespace["page"] = page
+    for example in document.examples():
+        with contextlib.suppress(SkipTest):
+            example.evaluate()
+    return page.programs or []
+
+
+def _take_only(example: Example) -> None:
+    _page(example).take(example, {"stack", "at", "alternatives", "files"})
 
 
 def _literal(reason: str | None) -> bool:
