@@ -217,8 +217,9 @@ def _manifests_yaml(docs: list[dict[str, Any]]) -> str:
 
 
 def manifests_by_cluster(recording: engine.Recording) -> dict[str, list[dict[str, Any]]]:
-    """Each cluster's Kubernetes objects in recording order, by the naming scope of the
-    Kubernetes provider that applies them (each cluster has one: gke_ai_batch.components.cluster)."""
+    """Each cluster's Kubernetes objects in recording order, by the Kubernetes provider that
+    applies them (each cluster of a stack has one: gke_ai_batch.components.cluster), labelled by
+    that provider's naming scope, which the stack program gives every provider (naming.scoped)."""
     from gke_ai_batch.domain.naming import KUBERNETES_PROVIDER, scope_of
 
     scopes: dict[str, str] = {}

@@ -5,13 +5,12 @@ and the per-cluster manifests group by that; an existing cluster is judged in it
 from __future__ import annotations
 
 import json
-import textwrap
 
 import pytest
 from synth import EXIT_OK, EXIT_POLICY_VIOLATION
-from synth.stackfile import StackFile
 
 from conftest import ROOT
+from support.programs import render_program as _render
 
 # Two clusters with the same team, queue and sample names on each: only the provider tells
 # which cluster a ClusterQueue or a JobSet is on.
@@ -80,20 +79,6 @@ k8s.batch.v1.Job("team/t4", metadata={"name": "t4", "namespace": "team", "labels
 '''
 
 
-def _render(tmp_path, source: str, **names):
-    from synth import output_files
-    from synth.program import read_project, synthesize_program
-
-    (tmp_path / "Pulumi.yaml").write_text("name: lib\nruntime: python\n")
-    given = "".join(f"{k} = {v!r}\n" for k, v in names.items())
-    (tmp_path / "__main__.py").write_text(given + textwrap.dedent(source))
-    stack = tmp_path / "Pulumi.test.yaml"
-    stack.write_text("config:\n  gcp:project: acme-ml\n")
-    result = synthesize_program(read_project(tmp_path), StackFile.locate(ROOT, None, stack))
-    assert result.recording is not None, result.error
-    return result, output_files(result)
-
-
 @pytest.fixture(scope="module")
 def two(tmp_path_factory):
     return _render(tmp_path_factory.mktemp("two"), TWO_CLUSTERS, H100_ON_TPU=False)
@@ -134,7 +119,7 @@ def test_a_job_asking_the_tpu_cluster_for_h100s_only_the_other_has_is_refused(tm
     assert result.exit_code == EXIT_POLICY_VIOLATION
     [found] = [v for v in result.violations if v["policy"] == "kueue-admissible"]
     assert found["urn"].endswith("kubernetes:batch/v1:Job::research/h100")
-    assert "nvidia.com/gpu unavailable in ClusterQueue research" in found["message"]
+    assert found["message"].startswith("cluster ml-tpu: ") and "nvidia.com/gpu unavailable in ClusterQueue research" in found["message"]
 
 
 def test_one_cluster_has_no_cluster_column_and_no_manifests_folder(tmp_path):

@@ -29,7 +29,8 @@ def _known(diagnostic: dict, line: str) -> bool:
     """The errors left while a node-pool component's `flavor` is typed `dict[str, Any] | None`
     (components/nodepools.py) rather than `FlavorArgs`: `ResourceFlavor(name, tpu.flavor)`,
     `tpu.flavor["name"]`. Remove this allowance when `flavor` is typed."""
-    return ".flavor" in line and ("None" in diagnostic["message"] or "dict[str, Any]" in diagnostic["message"])
+    message = diagnostic["message"]
+    return ".flavor" in line and ("None" in message or "dict[str, Any]" in message or "dictionary unpack" in message)
 
 
 def _installed_like_a_consumer(site: Path) -> None:

@@ -150,15 +150,15 @@ def test_two_multikueue_workers_on_one_cluster_are_refused_by_the_pack(tmp_path)
     # Two managers sharing a worker, each with a MultiKueueWorker of its own: both apply
     # ServiceAccount kueue-system/multikueue-sa (and its roles and token) to cluster w.
     found = _unique_object_findings(tmp_path, one_worker=False)
-    assert any(m.startswith("ServiceAccount kueue-system/multikueue-sa (core) is also ") for m in found), found
-    assert any(m.startswith("ClusterRole multikueue-sa-read (rbac.authorization.k8s.io) is also ") for m in found), found
+    assert any(m.startswith("cluster w: ServiceAccount kueue-system/multikueue-sa (core) is also ") for m in found), found
+    assert any(m.startswith("cluster w: ClusterRole multikueue-sa-read (rbac.authorization.k8s.io) is also ") for m in found), found
 
 
 def test_two_workers_named_in_two_scopes_on_one_cluster_are_refused_by_the_pack(tmp_path):
     # Named "<scope>/multikueue", each names its objects in its own scope ("m1/kueue-system/
     # multikueue-sa"), but both apply them through cluster w's provider: still one object.
     found = _unique_object_findings(tmp_path, one_worker=False, worker_name="{m}/multikueue")
-    assert any(m.startswith("ServiceAccount kueue-system/multikueue-sa (core) is also ") for m in found), found
+    assert any(m.startswith("cluster w: ServiceAccount kueue-system/multikueue-sa (core) is also ") for m in found), found
 
 
 def test_one_worker_handed_to_two_managers_is_clean(tmp_path):

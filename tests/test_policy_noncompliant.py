@@ -22,10 +22,11 @@ def edited(resources, type_: str, name: str, edit) -> None:
     edit(target.inputs)
 
 
-def added(res, like, type_: str, name: str, inputs: dict) -> None:
-    """Register one more resource, under the same parent as `like`."""
+def added(res, like, type_: str, name: str, inputs: dict, parent: str | None = None, options: dict | None = None) -> None:
+    """Register one more resource, under the same parent as `like` (or under `parent`)."""
     urn = like.urn[: like.urn.rindex(like.type)] + f"{type_}::{name}"
-    res.append(dataclasses.replace(like, urn=urn, type=type_, name=name, inputs=inputs))
+    more = {} if parent is None else {"parent": parent, "options": options or {}, "dependencies": []}
+    res.append(dataclasses.replace(like, urn=urn, type=type_, name=name, inputs=inputs, **more))
 
 
 def noncompliant_prod():
@@ -99,8 +100,15 @@ def noncompliant_prod():
               "spec": {"clusters": ["east", "east-b"]}}
     added(res, check, "kubernetes:kueue.x-k8s.io/v1beta2:MultiKueueConfig", "fleet", config)
     (gke,) = [r for r in res if r.type == "gcp:container/cluster:Cluster"]
+    stack = res[0]
     for worker in ("east", "east-b"):
-        added(res, gke, gke.type, f"{worker}/cluster", {**copy.deepcopy(gke.inputs), "name": f"ml-{worker}"})
+        # Each worker a cluster of its own, with a provider that reaches it (the fleet stack's
+        # names: the worker's MultiKueueCluster is named as its cluster's objects are scoped).
+        added(res, stack, gke.type, f"{worker}/cluster", {**copy.deepcopy(gke.inputs), "name": f"ml-{worker}"}, stack.urn)
+        added(res, stack, "pulumi:providers:kubernetes", f"{worker}/k8s", {"cluster": f"ml-{worker}"}, stack.urn)
+        added(res, stack, "kubernetes:core/v1:ServiceAccount", f"{worker}/kueue-system/multikueue-sa",
+              {"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {"name": "multikueue-sa", "namespace": "kueue-system"}},
+              stack.urn, {"provider": res[-1].urn})
         mkc = {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "MultiKueueCluster", "metadata": {"name": worker},
                "spec": {"clusterSource": {"kubeConfig": {"location": f"multikueue-{worker}", "locationType": "Secret"}}}}
         added(res, check, "kubernetes:kueue.x-k8s.io/v1beta2:MultiKueueCluster", worker, mkc)

@@ -219,7 +219,7 @@ def partition(resources: Sequence[Any]) -> dict[str, list[Any]]:
     return out
 
 
-def name_scope(r: Any) -> str:
+def _name_scope(r: Any) -> str:
     """The naming scope a Kubernetes object's logical name carries (naming.scoped(scope,
     <namespace>/<name>)): "" in a stack of one cluster, a fleet's worker or "manager"."""
     meta = r.props.get("metadata") if isinstance(r.props, Mapping) else None
@@ -237,7 +237,7 @@ def _by_scope(resources: Sequence[Any]) -> dict[str, list[Any]]:
     clusters apart. A Kubernetes object is in the scope of its own name; any other resource in
     the scope its name starts with, when some Kubernetes object has that scope, else in ""."""
 
-    scope_of = name_scope
+    scope_of = _name_scope
     scopes = {scope_of(r) for r in resources if r.type.startswith("kubernetes:")}
     out: dict[str, list[Any]] = {}
     for r in resources:

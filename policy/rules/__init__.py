@@ -25,6 +25,7 @@ from .base import (
     WORKLOADS,
     Resource,
     Rule,
+    by_cluster,
     per_cluster,
 )
 
@@ -427,9 +428,26 @@ def run(
     """(urn, message) for every violation of one rule across a stack's resources: what the rule
     functions yield, which `findings` makes Findings of."""
     if rule.stack:
-        yield from rule.check(resources, config)
+        named: dict[str, str] | None = None
+        for urn, message in rule.check(resources, config):
+            if urn is not None:
+                named = _clusters_named(resources) if named is None else named
+                message = f"cluster {named[urn]}: {message}" if urn in named else message
+            yield urn, message
         return
     for r in resources:
         if rule.applies_to(r.type):
             for message in rule.check(r.type, r.props, config):
                 yield r.urn, message
+
+
+def _clusters_named(resources: Sequence[Resource]) -> dict[str, str]:
+    """urn -> the cluster a stack rule's finding on it names, in a program of several clusters:
+    the label of the cluster its provider reaches, where the resource's own name does not start
+    with it (a library program's objects are named as the program likes, so "research/h100" does
+    not say which cluster's queue refused it; the fleet stack's "<worker>/..." names do)."""
+    parts = by_cluster(resources)
+    if len([label for label in parts if label]) < 2:
+        return {}
+    return {r.urn: label for label, mine in parts.items() if label for r in mine
+            if not r.name.startswith(f"{label}/")}

@@ -108,12 +108,14 @@ def k8s_namespace(props: Mapping[str, Any]) -> str:
     return ns if isinstance(ns, str) and ns else "default"
 
 
-def cluster_of(r: Resource) -> str:
-    """The naming scope of the cluster a Kubernetes object is applied to: "" in a stack of one
-    cluster, the worker's name or "manager" in a fleet. Every object is registered under
-    gke_ai_batch.domain.naming.scoped(scope, <namespace>/<name>), so a name and namespace on one cluster
-    say nothing about another's."""
-    return _clusters.name_scope(r)
+def clusters_in(resources: Sequence[Resource]) -> Callable[[Resource], str]:
+    """Resource -> the label of the cluster it is on, as by_cluster groups `resources`: a
+    Kubernetes object's is the cluster its provider reaches, never the scope its name carries
+    (two clusters of a library program may hold objects of one name each). A stack program's
+    labels are its naming scopes ("" alone, a fleet's worker or "manager"), so its verdicts
+    read as before."""
+    where = {id(r): label for label, mine in by_cluster(resources).items() for r in mine}
+    return lambda r: where.get(id(r), "")
 
 
 def by_cluster(resources: Sequence[Resource]) -> dict[str, list[Resource]]:

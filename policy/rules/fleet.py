@@ -4,9 +4,12 @@ MultiKueueClusters and kubeconfig Secrets name one another; every worker has eve
 namespace and LocalQueue of the manager; the workers are in distinct regions; and no
 kubeconfig with a credential is anywhere but in a Secret's data.
 
-A fleet's objects are told apart by the naming scope of their cluster (base.cluster_of): the
-manager's is "manager", a worker's its name, which is also its MultiKueueCluster's name
-(gke_ai_batch/components/fleet/deploy.py). Rules here judge nothing on a stack with no MultiKueueCluster."""
+A fleet's objects are told apart by the cluster their provider reaches (base.clusters_in), and a
+MultiKueueCluster by the cluster its kubeconfig reaches (_reaches): in the fleet stack the
+clusters' labels are its naming scopes, the manager's "manager", a worker's its name, which is
+also its MultiKueueCluster's name (gke_ai_batch/components/fleet/deploy.py); in a library
+program, whatever the clusters and workers are called. Rules here judge nothing on a stack with
+no MultiKueueCluster."""
 
 from __future__ import annotations
 
@@ -16,7 +19,6 @@ import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
-from gke_ai_batch.domain import naming
 from gke_ai_batch.model.objects import NAMESPACE_NAME_LABEL, PROVISIONING_CONTROLLER, selector_matches
 from gke_ai_batch.domain import multikueue_worker as multikueue_worker
 from gke_ai_batch.model.multikueue import MULTIKUEUE_CONTROLLER, cluster_queue_problems
@@ -36,7 +38,7 @@ from .base import (
     as_dict,
     as_list,
     by_cluster,
-    cluster_of,
+    clusters_in,
     dig,
     k8s_name,
     k8s_namespace,
@@ -56,6 +58,31 @@ def _workers(resources: Sequence[Resource]) -> dict[str, list[Resource]]:
         name = dig(mkc.props, "metadata", "name")
         if isinstance(name, str):
             out.setdefault(name, []).append(mkc)
+    return out
+
+
+def _reaches(resources: Sequence[Resource], cluster_of: Callable[[Resource], str]) -> dict[str, str]:
+    """worker name -> the label of the cluster its MultiKueueCluster reaches, where the stack
+    shows one: a cluster of that label (the fleet stack names a worker's objects and its
+    MultiKueueCluster alike), else the one cluster, not the MultiKueueCluster's own, that its
+    kubeconfig Secret is made from (MultiKueueManager's Secret waits for the worker's token
+    Secret and GKE Cluster: its dependencies, which CrossGuard hands a policy too)."""
+    labels = {cluster_of(r) for r in resources if r.type.startswith("kubernetes:")}
+    by_urn = {r.urn: r for r in resources}
+    secrets = {(cluster_of(s), k8s_namespace(s.props), k8s_name(s)): s for s in of_type(resources, SECRET)}
+    out: dict[str, str] = {}
+    for name, mkcs in _workers(resources).items():
+        for mkc in mkcs:
+            here = cluster_of(mkc)
+            if name in labels and name != here:
+                out[name] = name
+                break
+            location = dig(mkc.props, "spec", "clusterSource", "kubeConfig", "location")
+            secret = secrets.get((here, KUEUE_NAMESPACE, location))
+            made_of = {cluster_of(by_urn[d]) for d in (secret.dependencies if secret else ()) if d in by_urn} - {here, ""}
+            if len(made_of) == 1:
+                out[name] = made_of.pop()
+                break
     return out
 
 
@@ -98,6 +125,7 @@ def multikueue_only(resources: Sequence[Resource], config: Mapping[str, Any] = E
     belong on the workers' own queues (gke_ai_batch/plan/fleet.py gives the manager's queues the
     MultiKueue check alone)."""
     checks = {c: [ac.props for ac in acs] for c, acs in _by_cluster(resources, ADMISSION_CHECK).items()}
+    cluster_of = clusters_in(resources)
     managers = {cluster_of(m) for m in of_type(resources, MULTIKUEUE_CLUSTER)}
     for q in of_type(resources, CLUSTER_QUEUE):
         here = checks.get(cluster_of(q), [])
@@ -141,10 +169,11 @@ def names_agree(resources: Sequence[Resource], config: Mapping[str, Any] = EMPTY
       the manager's access) the stack declares under the same name. Anything else is a cluster
       the stack cannot vouch for."""
     workers = _workers(resources)
+    cluster_of = clusters_in(resources)
+    reaches = _reaches(resources, cluster_of)
     configs = {(cluster_of(c), k8s_name(c)) for c in of_type(resources, MULTIKUEUE_CONFIG)}
     clusters = {(cluster_of(c), k8s_name(c)) for c in of_type(resources, MULTIKUEUE_CLUSTER)}
     secrets = {(cluster_of(s), k8s_namespace(s.props), k8s_name(s)): s for s in of_type(resources, SECRET)}
-    scopes = {cluster_of(r) for r in resources if r.type.startswith("kubernetes:")}
     for ac in of_type(resources, ADMISSION_CHECK):
         if dig(ac.props, "spec", "controllerName") != MULTIKUEUE_CONTROLLER:
             continue
@@ -166,7 +195,7 @@ def names_agree(resources: Sequence[Resource], config: Mapping[str, Any] = EMPTY
                 )
     for name, mkcs in workers.items():
         for mkc in mkcs:
-            if name not in scopes or name == cluster_of(mkc):
+            if reaches.get(name) in (None, cluster_of(mkc)):
                 yield mkc.urn, (
                     f"MultiKueueCluster {name} is no worker of this stack (no cluster's objects are declared under "
                     "that name): the stack cannot show that it has the fleet's queues, or that the manager may reach it"
@@ -215,6 +244,8 @@ def teams_everywhere(resources: Sequence[Resource], config: Mapping[str, Any] = 
     workers = _workers(resources)
     if not workers:
         return
+    cluster_of = clusters_in(resources)
+    reaches = _reaches(resources, cluster_of)
     managers = {cluster_of(mkc) for mkcs in workers.values() for mkc in mkcs}
     namespaces = {c: {k8s_name(n) for n in ns} for c, ns in _by_cluster(resources, *NAMESPACES).items()}
     queues = {c: {k8s_name(q) for q in qs} for c, qs in _by_cluster(resources, CLUSTER_QUEUE).items()}
@@ -223,8 +254,9 @@ def teams_everywhere(resources: Sequence[Resource], config: Mapping[str, Any] = 
                 for c, qs in local.items()}
     for manager in sorted(managers):
         for worker in workers:
+            on = reaches.get(worker, worker)
             for ns in of_type(resources, *NAMESPACES):
-                if cluster_of(ns) == manager and k8s_name(ns) not in namespaces.get(worker, set()):
+                if cluster_of(ns) == manager and k8s_name(ns) not in namespaces.get(on, set()):
                     yield ns.urn, (
                         f"namespace {k8s_name(ns)} is not on worker {worker}: MultiKueue creates the copy of each "
                         "workload in its own namespace there"
@@ -232,7 +264,7 @@ def teams_everywhere(resources: Sequence[Resource], config: Mapping[str, Any] = 
             for lq in local.get(manager, []):
                 key = (k8s_namespace(lq.props), k8s_name(lq))
                 cq = dig(lq.props, "spec", "clusterQueue")
-                there = local_of.get(worker, {})
+                there = local_of.get(on, {})
                 if key not in there:
                     yield lq.urn, (
                         f"LocalQueue {key[0]}/{key[1]} is not on worker {worker}: the copy of a workload keeps its "
@@ -243,7 +275,7 @@ def teams_everywhere(resources: Sequence[Resource], config: Mapping[str, Any] = 
                         f"LocalQueue {key[0]}/{key[1]} points at ClusterQueue {cq} on the manager and at {there[key]} "
                         f"on worker {worker}: a team's queue is the same on every cluster"
                     )
-                elif isinstance(cq, str) and cq != UNKNOWN and cq not in queues.get(worker, set()):
+                elif isinstance(cq, str) and cq != UNKNOWN and cq not in queues.get(on, set()):
                     yield lq.urn, (
                         f"ClusterQueue {cq}, which LocalQueue {key[0]}/{key[1]} points at, is not on worker {worker}"
                     )
@@ -253,12 +285,13 @@ def worker_regions(resources: Sequence[Resource], config: Mapping[str, Any] = EM
     """No two workers in one region of one project: a fleet spreads its workers where capacity
     differs, and two in one region only count that region's capacity twice (the program's own
     check: gke_ai_batch/config/fleet.py _placement_problems)."""
-    workers = _workers(resources)
+    cluster_of = clusters_in(resources)
+    worker_of = {on: name for name, on in _reaches(resources, cluster_of).items()}
     seen: dict[tuple[Any, str], str] = {}
     for cluster in of_type(resources, CLUSTER):
-        scope = naming.scope_of(cluster.name, "cluster")
+        scope = worker_of.get(cluster_of(cluster))
         location = cluster.props.get("location")
-        if scope not in workers or not isinstance(location, str) or location == UNKNOWN:
+        if scope is None or not isinstance(location, str) or location == UNKNOWN:
             continue
         project = cluster.props.get("project")
         if project == UNKNOWN:
@@ -338,9 +371,11 @@ def dispatch_targets(resources: Sequence[Resource], config: Mapping[str, Any] = 
     namespaceSelector admits each team namespace whose LocalQueue points at the queue, and the
     manager's ServiceAccount is bound to its write role in that namespace (creating the copy
     is its first call there: workload.go:819)."""
+    cluster_of = clusters_in(resources)
     managers = {cluster_of(m) for m in of_type(resources, MULTIKUEUE_CLUSTER)}
     if not managers:
         return
+    reaches = _reaches(resources, cluster_of)
     parts = _by_cluster(resources, CLUSTER_QUEUE, LOCAL_QUEUE, ADMISSION_CHECK, MULTIKUEUE_CONFIG, ROLE_BINDING,
                         *NAMESPACES)
     for manager in sorted(managers):
@@ -355,7 +390,7 @@ def dispatch_targets(resources: Sequence[Resource], config: Mapping[str, Any] = 
             for worker in as_list(dig(cfg.props, "spec", "clusters")):
                 if not isinstance(worker, str) or worker == UNKNOWN:
                     continue
-                for reason in _cannot_take(parts.get(worker, []), k8s_name(q), teams):
+                for reason in _cannot_take(parts.get(reaches.get(worker, worker), []), k8s_name(q), teams):
                     yield cfg.urn, f"MultiKueueConfig {k8s_name(cfg)} sends queue {k8s_name(q)}'s jobs to worker {worker}, {reason}"
 
 

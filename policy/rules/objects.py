@@ -5,14 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
-from .base import EMPTY, Resource, as_dict, cluster_of, kind_of
+from .base import EMPTY, Resource, as_dict, clusters_in, kind_of
 
 
-def _object_key(r: Resource) -> tuple[str, str, str, str, str, str] | None:
-    """(provider, naming scope, API group, kind, namespace, name) of the object `r` applies: the
-    provider is the cluster, whatever scope the names carry; only where a caller left the
-    provider out does the naming scope stand for it (a fleet's objects are named per cluster:
-    base.cluster_of). None where it names no one object: a Helm
+def _object_key(r: Resource, cluster: str) -> tuple[str, str, str, str, str] | None:
+    """(cluster, API group, kind, namespace, name) of the object `r` applies, `cluster` the one
+    its provider reaches (base.clusters_in: two providers of one cluster hold one set of
+    objects). None where it names no one object: a Helm
     release or YAML group (no metadata.name), a *Patch resource (it edits an object it does not
     own), a name left to Pulumi's auto-naming or not known at preview."""
     if not r.type.startswith("kubernetes:") or r.type.endswith("Patch") or r.type.endswith("List"):
@@ -23,7 +22,7 @@ def _object_key(r: Resource) -> tuple[str, str, str, str, str, str] | None:
         return None
     # kubernetes:<group>/<version>:<Kind>: one object whichever version a resource writes it at.
     group = r.type.split(":", 2)[1].split("/", 1)[0]
-    return r.provider, "" if r.provider else cluster_of(r), group, kind_of(r.type), namespace, name
+    return cluster, group, kind_of(r.type), namespace, name
 
 
 def unique_objects(resources: Sequence[Resource], config: Mapping[str, Any] = EMPTY) -> Iterator[tuple[str | None, str]]:
@@ -34,10 +33,11 @@ def unique_objects(resources: Sequence[Resource], config: Mapping[str, Any] = EM
     upserts instead, and two resources then fight over one object's fields, and deleting either
     deletes the other's object. Two library components on one cluster (two MultiKueueWorkers
     for two managers, each with ServiceAccount kueue-system/multikueue-sa) do this, which
-    neither sees alone. The cluster is the resource's provider."""
+    neither sees alone. The cluster is the one the resource's provider reaches."""
     seen: dict[tuple[str, ...], str] = {}
+    cluster_of = clusters_in(resources)
     for r in resources:
-        key = _object_key(r)
+        key = _object_key(r, cluster_of(r))
         if key is None:
             continue
         if key in seen:

@@ -27,7 +27,7 @@ from .base import (
     Resource,
     as_dict,
     as_list,
-    cluster_of,
+    clusters_in,
     is_list,
     k8s_name,
     k8s_namespace,
@@ -304,6 +304,7 @@ def _served_namespaces(resources: Sequence[Resource]) -> set[tuple[str, str | No
     every team's LocalQueue, and those of queues it has no capacity for point at an idle
     ClusterQueue (no resource groups) that admits nothing; MultiKueue never sends work there.
     Unknown values count as no queue (fail closed)."""
+    cluster_of = clusters_in(resources)
     serving = {(cluster_of(q), k8s_name(q)) for q in of_type(resources, CLUSTER_QUEUE) if serves(q) and not _unknown(
         as_dict(q.props.get("spec")).get("resourceGroups"))}
     return {
@@ -314,7 +315,8 @@ def _served_namespaces(resources: Sequence[Resource]) -> set[tuple[str, str | No
 
 def no_queue_bypass(resources: Sequence[Resource], config: Mapping[str, Any] = EMPTY) -> Iterator[tuple[str, str]]:
     # Roles, LocalQueues and bindings are per cluster: in a fleet, a worker's binding resolves
-    # against that worker's roles and namespaces only.
+    # against that worker's roles and namespaces only: the cluster each one's provider reaches.
+    cluster_of = clusters_in(resources)
     roles = {(cluster_of(r), k8s_namespace(r.props), k8s_name(r)): r.props for r in of_type(resources, ROLE)}
     cluster_roles = {(cluster_of(r), k8s_name(r)): r.props for r in of_type(resources, CLUSTER_ROLE)}
     queued = {(cluster_of(q), k8s_namespace(q.props)) for q in of_type(resources, LOCAL_QUEUE)}
@@ -373,6 +375,7 @@ def probe_namespaced_rbac(
     manager's ServiceAccount: Kueue's remote client watches, lists and gets in every namespace
     (gke_ai_batch/domain/multikueue_worker.py), and reading is all that binding may do; and a
     ClusterRole that only reads non-resource URLs (the metrics scrapers' /metrics)."""
+    cluster_of = clusters_in(resources)
     ours = {(cluster_of(sa), k8s_namespace(sa.props), k8s_name(sa)) for sa in of_type(resources, K8S_SERVICE_ACCOUNT)}
     cluster_roles = {(cluster_of(r), k8s_name(r)): r.props for r in of_type(resources, CLUSTER_ROLE)}
     for binding in of_type(resources, CLUSTER_ROLE_BINDING):

@@ -284,7 +284,9 @@ def _protected(result, scope: str | None = None) -> dict[str, bool]:
     recording = result.recording
     if recording is None:
         return {}
-    # By the pool's GKE name: its logical name carries the cluster's scope in a fleet.
+    # By the pool's GKE name: its logical name carries the cluster's scope in a fleet. The scope is
+    # right here: this report is of a stack, whose program names every pool in its cluster's scope
+    # (naming.scoped); a program's pools are grouped by the cluster they name (report/recorded.py).
     return {
         r.inputs.get("name", r.name): bool(r.options.get("protect"))
         for r in recording.resources

@@ -286,6 +286,9 @@ def _manager_secrets(recording) -> dict[str, Any]:
     if recording is None:
         return {}
     out = {}
+    # The manager's by its naming scope: this report is of the fleet stack, whose program applies
+    # each object through its cluster's provider under that cluster's scope (naming.scoped); a
+    # library program's fleet is judged by the pack, which groups by provider (policy/rules/fleet.py).
     for r in recording.resources:
         meta = r.inputs.get("metadata") or {}
         if r.type == SECRET_TYPE and scope_of(r.name, f"{meta.get('namespace')}/{meta.get('name')}") == MANAGER_SCOPE:

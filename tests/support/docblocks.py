@@ -13,9 +13,6 @@ directive of ours, `<!-- example: ... -->`, says how to run the block after it:
   (`bad/Pulumi.dev.yaml`, the refused stack file an example shows).
 - `excerpt-of=FILE` (a `python` block): its lines are lines of FILE, in order (the block quotes
   a program that runs elsewhere).
-- `fragment` (a `python` block): part of a larger program (a fleet without its queues and
-  teams): it must run and every component take its args, but the policy pack's verdict on the
-  whole (exit 3) is not the fragment's.
 
 How each language runs:
 
@@ -137,7 +134,7 @@ def run_python(example: Example) -> None:
     if "directive" in example.region.lexemes:  # <!-- invisible-code-block: python -->
         page.preamble.append(source)
         return
-    args = page.take(example, {"excerpt-of", "fragment"})
+    args = page.take(example, {"excerpt-of"})
     preamble, page.preamble = page.preamble, []
     if "excerpt-of" in args:
         assert not preamble, "an excerpt runs where it is quoted from: it takes no invisible code block"
@@ -148,7 +145,7 @@ def run_python(example: Example) -> None:
     if page.programs is not None:
         page.programs.append((example.line, program))
         return
-    run_program(program, page.scratch / f"program-{example.line}", "fragment" in args)
+    run_program(program, page.scratch / f"program-{example.line}")
 
 
 def _check_excerpt(source: str, file: Path) -> None:
@@ -158,10 +155,10 @@ def _check_excerpt(source: str, file: Path) -> None:
             assert any(line.rstrip() == have.rstrip() for have in lines), f"not a line of {file.relative_to(ROOT)} (or out of order): {line!r}"
 
 
-def run_program(source: str, folder: Path, fragment: bool = False) -> None:
+def run_program(source: str, folder: Path) -> None:
     """`python -m synth --program FOLDER --config FOLDER/Pulumi.docs.yaml`, in this process."""
     import synth
-    from synth.diagnostics import EXIT_OK, EXIT_POLICY_VIOLATION
+    from synth.diagnostics import EXIT_OK
     from synth.program import ProgramFailed, read_project, synthesize_program
 
     folder.mkdir(parents=True)
@@ -173,8 +170,7 @@ def run_program(source: str, folder: Path, fragment: bool = False) -> None:
     except ProgramFailed as exc:
         raise AssertionError(f"the program fails (exit 70): {exc}") from exc.error
     mandatory = [f"{v['policy']}: {v['message']}" for v in result.violations if v["enforcement"] == "mandatory"]
-    allowed = (EXIT_OK, EXIT_POLICY_VIOLATION) if fragment else (EXIT_OK,)
-    assert result.exit_code in allowed, f"the program exits {result.exit_code}: {result.error or mandatory}"
+    assert result.exit_code == EXIT_OK, f"the program exits {result.exit_code}: {result.error or mandatory}"
 
 
 # -- yaml: stack-file fragments, merged into a shipped stack -----------------------------------

@@ -15,3 +15,22 @@ def run_program(tmp_path: Path, source: str):
     program = tmp_path / "__main__.py"
     program.write_text(textwrap.dedent(source))
     return engine.run(program, project="lib", stack="test", config={}, outputs_for=synth.outputs_for("acme-ml"))
+
+
+def render_program(tmp_path: Path, source: str, **names):
+    """(synth's Result, its output files) for `source` rendered as `synth --program` renders a
+    folder of it, each of `names` a global the source reads (set before it)."""
+    from synth import output_files
+    from synth.program import read_project, synthesize_program
+    from synth.stackfile import StackFile
+
+    from conftest import ROOT
+
+    (tmp_path / "Pulumi.yaml").write_text("name: lib\nruntime: python\n")
+    given = "".join(f"{k} = {v!r}\n" for k, v in names.items())
+    (tmp_path / "__main__.py").write_text(given + textwrap.dedent(source))
+    stack = tmp_path / "Pulumi.test.yaml"
+    stack.write_text("config:\n  gcp:project: acme-ml\n")
+    result = synthesize_program(read_project(tmp_path), StackFile.locate(ROOT, None, stack))
+    assert result.recording is not None, result.error
+    return result, output_files(result)
