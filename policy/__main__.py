@@ -25,7 +25,7 @@ if __name__ == "__main__":
 
 from pulumi_policy import PolicyPack  # noqa: E402
 
-from policy.crossguard import PACK_ENFORCEMENT, PACK_NAME, policies  # noqa: E402
+from gke_ai_batch.policy.crossguard import PACK_ENFORCEMENT, PACK_NAME, policies  # noqa: E402
 
 POLICIES = policies()
 

@@ -8,8 +8,8 @@ import json
 import textwrap
 
 import pytest
-from synth import EXIT_OK, EXIT_POLICY_VIOLATION
-from synth.stackfile import StackFile
+from gke_ai_batch.synth import EXIT_OK, EXIT_POLICY_VIOLATION
+from gke_ai_batch.synth.stackfile import StackFile
 
 from conftest import ROOT
 
@@ -81,8 +81,8 @@ k8s.batch.v1.Job("team/t4", metadata={"name": "t4", "namespace": "team", "labels
 
 
 def _render(tmp_path, source: str, **names):
-    from synth import output_files
-    from synth.program import read_project, synthesize_program
+    from gke_ai_batch.synth import output_files
+    from gke_ai_batch.synth.program import read_project, synthesize_program
 
     (tmp_path / "Pulumi.yaml").write_text("name: lib\nruntime: python\n")
     given = "".join(f"{k} = {v!r}\n" for k, v in names.items())
@@ -193,7 +193,7 @@ def test_the_crossguard_adapter_hands_the_rules_each_resources_provider_and_pare
     # group by them exactly as synth does.
     from types import SimpleNamespace as NS
 
-    from policy.crossguard import _parent, _provider
+    from gke_ai_batch.policy.crossguard import _parent, _provider
 
     r = NS(provider=NS(urn="urn:p"), opts=NS(parent="urn:c"))
     assert (_provider(r), _parent(r)) == ("urn:p", "urn:c")

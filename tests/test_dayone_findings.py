@@ -16,9 +16,9 @@ from gke_ai_batch.domain.findings import ADVISORY, ERROR, Finding
 from gke_ai_batch.model.recorded import Judgement
 from gke_ai_batch.plan import build_plan
 from gke_ai_batch.plan.admission import Admission, registered
-from policy import rules
-from synth.diagnostics import Diagnostic
-from synth.report import _policy
+from gke_ai_batch.policy import rules
+from gke_ai_batch.synth.diagnostics import Diagnostic
+from gke_ai_batch.synth.report import _policy
 
 V6E = {"name": "v6e", "tpu": {"version": "v6e", "topology": "4x4"}, "slices": 2}
 TEAM = {"namespace": "team-a", "localQueue": "lq", "clusterQueue": "cq", "podSecurity": "privileged"}

@@ -56,8 +56,8 @@ def _edited(name: str) -> dict:
 
 @pytest.fixture(scope="module")
 def diff_of(tmp_path_factory):
-    import synth
-    from synth import diff
+    from gke_ai_batch import synth
+    from gke_ai_batch.synth import diff
 
     base = diff.Render.from_files(synth.output_files(synth_stack(STACK)))
 
@@ -184,7 +184,7 @@ def test_in_place_updates_of_protected_resources_raise_no_banner(diff_of):
 
 
 def test_two_long_values_are_shown_from_where_they_differ():
-    from synth import diff
+    from gke_ai_batch.synth import diff
 
     before = json.dumps({"tiles": [{"title": f"tile {i}"} for i in range(40)]})
     after = before.replace("tile 30", "tile 30 (v6e)")

@@ -26,7 +26,7 @@ from pulumi.runtime.proto import resource_pb2, source_pb2
 from pulumi.runtime.sync_await import _sync_await
 
 from conftest import ROOT
-from synth import engine
+from gke_ai_batch.synth import engine
 
 
 def _pin(path: Path, package: str) -> str:

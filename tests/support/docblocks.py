@@ -153,9 +153,9 @@ def _check_excerpt(source: str, file: Path) -> None:
 
 def run_program(source: str, folder: Path, fragment: bool = False) -> None:
     """`python -m synth --program FOLDER --config FOLDER/Pulumi.docs.yaml`, in this process."""
-    import synth
-    from synth.diagnostics import EXIT_OK, EXIT_POLICY_VIOLATION
-    from synth.program import ProgramFailed, read_project, synthesize_program
+    from gke_ai_batch import synth
+    from gke_ai_batch.synth.diagnostics import EXIT_OK, EXIT_POLICY_VIOLATION
+    from gke_ai_batch.synth.program import ProgramFailed, read_project, synthesize_program
 
     folder.mkdir(parents=True)
     (folder / "__main__.py").write_text(source)
@@ -174,7 +174,7 @@ def run_program(source: str, folder: Path, fragment: bool = False) -> None:
 
 
 def run_yaml(example: Example) -> None:
-    from synth import yamlread
+    from gke_ai_batch.synth import yamlread
 
     page = _page(example)
     args = page.take(example, {"stack", "at", "alternatives"})
@@ -250,8 +250,8 @@ def _merge_at(config: dict, at: str, fragment: dict) -> dict:
 
 
 def _render(config: dict, folder: Path, where: str) -> None:
-    import synth
-    from synth import yamlread
+    from gke_ai_batch import synth
+    from gke_ai_batch.synth import yamlread
 
     folder.mkdir(parents=True)
     path = folder / "Pulumi.docs.yaml"
@@ -264,7 +264,7 @@ def _render(config: dict, folder: Path, where: str) -> None:
 
 
 def run_json(example: Example) -> None:
-    from policy import levels
+    from gke_ai_batch.policy import levels
 
     _page(example).take(example, set())
     problems = levels.problems_in(json.loads(str(example.parsed)))
@@ -321,7 +321,7 @@ def run_command(command: str, scratch: Path, files: str | None) -> tuple[int, st
 def _synth(args: list[str], scratch: Path, files: str | None) -> tuple[int, str]:
     """synth's CLI (synth.__main__.main) in this process, in a fresh copy of the repository's
     layout (its default output, build/, goes there), with stdout and stderr as one terminal."""
-    from synth import __main__ as cli
+    from gke_ai_batch.synth import __main__ as cli
 
     scratch.mkdir(parents=True, exist_ok=True)
     root = Path(tempfile.mkdtemp(dir=scratch))

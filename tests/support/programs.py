@@ -9,8 +9,8 @@ from pathlib import Path
 def run_program(tmp_path: Path, source: str):
     """The recording of `source` as a program's __main__.py, with what the cloud reports back
     (a cluster's endpoints, an account's email, a token) as synth has it for project acme-ml."""
-    import synth
-    from synth import engine
+    from gke_ai_batch import synth
+    from gke_ai_batch.synth import engine
 
     program = tmp_path / "__main__.py"
     program.write_text(textwrap.dedent(source))

@@ -12,8 +12,8 @@ from typing import Any
 from gke_ai_batch.domain.findings import Finding
 
 from gke_ai_batch.domain.catalogue import GPU_RESOURCE, TPU_RESOURCE, TPU_TOPOLOGY_LABEL
-from policy.rules import Resource
-from policy.rules.base import CLUSTER, NODE_POOL, as_dict, as_list, dig
+from gke_ai_batch.policy.rules import Resource
+from gke_ai_batch.policy.rules.base import CLUSTER, NODE_POOL, as_dict, as_list, dig
 from gke_ai_batch.model.facts import PoolFacts, flavor_capacity, selects, stack_pools
 from gke_ai_batch.model.recorded import well_formed
 

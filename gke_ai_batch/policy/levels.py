@@ -16,7 +16,7 @@ from typing import Any
 
 from .rules import RULES, Rule
 
-CONFIG_DIR = Path(__file__).resolve().parent / "config"
+CONFIG_DIR = Path(__file__).resolve().parents[2] / "policy" / "config"
 LEVELS = ("advisory", "mandatory", "remediate", "disabled")
 ALL = "all"
 

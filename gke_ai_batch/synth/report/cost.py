@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from gke_ai_batch.domain import price_table, pricing
-from policy import rules
-from policy.rules import cost
+from gke_ai_batch.policy import rules
+from gke_ai_batch.policy.rules import cost
 
 from .md import DASH, code, codes, table
 

@@ -472,7 +472,7 @@ def stdout_to_stderr():
 # synth's own top-level packages (beside this file's folder) that a program's run needs as they
 # are, so a program's module of the same name never stands in for them: the engine, and the
 # library the program builds with.
-_SYNTH_HOME = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+_SYNTH_HOME = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 _ENGINE_PACKAGES = {"synth", "gke_ai_batch"}
 
 

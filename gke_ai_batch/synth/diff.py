@@ -21,8 +21,8 @@ from typing import Any
 import yaml
 
 from gke_ai_batch.domain import catalogue, gke_updates, regions, urns
-from policy import rules
-from policy.rules.base import CLUSTER, HELM_RELEASES, NODE_POOL, RESOURCE_FLAVOR, by_cluster, dig, of_type
+from gke_ai_batch.policy import rules
+from gke_ai_batch.policy.rules.base import CLUSTER, HELM_RELEASES, NODE_POOL, RESOURCE_FLAVOR, by_cluster, dig, of_type
 from gke_ai_batch.model.facts import cluster_facts, pool_facts, selects
 
 from . import yamlread
