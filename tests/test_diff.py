@@ -1,4 +1,4 @@
-"""The diff of a render against a base render (`python -m synth STACK --base DIR`, synth/diff.py):
+"""The diff of a render against a base render (`python -m synth STACK --base DIR`, gke_ai_batch/synth/diff.py):
 a stack against its own render is an empty diff; each kind of change names exactly that change,
 with its capacity, quota and cost deltas and what `pulumi up` will do."""
 

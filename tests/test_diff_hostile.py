@@ -1,5 +1,5 @@
 """A base render is input like any other (`python -m synth STACK --base DIR`, `--removed`): its
-numbers and URNs are read by one reader each (synth/diff.py `_values`, synth/urns.py `parse`),
+numbers and URNs are read by one reader each (gke_ai_batch/synth/diff.py `_values`, gke_ai_batch/synth/urns.py `parse`),
 which refuse what synth never writes as a usage error about --base (exit 2) naming the file and
 the key, and write nothing. Before, `1e400` passed as infinity into diff.json (`Infinity`, no
 JSON) and diff.md ("$inf"), a 400-digit integer was exit 70 (exit 1 with a traceback under

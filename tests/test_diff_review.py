@@ -1,4 +1,4 @@
-"""The PR diff a reviewer reads in one pass (`python -m synth STACK --base DIR`, synth/diff.py),
+"""The PR diff a reviewer reads in one pass (`python -m synth STACK --base DIR`, gke_ai_batch/synth/diff.py),
 on the pull requests platform engineers open against prod: the committed stack rendered as the
 base, the stack file edited, rendered again, diffed. Each names the change where it is (a
 nested field by its path and the names of the entries on it), says what `pulumi up` refuses

@@ -828,7 +828,7 @@ def test_jobset_names_the_config_accepts_pass_the_jobset_webhook(tmp_path, valid
 
 def test_a_secret_whose_content_is_a_pulumi_secret_is_checked_in_full(validator):
     # A fleet's kubeconfig Secret, as synth records it: the typed class makes `data` one secret,
-    # which synth masks key by key (synth/engine.py), so the Secret stays one the API server takes.
+    # which synth masks key by key (gke_ai_batch/synth/engine.py), so the Secret stays one the API server takes.
     from gke_ai_batch.synth.engine import SECRET_DATA_MASK, SECRET_MASK
 
     masked = {"apiVersion": "v1", "kind": "Secret", "type": "Opaque", "data": {"kubeconfig": SECRET_DATA_MASK},

@@ -1,12 +1,12 @@
 """What a program run by `synth --program` can do to synth, and what is beside the output folder:
 - the program's own modules (a CrossGuard pack in its `policy/` folder) broke synth's own imports
   (exit 70, "cannot import name 'rules' from 'policy'"): the program folder stayed first on
-  sys.path and its modules in sys.modules (synth/engine.py program_imports);
+  sys.path and its modules in sys.modules (gke_ai_batch/synth/engine.py program_imports);
 - `--json` promises one JSON document on stdout, but a subprocess of the program or a write to
   file descriptor 1 landed before it (engine.stdout_to_stderr);
 - the output folder's siblings were opened through symbolic links: `.out.lock` created a file
   wherever it pointed, and a link named `.out.tmp-*` made the cleanup chmod the parent folder
-  (synth/output.py)."""
+  (gke_ai_batch/synth/output.py)."""
 
 from __future__ import annotations
 

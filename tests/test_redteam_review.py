@@ -1,4 +1,4 @@
-"""The PR review's diff (`python -m synth STACK --base DIR`, synth/diff.py) against a hostile or
+"""The PR review's diff (`python -m synth STACK --base DIR`, gke_ai_batch/synth/diff.py) against a hostile or
 stale base folder: whatever the folder holds, the answer is a usage error about --base (exit 2)
 naming the file and what is wrong with it, or a diff that says what it could not compare; never
 an internal error (exit 70), never a hang."""

@@ -1,4 +1,4 @@
-"""What apply will do to a GKE cluster or node pool changed in place (synth/diff.py over
+"""What apply will do to a GKE cluster or node pool changed in place (gke_ai_batch/synth/diff.py over
 gke_ai_batch/domain/gke_updates.py): in place, a control plane restart (the API down for
 minutes on a zonal cluster), or every node recreated, each with GKE's page."""
 

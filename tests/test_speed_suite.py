@@ -39,7 +39,7 @@ def test_stack_files_are_written_as_pyyamls_own_emitter_writes_them(stack):
 
 def test_a_base_manifests_yaml_nested_too_deeply_is_refused_before_pyyaml_composes_it(monkeypatch):
     """PyYAML's pure-Python reader takes ~1 s to reach its recursion limit on `[[[[...`: the
-    depth is read off libyaml's events first (synth/diff.py, MAX_YAML_DEPTH)."""
+    depth is read off libyaml's events first (gke_ai_batch/synth/diff.py, MAX_YAML_DEPTH)."""
     from gke_ai_batch.synth import diff
 
     def composed(text):

@@ -1,6 +1,6 @@
 """One limit on alias expansion for every YAML synth reads from outside: stack files, a program's
 Pulumi.yaml, a base render's manifests.yaml and the YAML a program hands pulumi_kubernetes
-(synth/yamlread.py AliasBudget, go-yaml's rule). A "billion laughs" of a few hundred bytes hung
+(gke_ai_batch/synth/yamlread.py AliasBudget, go-yaml's rule). A "billion laughs" of a few hundred bytes hung
 synth on a base and ran a program's ConfigFile out of memory; each is now refused at once, with
 the file named."""
 

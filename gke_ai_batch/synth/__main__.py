@@ -376,7 +376,7 @@ def _is_registered_path(stack_file) -> bool:
 
 def _unregistered(stack_file, result) -> Diagnostic | None:
     """A note for a stack of stacks/ that lacks what the repository keeps for each stack (its
-    URN list and policy config: synth/add.py), which the tests and the PR workflow expect, or
+    URN list and policy config: gke_ai_batch/synth/add.py), which the tests and the PR workflow expect, or
     whose URN list no longer matches what it renders (tests/test_determinism.py fails on it)."""
     from .add import missing_registration, urn_list_file
     from .urns import urn_list

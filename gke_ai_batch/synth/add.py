@@ -9,7 +9,7 @@ Adds a stack to the repository in one step, after which the test suite passes fo
 2. policy/config/NAME.json, unless it exists: a copy of prod.json if the stack file says
    `gke-ai-batch:production: true`, else of dev.json (the policy pack holds a production stack
    to the production rules only when its config says so);
-3. stacks/urns/NAME.txt: the stack's URN list (synth/urns.py).
+3. stacks/urns/NAME.txt: the stack's URN list (gke_ai_batch/synth/urns.py).
 
 The stack is rendered first, as `python -m synth NAME` would: if synth refuses it (exit 2) or a
 mandatory policy fails (exit 3), the problems are printed and nothing is left behind, not even
@@ -167,7 +167,7 @@ def _cluster_name(text: str) -> str | None:
 
 def _rename_clash(root: Path, stack_path: Path, name: str) -> str:
     """A copy deploys the original's clusters (its own, and a fleet's workers) into the
-    original's projects, which synth refuses (synth/crossstack.py): name the copy's cluster
+    original's projects, which synth refuses (gke_ai_batch/synth/crossstack.py): name the copy's cluster
     after the stack, and each clashing worker's `<stack>-<worker>`, where those are GKE names."""
     from . import crossstack
     from .yamlread import YamlError, decode, load, read_bytes

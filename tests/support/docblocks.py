@@ -20,13 +20,13 @@ directive of ours, `<!-- example: ... -->`, says how to run the block after it:
 How each language runs:
 
 - `python`: a Pulumi program (after the invisible blocks before it), run by synth's `--program`
-  path (synth/program.py: the recording engine, then the policy pack and the report); it must
+  path (gke_ai_batch/synth/program.py: the recording engine, then the policy pack and the report); it must
   exit 0.
 - `yaml`: a stack-file fragment (top-level `gke-ai-batch:` keys, or a whole file with `config:`),
   merged into a shipped stack and rendered by synth (the stack's rules, the admission model, the
   policy pack); it must exit 0. Merging sets the keys the fragment shows: a mapping's own keys,
   and a list's entries by `name`, each entry's keys.
-- `json`: a policy pack config (`policy/config/<stack>.json`), read by policy/levels.py.
+- `json`: a policy pack config (`policy/config/<stack>.json`), read by gke_ai_batch/policy/levels.py.
 - `sh`: each command runs; only commands that work offline are known (synth's CLI, in-process,
   in a folder laid out like the repository; the venv and lock-file installs this suite runs in,
   whose lock file must exist; `python -m pytest`, this suite); any other command needs the block

@@ -28,7 +28,7 @@ ACCELERATORS = (TPU_RESOURCE, GPU_RESOURCE)
 
 
 def render(result, violations: Sequence[Finding | Mapping[str, Any]]) -> str:
-    """`violations`: the policy pack's findings (synth/policy.py), or policy.json's entries."""
+    """`violations`: the policy pack's findings (gke_ai_batch/synth/policy.py), or policy.json's entries."""
     plan = result.plan
     if plan is None and result.program is not None and result.recording is not None:
         from . import recorded  # a program without a stack file: no plan, only what it registered
@@ -37,7 +37,7 @@ def render(result, violations: Sequence[Finding | Mapping[str, Any]]) -> str:
     if plan is None:
         return f"## `{result.stack}`\n\nNothing synthesized: {result.error or 'no plan'}\n"
     # A fleet: `plan` is the manager's, which runs nothing; capacity, pools, the largest
-    # workload and replacements are the workers' (synth/report/fleet.py).
+    # workload and replacements are the workers' (gke_ai_batch/synth/report/fleet.py).
     fleet = result.fleet
     protected = _protected(result)
     lines = _title(result.stack, plan) if fleet is None else fleet_view.title(result.stack, fleet)
