@@ -1067,11 +1067,14 @@ def test_pack_needs_only_its_own_requirements():
     """policy/requirements.txt installs pulumi-policy and pulumi; the pack must not reach for
     the program's dependencies (pydantic, the providers) through what it imports."""
     probe = (
-        "import sys; sys.path.insert(0, sys.argv[1]); import gke_ai_batch.policy.crossguard, gke_ai_batch.policy.levels; "
+        "import sys; sys.path.insert(0, sys.argv[1]); import gke_ai_batch.policy.rules, gke_ai_batch.policy.levels; "
+        "print(sorted(m.partition('.')[0] for m in sys.modules)); import gke_ai_batch.policy.crossguard; "
         "print(sorted(m for m in sys.modules if '.' not in m or m.startswith('gke_ai_batch.')))"
     )
     proc = subprocess.run([sys.executable, "-c", probe, str(ROOT)], capture_output=True, text=True, check=True)
-    loaded = set(ast.literal_eval(proc.stdout))
+    rules_alone, loaded = (set(ast.literal_eval(line)) for line in proc.stdout.splitlines())
+    # The rules themselves need neither pydantic nor any Pulumi SDK; the pack's wrapping needs pulumi-policy.
+    assert rules_alone.isdisjoint({"pydantic", "pulumi", "pulumi_policy", "pulumi_gcp", "pulumi_kubernetes"}), rules_alone
     assert loaded.isdisjoint({"pydantic", "pulumi_gcp", "pulumi_kubernetes", "synth", "gke_ai_batch.synth"})
     pure = {"gke_ai_batch.domain.catalogue", "gke_ai_batch.domain.images", "gke_ai_batch.domain.naming", "gke_ai_batch.domain.netblocks", "gke_ai_batch.domain.quantity",
             "gke_ai_batch.domain.regions",  # region_of: fleet-worker-regions

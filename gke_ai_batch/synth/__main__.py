@@ -29,6 +29,7 @@ from pathlib import Path
 
 from gke_ai_batch.domain import urns
 
+from . import checkout
 from .diagnostics import (
     EXIT_BUSY,
     EXIT_INTERNAL,
@@ -38,7 +39,9 @@ from .diagnostics import (
     Diagnostic,
 )
 
-ROOT = Path(__file__).resolve().parents[2]
+# The checkout synth runs from; None when installed, where only --program renders (checkout.py).
+ROOT = checkout.root()
+PROG = "python -m synth"
 # The most serious first: what --all reports when stacks end differently.
 _SEVERITY = [EXIT_INTERNAL, EXIT_BUSY, EXIT_INVALID_CONFIG, EXIT_POLICY_VIOLATION, EXIT_OK]
 
@@ -86,9 +89,15 @@ class _Parser(argparse.ArgumentParser):
         super().error(message)
 
 
-def parser() -> argparse.ArgumentParser:
+def _home() -> Path:
+    """Where default outputs go and the folder synth never replaces: the checkout, or the
+    working folder of an installed synth."""
+    return ROOT if ROOT is not None else Path.cwd()
+
+
+def parser(prog: str = PROG) -> argparse.ArgumentParser:
     p = _Parser(
-        prog="python -m synth",
+        prog=prog,
         description=__doc__.split("\n\n", 1)[1],
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
@@ -138,11 +147,12 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, prog: str = PROG) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    p = parser()
+    p = parser(prog)
     p.json_errors = "--json" in argv
     args = p.parse_args(argv)
+    args.prog = prog
     if args.version:
         print(version())
         return EXIT_OK
@@ -198,7 +208,7 @@ def _removed(stack: str, out: Path | None, base: Path) -> Outcome:
         outcome.diagnostics, outcome.exit_code = [Diagnostic(problem, "usage", path="STACK")], EXIT_INVALID_CONFIG
         return outcome
     given = out is not None
-    out = out if given else ROOT / "build" / stack
+    out = out if given else _home() / "build" / stack
     outcome.out = str(out)
     try:
         files = diff.files(stack, diff.base_render(base, stack), diff.Render.empty(), removed=True)
@@ -207,9 +217,9 @@ def _removed(stack: str, out: Path | None, base: Path) -> Outcome:
         outcome.exit_code = EXIT_INVALID_CONFIG
         return outcome
     try:
-        target = output.check_target(out, ROOT)
+        target = output.check_target(out, _home())
         with output.locked(target):
-            output.check_target(out, ROOT)
+            output.check_target(out, _home())
             output.write(target, files)
     except output.OutputError as exc:
         diagnostic = replace(exc.diagnostic, path="--out") if given else exc.diagnostic
@@ -228,10 +238,12 @@ def _targets(args) -> list[tuple[str, Path | None]] | Diagnostic:
     chosen = sum(bool(x) for x in (args.stacks, args.all, args.config))
     if chosen != 1:
         return Diagnostic("give one of: STACK names, --all, or --config FILE", "usage")
+    if ROOT is None and args.program is None:
+        return Diagnostic(f"{'--all' if args.all else '--config FILE' if args.config else 'a STACK name'} {checkout.NEEDS_CHECKOUT}", "usage")
     if args.all:
         from .stackfile import existing_stacks
 
-        names = existing_stacks(ROOT / "stacks")
+        names = existing_stacks(_home() / "stacks")
         if not names:
             return Diagnostic("no stacks in stacks/", "usage")
         return [(name, None) for name in names]
@@ -239,7 +251,7 @@ def _targets(args) -> list[tuple[str, Path | None]] | Diagnostic:
 
     if args.config:
         return [(stack_of(args.config) or args.config.name, args.config)]
-    targets = [stack_argument(ROOT, arg) for arg in args.stacks]
+    targets = [stack_argument(_home(), arg) for arg in args.stacks]
     if len({stack for stack, _ in targets}) != len(targets):
         return Diagnostic("a stack is named twice", "usage")
     return targets
@@ -292,7 +304,7 @@ def _render(outcome: Outcome, stack: str, config: Path | None, out: Path | None,
 
     problems, project = [], None
     try:
-        stack_file = StackFile.locate(ROOT, None if config else stack, config)
+        stack_file = StackFile.locate(_home(), None if config else stack, config)
     except StackFileError as exc:
         problems += exc.diagnostics
     if program is not None:
@@ -310,11 +322,11 @@ def _render(outcome: Outcome, stack: str, config: Path | None, out: Path | None,
         # with one of them; so is a stack file outside stacks/ (--config scratch/Pulumi.dev.yaml
         # must not replace the real dev's render): build/configs/<its folder's name>/STACK.
         if project is not None:
-            out = ROOT / "build" / "programs" / project.name / stack_file.stack
+            out = _home() / "build" / "programs" / project.name / stack_file.stack
         elif _is_registered_path(stack_file):
-            out = ROOT / "build" / stack_file.stack
+            out = _home() / "build" / stack_file.stack
         else:
-            out = ROOT / "build" / "configs" / (os.path.basename(os.path.dirname(os.path.realpath(stack_file.path))) or "root") / stack_file.stack
+            out = _home() / "build" / "configs" / (os.path.basename(os.path.dirname(os.path.realpath(stack_file.path))) or "root") / stack_file.stack
 
     def refused(exc: output.OutputError) -> Diagnostic:
         # A usage error about --out, not a problem of the stack file.
@@ -322,13 +334,13 @@ def _render(outcome: Outcome, stack: str, config: Path | None, out: Path | None,
 
     outcome.out = str(out)
     try:
-        target = output.check_target(out, ROOT)
+        target = output.check_target(out, _home())
         if os.path.realpath(target) == os.path.dirname(os.path.realpath(stack_file.path)):
             raise output.OutputError("holds the stack file itself", out)
     except output.OutputError as exc:
         outcome.diagnostics, outcome.exit_code = [refused(exc)], EXIT_INVALID_CONFIG
         return
-    result = synthesize(ROOT, stack_file) if project is None else synthesize_program(project, stack_file)
+    result = synthesize(_home(), stack_file) if project is None else synthesize_program(project, stack_file)
     outcome.violations = result.violations
     if result.diagnostics:
         outcome.diagnostics, outcome.exit_code = result.diagnostics, result.exit_code
@@ -342,7 +354,7 @@ def _render(outcome: Outcome, stack: str, config: Path | None, out: Path | None,
         files.update(diff)
     try:
         with output.locked(target):
-            output.check_target(out, ROOT)  # again, under the lock: another run may have changed it
+            output.check_target(out, _home())  # again, under the lock: another run may have changed it
             output.write(target, files)
     except output.OutputError as exc:
         outcome.diagnostics = [refused(exc)]
@@ -371,7 +383,9 @@ def _diff(stack: str, files: dict[str, str], base: Path | None, may_be_new: bool
 
 def _is_registered_path(stack_file) -> bool:
     """Whether the stack file is stacks/Pulumi.<stack>.yaml itself, however it was named."""
-    return os.path.realpath(stack_file.path) == os.path.realpath(ROOT / "stacks" / f"Pulumi.{stack_file.stack}.yaml")
+    if ROOT is None:
+        return False
+    return os.path.realpath(stack_file.path) == os.path.realpath(_home() / "stacks" / f"Pulumi.{stack_file.stack}.yaml")
 
 
 def _unregistered(stack_file, result) -> Diagnostic | None:
@@ -383,7 +397,7 @@ def _unregistered(stack_file, result) -> Diagnostic | None:
 
     if not _is_registered_path(stack_file):
         return None
-    missing = missing_registration(ROOT, stack_file.stack)
+    missing = missing_registration(_home(), stack_file.stack)
     if missing:
         return Diagnostic(
             f"stack {stack_file.stack!r} is not registered (no {', no '.join(missing)}): "
@@ -393,7 +407,7 @@ def _unregistered(stack_file, result) -> Diagnostic | None:
             severity="note",
         )
     try:
-        listed = set(urn_list_file(ROOT, stack_file.stack).read_text(encoding="utf-8").splitlines())
+        listed = set(urn_list_file(_home(), stack_file.stack).read_text(encoding="utf-8").splitlines())
     except (OSError, UnicodeDecodeError):
         return None  # missing_registration saw it; one unreadable now is the test's to report
     rendered = set(urn_list(result).splitlines())
@@ -442,7 +456,7 @@ def _finish(args, outcomes: list[Outcome]) -> int:
         print(json.dumps({"exitCode": code, "stacks": [o.to_json() for o in outcomes]}, indent=2, sort_keys=True))
     elif outcomes and not outcomes[0].stack and outcomes[0].diagnostics:
         for d in outcomes[0].diagnostics:
-            print(f"python -m synth: {d.message}", file=sys.stderr)
+            print(f"{getattr(args, 'prog', PROG)}: {d.message}", file=sys.stderr)
     return code
 
 
@@ -451,7 +465,7 @@ def _one_line(exc: BaseException) -> str:
     return text[:300] + ("…" if len(text) > 300 else "")
 
 
-def _output_failed(exc: OSError) -> int:
+def _output_failed(exc: OSError, prog: str) -> int:
     """stdout closed early (`| head`) or full: the files are written as the exit code would
     have said, but what synth had to tell could not be, so the run is a usage error."""
     import os
@@ -461,20 +475,20 @@ def _output_failed(exc: OSError) -> int:
     except (OSError, ValueError):
         pass
     try:
-        print(f"python -m synth: cannot write the output: {exc.strerror or exc}", file=sys.stderr)
+        print(f"{prog}: cannot write the output: {exc.strerror or exc}", file=sys.stderr)
     except OSError:
         pass
     return EXIT_INVALID_CONFIG
 
 
-def run(argv: list[str] | None = None) -> int:
+def run(argv: list[str] | None = None, prog: str = PROG) -> int:
     """main() as a command runs it: Ctrl-C is exit 130, a closed stdout a usage error."""
     try:
-        return main(argv)
+        return main(argv, prog)
     except KeyboardInterrupt:
         return 130
     except OSError as exc:  # only printing can raise here: every render failure is an Outcome
-        return _output_failed(exc)
+        return _output_failed(exc, prog)
 
 
 if __name__ == "__main__":

@@ -25,12 +25,13 @@ from pathlib import Path
 
 from gke_ai_batch.domain import cli
 
+from . import checkout
 from .diagnostics import EXIT_INVALID_CONFIG, EXIT_OK, EXIT_POLICY_VIOLATION
 
 # What a shell reports for a command ended by Ctrl-C (128 + SIGINT), as python -m synth exits.
 EXIT_INTERRUPTED = 130
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = checkout.root()
 # The schema reference every stack file starts with (tests/test_stacks.py holds them to it).
 SCHEMA_HEADER = "# yaml-language-server: $schema=../schema/stack.schema.json\n"
 _PRODUCTION_KEY = "gke-ai-batch:production"
@@ -39,13 +40,13 @@ _PRODUCTION_KEY = "gke-ai-batch:production"
 def policy_config(root: Path, stack: str) -> Path:
     from gke_ai_batch.policy import levels
 
-    return root / levels.CONFIG_DIR.relative_to(ROOT) / f"{stack}.json"
+    return root / levels.CONFIG_FOLDER / f"{stack}.json"
 
 
 def urn_list_file(root: Path, stack: str) -> Path:
     from . import urns
 
-    return root / urns.URN_DIR.relative_to(ROOT) / f"{stack}.txt"
+    return root / urns.URN_FOLDER / f"{stack}.txt"
 
 
 def missing_registration(root: Path, stack: str) -> list[str]:
@@ -260,11 +261,13 @@ def _rel(root: Path, path: Path) -> str:
     return str(path.relative_to(root))
 
 
-def main(argv: list[str]) -> int:
-    parser = cli.parser("python -m synth.add", __doc__)
+def main(argv: list[str], prog: str = "python -m synth.add") -> int:
+    parser = cli.parser(prog, __doc__)
     parser.add_argument("name", metavar="NAME", help="the new stack: stacks/Pulumi.NAME.yaml")
     parser.add_argument("--from", dest="source", default="dev", metavar="STACK", help="the stack to copy when stacks/Pulumi.NAME.yaml does not exist (default dev)")
     args = parser.parse_args(argv)
+    if ROOT is None:
+        parser.error(checkout.NEEDS_CHECKOUT)
     notes: list[str] = []
     try:
         said = add(ROOT, args.name, args.source, notes=notes)

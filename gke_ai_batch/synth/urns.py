@@ -15,8 +15,11 @@ from pathlib import Path
 
 from gke_ai_batch.domain import cli
 
-ROOT = Path(__file__).resolve().parents[2]
-URN_DIR = ROOT / "stacks" / "urns"
+from . import checkout
+
+URN_FOLDER = Path("stacks", "urns")
+ROOT = checkout.root()
+URN_DIR = (ROOT or Path.cwd()) / URN_FOLDER
 
 
 def urn_list(result) -> str:
@@ -29,10 +32,12 @@ def urn_file(stack: str) -> Path:
     return URN_DIR / f"{stack}.txt"
 
 
-def main(argv: list[str]) -> int:
-    parser = cli.parser("python -m synth.urns", __doc__)
+def main(argv: list[str], prog: str = "python -m synth.urns") -> int:
+    parser = cli.parser(prog, __doc__)
     parser.add_argument("stacks", nargs="*", metavar="STACK", help="stacks/Pulumi.STACK.yaml (default: every stack)")
     stacks = parser.parse_args(argv).stacks
+    if ROOT is None:
+        parser.error(checkout.NEEDS_CHECKOUT)
     from . import StackFile, StackFileError, synthesize  # after --help: they load pulumi and pydantic
 
     stacks = stacks or sorted(p.name[len("Pulumi.") : -len(".yaml")] for p in (ROOT / "stacks").glob("Pulumi.*.yaml"))
