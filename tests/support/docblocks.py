@@ -28,7 +28,7 @@ How each language runs:
   and a list's entries by `name`, each entry's keys.
 - `json`: a policy pack config (`policy/config/<stack>.json`), read by gke_ai_batch/policy/levels.py.
 - `sh`: each command runs; only commands that work offline are known (synth's CLI, in-process,
-  in a folder laid out like the repository; the venv and lock-file installs this suite runs in,
+  in a folder laid out like the repository, `gke-ai-batch synth` as installed, with no checkout; the venv and lock-file installs this suite runs in,
   whose lock file must exist; `python -m pytest`, this suite); any other command needs the block
   marked as an excerpt.
 - `console`: `$ COMMAND` lines run as in `sh`, and the lines after each are its output, compared
@@ -311,6 +311,12 @@ def run_command(command: str, scratch: Path, files: str | None) -> tuple[int, st
             if key not in _RUNS:
                 _RUNS[key] = _synth(rest, scratch, files)
             return _RUNS[key]
+    if argv[:2] == ["gke-ai-batch", "synth"]:
+        # The console script of the installed wheel: the same CLI with no checkout beside it.
+        key = (("gke-ai-batch", *argv[2:]), files)
+        if key not in _RUNS:
+            _RUNS[key] = _synth(argv[2:], scratch, files, installed=True)
+        return _RUNS[key]
     if re.fullmatch(r"[\w./-]*/bin/pip", argv[0]) and argv[1:4] == ["install", "--require-hashes", "-r"] and len(argv) == 5:
         # The lock files this suite was installed from (tests/test_lockfiles.py keeps them in step).
         assert (ROOT / argv[4]).is_file(), f"{command}: no {argv[4]}"
@@ -318,9 +324,10 @@ def run_command(command: str, scratch: Path, files: str | None) -> tuple[int, st
     raise AssertionError(f"`{command}` does not run offline here: mark the block `<!-- skip: next \"why\" -->`")
 
 
-def _synth(args: list[str], scratch: Path, files: str | None) -> tuple[int, str]:
+def _synth(args: list[str], scratch: Path, files: str | None, installed: bool = False) -> tuple[int, str]:
     """synth's CLI (synth.__main__.main) in this process, in a fresh copy of the repository's
-    layout (its default output, build/, goes there), with stdout and stderr as one terminal."""
+    layout (its default output, build/, goes there), with stdout and stderr as one terminal.
+    `installed`: as `gke-ai-batch synth` runs from the wheel, with no checkout (ROOT None)."""
     from gke_ai_batch.synth import __main__ as cli
 
     scratch.mkdir(parents=True, exist_ok=True)
@@ -332,10 +339,10 @@ def _synth(args: list[str], scratch: Path, files: str | None) -> tuple[int, str]
     if files:
         shutil.copytree(ROOT / files, root, dirs_exist_ok=True)
     terminal = io.StringIO()
-    with contextlib.chdir(root), mock.patch.object(cli, "ROOT", root), \
+    with contextlib.chdir(root), mock.patch.object(cli, "ROOT", None if installed else root), \
             contextlib.redirect_stdout(terminal), contextlib.redirect_stderr(terminal):
         try:
-            code = cli.main(list(args))
+            code = cli.main(list(args), "gke-ai-batch synth" if installed else cli.PROG)
         except SystemExit as exc:  # argparse's usage errors
             code = exc.code if isinstance(exc.code, int) else 2
     return code, terminal.getvalue()
