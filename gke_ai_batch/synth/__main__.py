@@ -95,10 +95,10 @@ def _home() -> Path:
     return ROOT if ROOT is not None else Path.cwd()
 
 
-def parser(prog: str = PROG) -> argparse.ArgumentParser:
+def parser(prog: str = PROG) -> _Parser:
     p = _Parser(
         prog=prog,
-        description=__doc__.split("\n\n", 1)[1],
+        description=(__doc__ or "").split("\n\n", 1)[1],
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument(

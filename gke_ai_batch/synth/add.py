@@ -113,6 +113,7 @@ def add(root: Path, name: str, source: str = "dev", notes: list[str] | None = No
             )
         urns = urn_list_file(root, name)
         _write(root, urns, urn_list(result), created, replace=True)
+        assert result.recording is not None  # rendered: no diagnostics
         said.append(f"{_rel(root, urns)}: {len(result.recording.resources)} URNs")
     except BaseException:
         for path in created:

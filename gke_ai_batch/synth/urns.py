@@ -51,6 +51,7 @@ def main(argv: list[str], prog: str = "python -m synth.urns") -> int:
         if result.error:
             print(result.error, file=sys.stderr)
             return 2
+        assert ROOT is not None and result.recording is not None  # a checkout; rendered
         urn_file(stack_file.stack).write_text(urn_list(result))
         print(f"{urn_file(stack_file.stack).relative_to(ROOT)}: {len(result.recording.resources)} URNs")
     return 0

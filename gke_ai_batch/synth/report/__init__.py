@@ -302,7 +302,7 @@ def _demand(workload) -> tuple[int, dict[str, float]]:
     pods = 0
     accel: dict[str, float] = {}
 
-    def add(count: int, pod_spec: dict[str, Any]) -> None:
+    def add(count: int, pod_spec: Mapping[str, Any]) -> None:
         nonlocal pods
         pods += count
         for container in pod_spec.get("containers", []):

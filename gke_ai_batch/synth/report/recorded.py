@@ -205,7 +205,7 @@ def _flavors(mine: list[Resource], docs: list[dict[str, Any]]):
             ["l", "l", "l", "r", "r"])
 
 
-def _quotas(cluster_queue: dict[str, Any], flavor: str) -> list[dict[str, Any]]:
+def _quotas(cluster_queue: dict[str, Any], flavor: str | None) -> list[dict[str, Any]]:
     return [
         r
         for group in as_list(dig(cluster_queue, "spec", "resourceGroups"))

@@ -234,7 +234,7 @@ def namespaces(selector) -> str:
 
 def value(q) -> float:
     try:
-        return quantity.value(q)
+        return quantity.value(q) or 0.0
     except (TypeError, ValueError):
         return 0.0
 
