@@ -42,10 +42,10 @@ submodules) and reports that as `import` time; it is not part of the figures bel
     makes: program run, plan, policy, report; writing resources.json/manifests.yaml is timed
     apart as `write`). Phases are timed by wrapping, in the worker only, engine.run,
     engine.run_program (the program body), gke_ai_batch.config.load, gke_ai_batch.plan.build_plan,
-    gke_ai_batch.components.platform.deploy, synth.policy.findings, synth.report.render and
+    gke_ai_batch.components.platform.deploy, gke_ai_batch.synth.policy.findings, gke_ai_batch.synth.report.render and
     RecordingMonitor.RegisterResource; time in the cyclic garbage collector through
     gc.callbacks.
-  - floor: the same recording engine (`synth.engine.run`) running a generated program that
+  - floor: the same recording engine (`gke_ai_batch.synth.engine.run`) running a generated program that
     registers the resources synth recorded for that size, with the same shape: a trivial
     ComponentResource subclass per component, a trivial CustomResource subclass with two small
     inputs per custom resource, a ProviderResource subclass per provider, with the recorded
