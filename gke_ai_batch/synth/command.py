@@ -12,6 +12,7 @@ command."""
 
 from __future__ import annotations
 
+import os
 import sys
 
 PROG = "gke-ai-batch"
@@ -23,7 +24,10 @@ def main(argv: list[str] | None = None) -> int:
     # pulumi or pydantic: nothing heavy is imported here.
     argv = sys.argv[1:] if argv is None else argv
     if not argv or argv[0] in ("-h", "--help"):
-        print(__doc__)
+        try:
+            print(__doc__, flush=True)
+        except BrokenPipeError:  # `| head`: nothing more reaches the closed pipe, not even the flush at exit
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0 if argv else 2
     name, rest = argv[0], argv[1:]
     prog = f"{PROG} {name}"
