@@ -42,10 +42,10 @@ submodules) and reports that as `import` time; it is not part of the figures bel
     makes: program run, plan, policy, report; writing resources.json/manifests.yaml is timed
     apart as `write`). Phases are timed by wrapping, in the worker only, engine.run,
     engine.run_program (the program body), gke_ai_batch.config.load, gke_ai_batch.plan.build_plan,
-    gke_ai_batch.components.platform.deploy, synth.policy.findings, synth.report.render and
+    gke_ai_batch.components.platform.deploy, gke_ai_batch.synth.policy.findings, gke_ai_batch.synth.report.render and
     RecordingMonitor.RegisterResource; time in the cyclic garbage collector through
     gc.callbacks.
-  - floor: the same recording engine (`synth.engine.run`) running a generated program that
+  - floor: the same recording engine (`gke_ai_batch.synth.engine.run`) running a generated program that
     registers the resources synth recorded for that size, with the same shape: a trivial
     ComponentResource subclass per component, a trivial CustomResource subclass with two small
     inputs per custom resource, a ProviderResource subclass per provider, with the recorded
@@ -220,7 +220,7 @@ def stack_config(slices: int) -> dict[str, Any]:
 def write_stack(directory: Path, slices: int) -> Path:
     if str(ROOT) not in sys.path:
         sys.path.insert(0, str(ROOT))
-    from synth import yamlread
+    from gke_ai_batch.synth import yamlread
 
     path = directory / f"Pulumi.bench-{slices}.yaml"
     path.write_text(yamlread.dump({"config": stack_config(slices)}))
@@ -255,11 +255,11 @@ def _import_everything() -> None:
     import gke_ai_batch.config  # noqa: F401
     import gke_ai_batch.plan  # noqa: F401
     import gke_ai_batch.components.platform  # noqa: F401
-    import synth  # noqa: F401
-    import synth.engine  # noqa: F401
-    import synth.policy  # noqa: F401
-    import synth.report  # noqa: F401
-    import synth.summary  # noqa: F401
+    from gke_ai_batch import synth  # noqa: F401
+    import gke_ai_batch.synth.engine  # noqa: F401
+    import gke_ai_batch.synth.policy  # noqa: F401
+    import gke_ai_batch.synth.report  # noqa: F401
+    import gke_ai_batch.synth.summary  # noqa: F401
     from gke_ai_batch.components import k8s as k8s_objects
 
     for cls in (
@@ -329,9 +329,10 @@ def _instrument(timers: _Timers) -> None:
     import gke_ai_batch.config
     import gke_ai_batch.plan
     import gke_ai_batch.components.platform
-    import synth.engine
-    import synth.policy
-    import synth.report
+    import gke_ai_batch.synth.engine
+    import gke_ai_batch.synth.policy
+    import gke_ai_batch.synth.report
+    from gke_ai_batch import synth
 
     real_run = synth.engine.run
 
@@ -362,7 +363,8 @@ _CUSTOM: dict[str, bool] = {}  # urn -> request.custom, as the synth worker's en
 
 def _note_custom() -> None:
     """Record which registrations are custom resources (the recording does not say)."""
-    import synth.engine
+    import gke_ai_batch.synth.engine
+    from gke_ai_batch import synth
 
     cls = synth.engine.RecordingMonitor
     real = cls.RegisterResource
@@ -469,8 +471,8 @@ def worker(
     gc_timer = _GcTimer()
     gc.callbacks.append(gc_timer)
 
-    import synth
-    from synth import engine
+    from gke_ai_batch import synth
+    from gke_ai_batch.synth import engine
 
     timers = _Timers()
     result: dict[str, Any] = {"mode": mode, "import_s": import_s, "rss_base_kib": rss_base}

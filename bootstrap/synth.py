@@ -43,7 +43,7 @@ def outputs_for(type_: str, name: str, inputs: dict[str, Any]) -> dict[str, Any]
 def render(stack_file) -> tuple[Any, list]:
     """(recording, []) or (None, diagnostics): the program run for one bootstrap stack file."""
     from gke_ai_batch.config import ConfigError
-    from synth import diagnostics, engine, stackfile
+    from gke_ai_batch.synth import diagnostics, engine, stackfile
 
     from .model import NAMESPACE
 
@@ -92,9 +92,9 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     # Parsed first: --help and a usage error answer before synth (pulumi, pydantic) loads.
     args = parser().parse_args(sys.argv[1:] if argv is None else argv)
-    from synth import output
-    from synth.diagnostics import EXIT_BUSY, EXIT_INTERNAL, EXIT_INVALID_CONFIG, EXIT_OK, Diagnostic
-    from synth.stackfile import StackFile, StackFileError
+    from gke_ai_batch.synth import output
+    from gke_ai_batch.synth.diagnostics import EXIT_BUSY, EXIT_INTERNAL, EXIT_INVALID_CONFIG, EXIT_OK, Diagnostic
+    from gke_ai_batch.synth.stackfile import StackFile, StackFileError
 
     if bool(args.stack) == bool(args.config):
         print("python -m bootstrap.synth: give one of: STACK, or --config FILE", file=sys.stderr)

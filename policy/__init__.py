@@ -1,2 +1,3 @@
-"""gke-ai-batch's CrossGuard policy pack. `rules` holds the checks as plain functions, shared
-with synth; `crossguard` wraps them for the Pulumi CLI; `levels` reads per-stack enforcement."""
+"""gke-ai-batch's CrossGuard policy pack: PulumiPolicy.yaml, __main__.py (the entry point the
+Pulumi CLI runs), its requirements and the per-stack enforcement in config/. The rules are
+gke_ai_batch.policy's, shared with synth."""

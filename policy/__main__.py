@@ -1,6 +1,7 @@
 """CrossGuard entry point: `pulumi preview --policy-pack policy --policy-pack-config
 policy/config/<stack>.json`. The CLI runs this file (runpy, as __main__) in the pack's own
-virtualenv; it only serves the policies that policy.crossguard builds from policy.rules."""
+virtualenv; it only serves the policies that gke_ai_batch.policy.crossguard builds from the rules
+of gke_ai_batch.policy.rules, which import neither pydantic nor the Pulumi SDK."""
 
 import sys
 from pathlib import Path
@@ -25,7 +26,7 @@ if __name__ == "__main__":
 
 from pulumi_policy import PolicyPack  # noqa: E402
 
-from policy.crossguard import PACK_ENFORCEMENT, PACK_NAME, policies  # noqa: E402
+from gke_ai_batch.policy.crossguard import PACK_ENFORCEMENT, PACK_NAME, policies  # noqa: E402
 
 POLICIES = policies()
 

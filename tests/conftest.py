@@ -27,14 +27,11 @@ if str(ROOT) not in sys.path:
 # synth (pulumi and the program, ~1.5 s) is imported on first use, not here: the xdist controller
 # and the pytest runs of tests/test_no_skips.py load this file and never synthesize anything.
 if TYPE_CHECKING:
-    import synth
-
-
+    from gke_ai_batch import synth
 @functools.lru_cache(maxsize=None)
 def synth_stack(stack: str) -> synth.Result:
     """Synthesize a committed stack once per test session."""
-    import synth
-
+    from gke_ai_batch import synth
     return synth.synthesize(ROOT, synth.StackFile.locate(ROOT, stack, None))
 
 
@@ -50,8 +47,8 @@ def component_schema_text() -> str:
 def synth_config(tmp_path: Path, config: dict[str, Any], stack: str = "test") -> synth.Result:
     """Synthesize a stack file written from `config` (the stack file's `config:` mapping)."""
     path = tmp_path / f"Pulumi.{stack}.yaml"
-    import synth
-    from synth import yamlread
+    from gke_ai_batch import synth
+    from gke_ai_batch.synth import yamlread
 
     path.write_text(yamlread.dump({"config": config}))
     return synth.synthesize(ROOT, synth.StackFile.locate(ROOT, None, path))
@@ -97,7 +94,7 @@ def synth_main(*args: str) -> subprocess.CompletedProcess:
     import contextlib
     import io
 
-    from synth.__main__ import main
+    from gke_ai_batch.synth.__main__ import main
 
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):

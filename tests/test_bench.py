@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib.util
 import json
 
-import synth
+from gke_ai_batch import synth
 from conftest import ROOT
 
 
@@ -31,7 +31,7 @@ def test_the_sdk_floor_registers_what_synth_recorded_flat_under_the_stock_mocks(
     import subprocess
     import sys
 
-    from synth import engine
+    from gke_ai_batch.synth import engine
 
     bench = _bench()
     # The worker notes which registrations are custom resources; here only for this test.

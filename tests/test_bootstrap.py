@@ -13,9 +13,9 @@ from pathlib import Path
 
 import celpy
 import pytest
-from synth import yamlread
-from synth.diagnostics import EXIT_INVALID_CONFIG, EXIT_OK
-from synth.stackfile import StackFile
+from gke_ai_batch.synth import yamlread
+from gke_ai_batch.synth.diagnostics import EXIT_INVALID_CONFIG, EXIT_OK
+from gke_ai_batch.synth.stackfile import StackFile
 
 from bootstrap import synth as bsynth
 from bootstrap.grants import STATEFUL_TYPES, grants

@@ -12,8 +12,7 @@ import json
 import pytest
 import yaml
 
-import synth
-
+from gke_ai_batch import synth
 from conftest import ROOT, base_config, by_name, synth_config, synth_stack
 from support.diagnostics import assert_names
 from test_maintenance import refused, rendered

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from synth import EXIT_OK, EXIT_POLICY_VIOLATION
+from gke_ai_batch.synth import EXIT_OK, EXIT_POLICY_VIOLATION
 
 from conftest import ROOT
 from support.programs import render_program as _render
@@ -178,7 +178,7 @@ def test_the_crossguard_adapter_hands_the_rules_each_resources_provider_and_pare
     # group by them exactly as synth does.
     from types import SimpleNamespace as NS
 
-    from policy.crossguard import _parent, _provider
+    from gke_ai_batch.policy.crossguard import _parent, _provider
 
     r = NS(provider=NS(urn="urn:p"), opts=NS(parent="urn:c"))
     assert (_provider(r), _parent(r)) == ("urn:p", "urn:c")

@@ -89,7 +89,7 @@ def test_the_yaml_example_uses_only_tokens_inputs_and_outputs_the_schema_has():
 
 
 def test_the_yaml_example_builds_its_slices_through_the_packages_input_mapping(tmp_path):
-    from synth import engine
+    from gke_ai_batch.synth import engine
 
     program = tmp_path / "__main__.py"
     program.write_text(textwrap.dedent(f"""

@@ -12,7 +12,7 @@ import pytest
 
 from conftest import base_config, by_name, synth_stack
 from support import manifests as M
-from synth import report as report_md
+from gke_ai_batch.synth import report as report_md
 from test_maintenance import refused, rendered
 
 CLASS_TYPE = "kubernetes:cloud.google.com/v1:ComputeClass"

@@ -7,7 +7,7 @@ import copy
 import pulumi
 import pytest
 import yaml
-from synth import yamlread
+from gke_ai_batch.synth import yamlread
 
 
 from gke_ai_batch.config import ConfigError, load

@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 import yaml
 
-import synth
+from gke_ai_batch import synth
 from gke_ai_batch.components.cluster import kubeconfig
 from gke_ai_batch.config import ConfigError, load
 from gke_ai_batch.plan.cluster import cluster_args
 from conftest import base_config, synth_config, synth_stack
-from policy import rules
+from gke_ai_batch.policy import rules
 
 NS = "gke-ai-batch"
 KEY = "projects/acme-kms/locations/us-central1/keyRings/gke/cryptoKeys/secrets"

@@ -11,7 +11,7 @@ import json
 import pytest
 from conftest import ROOT, STACKS, base_config, synth_config, synth_stack
 
-import synth
+from gke_ai_batch import synth
 from gke_ai_batch.domain import price_table, pricing
 
 FIXTURE = ROOT / "tests" / "fixtures" / "skypilot_gcp_vms_rows.csv"
@@ -164,7 +164,7 @@ def test_budget_rule_fires_over_budget_and_is_quiet_under(tmp_path):
 
 
 def test_budget_rule_blocks_where_the_stacks_policy_config_makes_it_mandatory(tmp_path, monkeypatch):
-    from policy import levels
+    from gke_ai_batch.policy import levels
 
     monkeypatch.setattr(levels, "for_stack", lambda stack: {"stack-budget": "mandatory"})
     result = synth_config(tmp_path, _l4_stack(budget=100))

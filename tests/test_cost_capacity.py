@@ -12,7 +12,7 @@ import pytest
 import yaml
 from conftest import ROOT, STACKS, base_config, synth_config, synth_main, synth_stack
 
-import synth
+from gke_ai_batch import synth
 from gke_ai_batch.domain import autopilot_prices, price_table, pricing
 from gke_ai_batch.model import computeclass, facts
 
@@ -231,7 +231,7 @@ def test_a_pool_the_table_cannot_price_makes_the_budget_unknown(tmp_path, monkey
 
 
 def test_a_mandatory_budget_fails_on_unknown(tmp_path, monkeypatch):
-    from policy import levels
+    from gke_ai_batch.policy import levels
 
     monkeypatch.setattr(levels, "for_stack", lambda stack: {"stack-budget": "mandatory"})
     result = synth_config(tmp_path, _autopilot_config({"cpu": 1, "nvidia.com/gpu": 1}, budget=1_000_000))

@@ -9,7 +9,7 @@ import copy
 
 import pytest
 from conftest import ROOT, STACKS, synth_config, synth_stack
-from synth import yamlread
+from gke_ai_batch.synth import yamlread
 
 from bootstrap.resources import SERVICE_ENABLER_PERMISSIONS
 from gke_ai_batch.plan import apis as api

@@ -12,11 +12,11 @@ from types import SimpleNamespace
 
 import pytest
 
-import synth
+from gke_ai_batch import synth
 from conftest import ROOT, base_config, synth_config
-from synth import add as add_cmd
-from synth import output
-from synth.__main__ import main
+from gke_ai_batch.synth import add as add_cmd
+from gke_ai_batch.synth import output
+from gke_ai_batch.synth.__main__ import main
 from test_hostile_inputs import snapshot
 
 
@@ -46,7 +46,7 @@ def test_add_registers_a_stack_that_passes_the_suites_per_stack_checks(tree, mon
     import test_determinism
     import test_stacks
     import test_synth_policy
-    from policy import levels
+    from gke_ai_batch.policy import levels
 
     said = add_cmd.add(tree, "east")
     assert [line.split(":")[0] for line in said] == ["stacks/Pulumi.east.yaml", "policy/config/east.json", "stacks/urns/east.txt"]
@@ -117,7 +117,7 @@ def test_an_unregistered_stack_renders_with_a_note_naming_the_command(tree, tmp_
     text = (tree / "stacks" / "Pulumi.tpu-flex.yaml").read_text()
     (tree / "stacks" / "Pulumi.tpu-flex.yaml").unlink()
     (tree / "stacks" / "Pulumi.east.yaml").write_text(text)
-    monkeypatch.setattr("synth.__main__.ROOT", tree)
+    monkeypatch.setattr("gke_ai_batch.synth.__main__.ROOT", tree)
     code, out, err = run(capsys, "east", "--out", tmp_path / "out")
     assert code == 0 and (tmp_path / "out" / "manifests.yaml").is_file(), err
     (note,) = err.splitlines()
@@ -125,7 +125,7 @@ def test_an_unregistered_stack_renders_with_a_note_naming_the_command(tree, tmp_
 
 
 def test_a_stack_edited_without_its_urn_list_renders_with_a_warning(tree, tmp_path, capsys, monkeypatch):
-    monkeypatch.setattr("synth.__main__.ROOT", tree)
+    monkeypatch.setattr("gke_ai_batch.synth.__main__.ROOT", tree)
     code, out, err = run(capsys, "dev", "--out", tmp_path / "same")
     assert code == 0 and err == "", err  # the committed list matches: nothing to say
     urns = tree / "stacks" / "urns" / "dev.txt"
@@ -139,7 +139,7 @@ def test_a_stack_edited_without_its_urn_list_renders_with_a_warning(tree, tmp_pa
 
 
 def test_a_stack_file_outside_stacks_does_not_write_into_the_real_stacks_folder(tree, capsys, monkeypatch):
-    monkeypatch.setattr("synth.__main__.ROOT", tree)
+    monkeypatch.setattr("gke_ai_batch.synth.__main__.ROOT", tree)
     (tree / "scratch").mkdir()
     (tree / "scratch" / "Pulumi.dev.yaml").write_text((tree / "stacks" / "Pulumi.dev.yaml").read_text())
     code, out, err = run(capsys, "--config", tree / "scratch" / "Pulumi.dev.yaml")
@@ -155,7 +155,7 @@ def test_a_stack_file_outside_stacks_does_not_write_into_the_real_stacks_folder(
 
 
 def test_a_path_to_a_stack_file_is_read_as_config(tmp_path, capsys, monkeypatch):
-    from synth.stackfile import stack_argument
+    from gke_ai_batch.synth.stackfile import stack_argument
 
     monkeypatch.chdir(ROOT)
     assert stack_argument(ROOT, "stacks/Pulumi.dev.yaml") == ("dev", Path("stacks/Pulumi.dev.yaml"))
@@ -223,7 +223,7 @@ def test_replacing_an_output_with_a_read_only_subfolder_leaves_no_old_folder(tmp
 
 
 def test_the_summary_counts_in_words_and_names_gpus_as_gpus():
-    from synth.summary import summary
+    from gke_ai_batch.synth.summary import summary
 
     pool = SimpleNamespace(
         name="l4", tpu=None, kind="gpu", nodes=2, floor=0, autoscaled=True, capacity="flexStart", machine_type="g2-standard-8", chips=2
@@ -283,7 +283,7 @@ def test_a_duration_beyond_go_is_refused_in_the_unit_it_was_written_in(tmp_path)
 
 
 def test_a_masked_secret_keeps_its_keys_and_a_kubernetes_secret_stays_valid():
-    from synth import engine
+    from gke_ai_batch.synth import engine
 
     secret = {engine._SIG_KEY: engine._SECRET_SIG, "value": {"kubeconfig": "YXBpVmVyc2lvbg==", "list": ["a", 1]}}
     assert engine.plain({"data": secret}) == {"data": {"kubeconfig": "[secret]", "list": ["[secret]", "[secret]"]}}

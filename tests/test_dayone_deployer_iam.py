@@ -10,8 +10,8 @@ import functools
 
 import celpy
 import pytest
-from synth import yamlread
-from synth.stackfile import StackFile
+from gke_ai_batch.synth import yamlread
+from gke_ai_batch.synth.stackfile import StackFile
 
 from bootstrap import synth as bsynth
 from bootstrap.grants import grants

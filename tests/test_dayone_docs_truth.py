@@ -66,7 +66,7 @@ def test_the_checks_page_lists_the_topology_rules_with_their_sources():
 def test_the_summary_synth_md_shows_is_what_synth_prints():
     from gke_ai_batch.config import load, split_namespace
     from gke_ai_batch.plan import build_plan
-    from synth.summary import summary
+    from gke_ai_batch.synth.summary import summary
 
     stack = yaml.safe_load((ROOT / "stacks" / "Pulumi.tpu-multislice.yaml").read_text())["config"]
     values, region = split_namespace(stack)
@@ -137,7 +137,7 @@ def test_the_checks_page_names_every_key_checked_as_a_project_id():
 
 
 def test_synth_md_names_every_section_the_report_can_have():
-    source = (ROOT / "synth" / "report" / "__init__.py").read_text()
+    source = (ROOT / "gke_ai_batch" / "synth" / "report" / "__init__.py").read_text()
     headings = set(re.findall(r'\("([A-Z][^"]+)",', source))
     assert {"Policy", "Cost", "Topology", "Checkpoint storage"} <= headings
     page = " ".join(_section("synth.md", "The report a PR shows").split())
@@ -145,7 +145,7 @@ def test_synth_md_names_every_section_the_report_can_have():
 
 
 def test_the_policy_pack_page_lists_every_rule_at_its_default_level():
-    from policy.rules import RULES
+    from gke_ai_batch.policy.rules import RULES
 
     table = {m[0]: m[1] for m in re.findall(r"^\| `([a-z0-9-]+)` \| ([^|]+) \|", (DOCS / "policy-pack.md").read_text(), re.M)}
     assert sorted(table) == sorted(r.name for r in RULES)

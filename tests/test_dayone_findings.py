@@ -16,9 +16,9 @@ from gke_ai_batch.domain.findings import ADVISORY, ERROR, Finding
 from gke_ai_batch.model.recorded import Judgement
 from gke_ai_batch.plan import build_plan
 from gke_ai_batch.plan.admission import Admission, registered
-from policy import rules
-from synth.diagnostics import Diagnostic
-from synth.report import _policy
+from gke_ai_batch.policy import rules
+from gke_ai_batch.synth.diagnostics import Diagnostic
+from gke_ai_batch.synth.report.sections import policy_findings
 
 V6E = {"name": "v6e", "tpu": {"version": "v6e", "topology": "4x4"}, "slices": 2}
 TEAM = {"namespace": "team-a", "localQueue": "lq", "clusterQueue": "cq", "podSecurity": "privileged"}
@@ -110,7 +110,7 @@ def test_a_policy_violation_is_a_finding_with_the_policy_level_and_urn():
     resources = [rules.Resource(r.urn, r.type, r.name, r.inputs) for r in result.recording.resources]
     assert finding in rules.findings(rules.by_name("queue-interruptible-only"), resources)
     # The report lists the findings, as it lists policy.json's entries.
-    assert _policy(result.policy_findings) == _policy(result.violations)
+    assert policy_findings(result.policy_findings) == policy_findings(result.violations)
     assert "`queue-interruptible-only`" in result.extra_files["report.md"]
 
 

@@ -74,7 +74,7 @@ def test_each_worker_component_is_on_its_provider_after_its_kueue_and_the_manage
 
 
 def test_the_kubeconfigs_stay_secret_in_what_the_fleet_registers():
-    from synth.engine import SECRET_DATA_MASK
+    from gke_ai_batch.synth.engine import SECRET_DATA_MASK
 
     secrets = [r for r in _fleet() if r["type"] == "kubernetes:core/v1:Secret" and r["name"].startswith("manager/")]
     assert len(secrets) == 4 and all(r["inputs"]["data"] == {"kubeconfig": SECRET_DATA_MASK} for r in secrets)
@@ -86,7 +86,7 @@ def test_the_kubeconfigs_stay_secret_in_what_the_fleet_registers():
 PROGRAM = """
 import pulumi
 from gke_ai_batch.components.multikueue import MultiKueueManager, MultiKueueWorker
-from synth import MOCK_CA
+from gke_ai_batch.synth import MOCK_CA
 
 w = MultiKueueWorker("w1", {"namespaces": ["team-a", "team-b"], "frameworks": ["batch/job"], "endpoint": "34.1.2.3",
                              "ca_certificate": MOCK_CA, "bind_namespaces": False})

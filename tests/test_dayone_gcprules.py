@@ -13,7 +13,7 @@ import pytest
 from gke_ai_batch.config import ConfigError, gcp_project_problem, load
 from conftest import ROOT, base_config, synth_config
 from support.diagnostics import assert_names
-from synth import yamlread
+from gke_ai_batch.synth import yamlread
 
 NS = "gke-ai-batch"
 CPU = {"name": "cpu", "machineType": "n2-standard-8", "maxNodes": 2}

@@ -17,8 +17,8 @@ import pytest
 from conftest import STACKS, synth_stack
 from gke_ai_batch.model.recorded import Judgement
 from gke_ai_batch.plan.admission import Admission, declared_cluster
-from policy import rules
-from policy.rules.base import by_cluster
+from gke_ai_batch.policy import rules
+from gke_ai_batch.policy.rules.base import by_cluster
 
 
 def _world(w) -> dict:
@@ -101,7 +101,7 @@ jobset("too-big", 3)  # 48 chips: more than any flavor of the queue holds
 
 @functools.lru_cache(maxsize=None)
 def library_resources() -> tuple:
-    from synth import engine
+    from gke_ai_batch.synth import engine
 
     with tempfile.TemporaryDirectory() as tmp:
         program = Path(tmp) / "__main__.py"

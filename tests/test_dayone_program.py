@@ -27,8 +27,8 @@ def test_the_stack_program_is_a_function_and_importing_it_registers_nothing():
 def test_pulumi_runs_the_stack_program_as_a_script_and_it_registers_the_same():
     """`pulumi up` runs __main__.py as a script (run_name __main__, pulumi-language-python-exec):
     that path registers exactly what synth's call of `program()` does."""
-    import synth
-    from synth import engine, stackfile
+    from gke_ai_batch import synth
+    from gke_ai_batch.synth import engine, stackfile
 
     stack_file = synth.StackFile.locate(ROOT, "existing-cluster", None)
     config = stackfile.read(stack_file)
@@ -53,7 +53,7 @@ EXAMPLE = ROOT / "examples" / "existing-cluster"
 
 
 def run(capsys, *argv) -> tuple[int, str, str]:
-    from synth.__main__ import main
+    from gke_ai_batch.synth.__main__ import main
 
     code = main([str(a) for a in argv])
     captured = capsys.readouterr()
@@ -110,8 +110,8 @@ def test_the_existing_cluster_example_renders_with_its_pools_kueue_and_queue(tmp
 def test_the_report_shows_the_models_verdicts_when_the_recording_gives_them(tmp_path, monkeypatch):
     """One seam: whatever admission_from_recording returns is what the report's admission
     sections show (the same renderer as a stack's); None says why there is nothing."""
-    import synth
-    from synth import program as program_mod
+    from gke_ai_batch import synth
+    from gke_ai_batch.synth import program as program_mod
 
     stack = synth_stack("existing-cluster")
     monkeypatch.setattr(program_mod, "admission_from_recording", lambda recording: stack.admission)

@@ -9,8 +9,8 @@ import copy
 import json
 
 import pytest
-from synth import EXIT_POLICY_VIOLATION, yamlread
-from synth.stackfile import StackFile
+from gke_ai_batch.synth import EXIT_POLICY_VIOLATION, yamlread
+from gke_ai_batch.synth.stackfile import StackFile
 
 from bootstrap import synth as bsynth
 from bootstrap.resources import checkpoint_buckets_condition
@@ -118,7 +118,7 @@ for m in ("m1", "m2"):
 
 
 def _two_workers(tmp_path, one_worker: bool, worker_name: str):
-    from synth.program import read_project, synthesize_program
+    from gke_ai_batch.synth.program import read_project, synthesize_program
 
     (tmp_path / "Pulumi.yaml").write_text("name: lib\nruntime: python\n")
     (tmp_path / "__main__.py").write_text(f"ONE_WORKER = {one_worker}\nWORKER_NAME = {worker_name!r}\n{TWO_WORKERS}")
@@ -130,7 +130,7 @@ def _two_workers(tmp_path, one_worker: bool, worker_name: str):
 
 
 def _unique_object_findings(tmp_path, one_worker: bool, worker_name: str = "w-for-{m}") -> list[str]:
-    from synth import policy
+    from gke_ai_batch.synth import policy
 
     result = _two_workers(tmp_path, one_worker, worker_name)
     return [f.message for f in policy.findings(result) if f.rule == "k8s-unique-objects"]

@@ -9,9 +9,9 @@ import os
 
 import pytest
 
-import synth
-from synth import add as add_cmd
-from synth import yamlread
+from gke_ai_batch import synth
+from gke_ai_batch.synth import add as add_cmd
+from gke_ai_batch.synth import yamlread
 from conftest import synth_config
 from test_dayone_cli import tree  # noqa: F401  (the fixture)
 from test_hostile_inputs import snapshot

@@ -4,14 +4,14 @@ ends in a message and a documented exit code, and the report tells what was regi
 
 from __future__ import annotations
 
-from synth import EXIT_INTERNAL, EXIT_INVALID_CONFIG, output_files
-from synth.stackfile import StackFile
+from gke_ai_batch.synth import EXIT_INTERNAL, EXIT_INVALID_CONFIG, output_files
+from gke_ai_batch.synth.stackfile import StackFile
 
 from conftest import ROOT
 
 
 def _render(tmp_path, program: str, config: str = "config:\n  gcp:project: acme-ml\n"):
-    from synth.program import read_project, synthesize_program
+    from gke_ai_batch.synth.program import read_project, synthesize_program
 
     if not (tmp_path / "Pulumi.yaml").exists():
         (tmp_path / "Pulumi.yaml").write_text("name: x\nruntime: python\n")
@@ -34,7 +34,7 @@ def test_a_stack_reference_is_refused_at_the_programs_line_not_a_crash(tmp_path)
 
 def test_a_program_raising_a_base_exception_is_the_programs_failure(tmp_path, capsys):
     # GeneratorExit is no Exception: it escaped as "internal error ... a bug in synth".
-    from synth.__main__ import main
+    from gke_ai_batch.synth.__main__ import main
 
     _render(tmp_path, "pass\n")
     (tmp_path / "__main__.py").write_text("x = 1\nraise GeneratorExit('stop')\n")
@@ -177,7 +177,7 @@ def test_exported_resources_are_their_urns_and_a_list_of_outputs_still_waits(tmp
 
 
 def test_exporting_what_protobuf_cannot_hold_is_the_programs_failure_as_under_pulumi(tmp_path):
-    from synth.program import ProgramFailed
+    from gke_ai_batch.synth.program import ProgramFailed
 
     program = "import dataclasses, pulumi\n\n@dataclasses.dataclass\nclass P:\n    x: int\n\npulumi.export('p', P(1))\n"
     try:
@@ -229,7 +229,7 @@ def test_objects_of_a_yaml_config_group_are_rendered_and_judged(tmp_path):
     # engine answered {}, so the queue was in no file and the report said there was none.
     import yaml
 
-    from synth import manifests
+    from gke_ai_batch.synth import manifests
 
     result = _render(tmp_path, CONFIG_GROUP)
     assert result.recording is not None, result.error
@@ -240,7 +240,7 @@ def test_objects_of_a_yaml_config_group_are_rendered_and_judged(tmp_path):
 
 def test_exporting_nan_is_the_programs_failure_not_an_outputs_json_that_is_no_json(tmp_path):
     # outputs.json held `NaN`: no JSON, and a base --base then refuses.
-    from synth.program import ProgramFailed
+    from gke_ai_batch.synth.program import ProgramFailed
 
     try:
         _render(tmp_path, "import pulumi\n\npulumi.export('ratio', float('nan'))\n")

@@ -11,7 +11,7 @@ from conftest import ROOT
 # Runs synth's CLI on a refused stack in this very process, then says which SDK modules it loaded.
 _PROBE = """
 import sys
-from synth.__main__ import main
+from gke_ai_batch.synth.__main__ import main
 code = main(["--config", sys.argv[1], "--out", sys.argv[2], "--quiet"])
 loaded = sorted(m for m in ("pulumi_gcp", "pulumi_kubernetes", "gke_ai_batch.components") if m in sys.modules)
 print(code, *loaded)

@@ -8,8 +8,8 @@ import os
 import pytest
 
 from conftest import ROOT, STACKS, synth_cli, synth_stack
-from synth import output_files
-from synth.urns import urn_file, urn_list
+from gke_ai_batch.synth import output_files
+from gke_ai_batch.synth.urns import urn_file, urn_list
 
 FILES = ("resources.json", "manifests.yaml", "policy.json", "report.md", "outputs.json", "cost.json", "admission.json")
 

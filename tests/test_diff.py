@@ -1,4 +1,4 @@
-"""The diff of a render against a base render (`python -m synth STACK --base DIR`, synth/diff.py):
+"""The diff of a render against a base render (`python -m synth STACK --base DIR`, gke_ai_batch/synth/diff.py):
 a stack against its own render is an empty diff; each kind of change names exactly that change,
 with its capacity, quota and cost deltas and what `pulumi up` will do."""
 
@@ -49,7 +49,7 @@ def _variant(name: str) -> dict:
 @functools.lru_cache(maxsize=None)
 def _files(name: str, tmp_root: str) -> dict[str, str]:
     """One render per variant per session."""
-    import synth
+    from gke_ai_batch import synth
     from pathlib import Path
 
     folder = Path(tmp_root) / name
@@ -66,7 +66,7 @@ def renders(tmp_path_factory):
 
 
 def _diff(renders, name: str) -> dict:
-    from synth import diff
+    from gke_ai_batch.synth import diff
 
     return diff.compute(diff.Render.from_files(renders("base")), diff.Render.from_files(renders(name)))
 
@@ -77,8 +77,8 @@ def _urn_names(urns: list[str]) -> list[str]:
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_a_stack_against_its_own_render_is_an_empty_diff(stack, tmp_path):
-    import synth
-    from synth import diff, output
+    from gke_ai_batch import synth
+    from gke_ai_batch.synth import diff, output
 
     files = synth.output_files(synth_stack(stack))
     output.write(tmp_path / "base", files)
@@ -134,7 +134,7 @@ def test_a_new_topology_replaces_the_pool_with_a_capacity_gap(renders):
 
 
 def test_removing_a_pool_deletes_it_last_and_says_its_pods_are_evicted(renders):
-    from synth import diff
+    from gke_ai_batch.synth import diff
 
     data = _diff(renders, "remove-pool")
     r = data["resources"]
@@ -153,7 +153,7 @@ def test_removing_a_pool_deletes_it_last_and_says_its_pods_are_evicted(renders):
 def test_the_cli_writes_diff_files_and_refuses_a_base_that_is_no_render(tmp_path, capsys):
     # In this process (synth.__main__.main), as tests/test_hostile_inputs.py runs the CLI: four
     # fresh processes cost ~10 s of the suite's minute.
-    from synth.__main__ import main
+    from gke_ai_batch.synth.__main__ import main
 
     def cli(*argv):
         code = main([str(a) for a in argv])

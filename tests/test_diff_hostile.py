@@ -1,5 +1,5 @@
 """A base render is input like any other (`python -m synth STACK --base DIR`, `--removed`): its
-numbers and URNs are read by one reader each (synth/diff.py `_values`, synth/urns.py `parse`),
+numbers and URNs are read by one reader each (gke_ai_batch/synth/diff.py `_values`, gke_ai_batch/synth/urns.py `parse`),
 which refuse what synth never writes as a usage error about --base (exit 2) naming the file and
 the key, and write nothing. Before, `1e400` passed as infinity into diff.json (`Infinity`, no
 JSON) and diff.md ("$inf"), a 400-digit integer was exit 70 (exit 1 with a traceback under
@@ -19,8 +19,7 @@ HUGE = "9" * 400
 
 @pytest.fixture(scope="module")
 def head():
-    import synth
-
+    from gke_ai_batch import synth
     result = synth_stack(STACK)
     assert not result.diagnostics
     return synth.output_files(result)
@@ -100,7 +99,7 @@ def test_a_resource_whose_urn_is_no_pulumi_urn_is_refused(tmp_path, head, urn):
 
 
 def test_the_removed_path_refuses_the_same_base_and_writes_nothing(tmp_path, head, capsys):
-    from synth.__main__ import main
+    from gke_ai_batch.synth.__main__ import main
 
     base = _base(tmp_path, head, **{"cost.json": _cost_total(head, HUGE)})
     out = tmp_path / "out"
@@ -112,8 +111,8 @@ def test_the_removed_path_refuses_the_same_base_and_writes_nothing(tmp_path, hea
 
 
 def test_the_removed_path_ends_any_failure_in_one_line_and_exit_70(tmp_path, head, capsys, monkeypatch):
-    from synth import diff
-    from synth.__main__ import main
+    from gke_ai_batch.synth import diff
+    from gke_ai_batch.synth.__main__ import main
 
     def broken(*args, **kwargs):
         raise OverflowError("int too large to convert to float")

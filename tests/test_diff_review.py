@@ -1,4 +1,4 @@
-"""The PR diff a reviewer reads in one pass (`python -m synth STACK --base DIR`, synth/diff.py),
+"""The PR diff a reviewer reads in one pass (`python -m synth STACK --base DIR`, gke_ai_batch/synth/diff.py),
 on the pull requests platform engineers open against prod: the committed stack rendered as the
 base, the stack file edited, rendered again, diffed. Each names the change where it is (a
 nested field by its path and the names of the entries on it), says what `pulumi up` refuses
@@ -56,8 +56,8 @@ def _edited(name: str) -> dict:
 
 @pytest.fixture(scope="module")
 def diff_of(tmp_path_factory):
-    import synth
-    from synth import diff
+    from gke_ai_batch import synth
+    from gke_ai_batch.synth import diff
 
     base = diff.Render.from_files(synth.output_files(synth_stack(STACK)))
 
@@ -184,7 +184,7 @@ def test_in_place_updates_of_protected_resources_raise_no_banner(diff_of):
 
 
 def test_two_long_values_are_shown_from_where_they_differ():
-    from synth import diff
+    from gke_ai_batch.synth import diff
 
     before = json.dumps({"tiles": [{"title": f"tile {i}"} for i in range(40)]})
     after = before.replace("tile 30", "tile 30 (v6e)")

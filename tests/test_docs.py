@@ -124,7 +124,7 @@ def test_named_files_and_modules_exist(document):
 def test_every_file_a_render_writes_is_in_the_readme_synth_and_library_docs():
     # A stack's render (one cluster) and a program's write the same set; each page lists it.
     from conftest import synth_stack
-    from synth import output_files
+    from gke_ai_batch.synth import output_files
 
     written = set(output_files(synth_stack("dev")))
     assert {"admission.json", "cost.json", "report.md"} <= written

@@ -5,7 +5,7 @@ import gc
 from pulumi.runtime import resource as pulumi_resource
 
 from conftest import synth_stack
-from synth import engine
+from gke_ai_batch.synth import engine
 
 
 def test_lean_runtime_restores_the_collector_and_stack_traces():

@@ -9,10 +9,10 @@ import copy
 import functools
 import json
 
-import synth
+from gke_ai_batch import synth
 from gke_ai_batch.config.fleet import MANAGER_SCOPE
 from conftest import ROOT, synth_config
-from synth import engine
+from gke_ai_batch.synth import engine
 from test_fleet_config import FLEET, STACK
 from support import manifests as M
 
@@ -90,7 +90,7 @@ def test_no_kubeconfig_or_token_in_clear():
     text = json.dumps([r.to_json() for r in recording().resources]) + json.dumps(recording().outputs)
     for clear in ("mock-token", "bW9jay10b2tlbg", "users:", "certificate-authority-data"):
         assert clear not in text, clear
-    from synth.engine import SECRET_DATA_MASK
+    from gke_ai_batch.synth.engine import SECRET_DATA_MASK
 
     # Masked key by key: still a Secret with the key Kueue reads.
     assert by_name(f"{MANAGER_SCOPE}/kueue-system/multikueue-europe-west4").inputs["data"] == {"kubeconfig": SECRET_DATA_MASK}
@@ -119,7 +119,7 @@ def test_samples_are_submitted_on_the_manager_only():
 
 def test_a_broken_fleet_stack_lists_every_mistake_and_leaves_the_last_output(tmp_path):
     from conftest import synth_main, synth_stack
-    from synth import write_outputs, yamlread
+    from gke_ai_batch.synth import write_outputs, yamlread
     from test_hostile_inputs import snapshot
 
     # In-process: the CLI's exit 2 on a refused stack, in a process of its own, is

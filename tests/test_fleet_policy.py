@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from gke_ai_batch.domain import multikueue_worker as wk
-from policy import rules
+from gke_ai_batch.policy import rules
 from test_fleet_deploy import by_name, recording
 
 RBAC = "kubernetes:rbac.authorization.k8s.io/v1"

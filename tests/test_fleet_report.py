@@ -14,11 +14,11 @@ from pathlib import Path
 
 import pytest
 
-import synth
+from gke_ai_batch import synth
 from gke_ai_batch.config import load
 from gke_ai_batch.plan.fleet import build_fleet_plan
 from conftest import ROOT, synth_stack
-from synth import engine, report, yamlread
+from gke_ai_batch.synth import engine, report, yamlread
 from test_fleet_config import FLEET, STACK
 from test_fleet_deploy import CONFIG
 from test_report import cells, mermaid, row, section

@@ -31,11 +31,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from synth import yamlread
+from gke_ai_batch.synth import yamlread
 from hypothesis import HealthCheck, Phase, example, given, settings
 
 import strategies as S
-import synth
+from gke_ai_batch import synth
 from gke_ai_batch.domain import catalogue
 from conftest import base_config, synth_config, synth_main
 from support import diagnostics

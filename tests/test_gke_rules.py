@@ -10,10 +10,10 @@ import re
 
 import pytest
 import yaml
-from synth import yamlread
+from gke_ai_batch.synth import yamlread
 
 
-import synth
+from gke_ai_batch import synth
 from gke_ai_batch.domain import regions
 from gke_ai_batch.domain import versions
 from gke_ai_batch.config import ConfigError, load, split_namespace

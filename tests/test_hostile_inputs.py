@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from synth import output
-from synth.__main__ import main
+from gke_ai_batch.synth import output
+from gke_ai_batch.synth.__main__ import main
 
 ROOT = Path(__file__).resolve().parent.parent
 DEV = (ROOT / "stacks" / "Pulumi.dev.yaml").read_text()
@@ -275,7 +275,7 @@ def test_a_providers_secure_value_reaches_no_output(case, capsys):
 
 
 def test_an_empty_environment_list_imports_nothing(case):
-    from synth import StackFile, stackfile
+    from gke_ai_batch.synth import StackFile, stackfile
 
     path = case.stack("environment: []\n" + DEV)
     assert stackfile.read(StackFile(path, "hostile")).values["gcp:project"] == "acme-ml-dev"
@@ -364,7 +364,8 @@ def test_a_failed_write_leaves_the_previous_output(case, capsys, monkeypatch):
 
 
 def test_a_policy_violation_still_writes_and_exits_3(case, capsys, monkeypatch):
-    import synth.policy
+    import gke_ai_batch.synth.policy
+    from gke_ai_batch import synth
     from gke_ai_batch.domain.findings import MANDATORY, Finding
 
     monkeypatch.setattr(synth.policy, "findings", lambda result: [Finding("p", "m", MANDATORY, urn="urn:pulumi:good::gke-ai-batch::t::x")])
@@ -493,8 +494,7 @@ def test_two_concurrent_runs_on_one_out_do_not_mix(case, capsys):
 
 
 def test_an_internal_error_is_one_line_and_debug_gives_the_traceback(case, capsys, monkeypatch):
-    import synth
-
+    from gke_ai_batch import synth
     def boom(*args, **kwargs):
         raise RuntimeError("the plan went sideways")
 
@@ -562,7 +562,7 @@ def test_a_stdout_that_cannot_be_written_is_a_message_not_a_traceback():
 
 
 def test_urns_names_an_unknown_stack_without_a_traceback(capsys):
-    from synth import urns
+    from gke_ai_batch.synth import urns
 
     with pytest.raises(SystemExit) as exc:
         urns.main(["nope"])
@@ -570,8 +570,7 @@ def test_urns_names_an_unknown_stack_without_a_traceback(capsys):
 
 
 def test_odd_files_in_stacks_are_refused_each_on_its_own(capsys, tmp_path):
-    import synth
-
+    from gke_ai_batch import synth
     stacks = tmp_path / "stacks"
     stacks.mkdir()
     (stacks / "Pulumi.good.yaml").write_text(DEV)
@@ -585,7 +584,8 @@ def test_odd_files_in_stacks_are_refused_each_on_its_own(capsys, tmp_path):
 
 
 def test_all_reports_the_most_serious_exit_code(capsys, monkeypatch, tmp_path):
-    import synth.stackfile
+    import gke_ai_batch.synth.stackfile
+    from gke_ai_batch import synth
 
     monkeypatch.setattr(synth.stackfile, "existing_stacks", lambda d: ["dev", "nope"])
     code, stdout, stderr = run(capsys, "--all", "--out", tmp_path, "--quiet")
@@ -601,7 +601,7 @@ import resource, sys
 resource.setrlimit(resource.RLIMIT_AS, (1536 * 1024 * 1024,) * 2)
 sys.setrecursionlimit(10_000)
 sys.path.insert(0, {root!r})
-from synth.__main__ import main
+from gke_ai_batch.synth.__main__ import main
 codes = [main(["--config", f, "--out", {out!r}, "--quiet"]) for f in sys.argv[1:]]
 print(codes)
 """

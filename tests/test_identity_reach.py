@@ -13,7 +13,7 @@ import functools
 import json
 
 import pytest
-from synth.stackfile import StackFile
+from gke_ai_batch.synth.stackfile import StackFile
 
 from bootstrap import synth as bsynth
 from bootstrap.grants import grants

@@ -21,7 +21,7 @@ from pulumi import _types
 from pulumi.output import Unknown
 from pulumi.runtime import rpc
 
-from synth import leanrpc
+from gke_ai_batch.synth import leanrpc
 
 ORIGINAL_SERIALIZE = rpc.serialize_property
 ORIGINAL_DESERIALIZE = rpc.deserialize_properties

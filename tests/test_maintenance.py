@@ -9,7 +9,7 @@ import copy
 import pytest
 
 from conftest import base_config, by_name, synth_refused, synth_rendered
-from synth import report as report_md
+from gke_ai_batch.synth import report as report_md
 
 CLUSTER_TYPE = "gcp:container/cluster:Cluster"
 POOL_TYPE = "gcp:container/nodePool:NodePool"

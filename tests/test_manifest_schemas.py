@@ -16,7 +16,7 @@ import kubernetes_validate.utils as kv
 import pytest
 import yaml
 
-import synth
+from gke_ai_batch import synth
 from conftest import STACKS, base_config, synth_config, synth_stack
 from support import manifests as M
 
@@ -828,8 +828,8 @@ def test_jobset_names_the_config_accepts_pass_the_jobset_webhook(tmp_path, valid
 
 def test_a_secret_whose_content_is_a_pulumi_secret_is_checked_in_full(validator):
     # A fleet's kubeconfig Secret, as synth records it: the typed class makes `data` one secret,
-    # which synth masks key by key (synth/engine.py), so the Secret stays one the API server takes.
-    from synth.engine import SECRET_DATA_MASK, SECRET_MASK
+    # which synth masks key by key (gke_ai_batch/synth/engine.py), so the Secret stays one the API server takes.
+    from gke_ai_batch.synth.engine import SECRET_DATA_MASK, SECRET_MASK
 
     masked = {"apiVersion": "v1", "kind": "Secret", "type": "Opaque", "data": {"kubeconfig": SECRET_DATA_MASK},
               "metadata": {"name": "multikueue-us-east4", "namespace": "kueue-system"}}

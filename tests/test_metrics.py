@@ -12,7 +12,7 @@ import pytest
 
 from conftest import base_config, by_name, synth_refused, synth_rendered, synth_stack
 from support import manifests as M
-from synth import report as report_md
+from gke_ai_batch.synth import report as report_md
 from gke_ai_batch.domain import metrics as facts
 from gke_ai_batch.domain import versions
 from gke_ai_batch.plan.metrics import SCRAPER
@@ -219,7 +219,7 @@ def test_component_args_are_checked_by_the_stack_rules():
 def test_the_scrapers_cluster_binding_passes_probe_namespaced_rbac_only_for_urls():
     # Near miss: the ClusterRole reads /metrics alone. Refusal: the same binding once the role
     # also reads an object kind, which a Role in the namespace could have granted.
-    from policy import rules
+    from gke_ai_batch.policy import rules
 
     def violations(tamper) -> list:
         resources = []

@@ -34,8 +34,8 @@ catalogue.TPU_GENERATIONS["v9z"] = dataclasses.replace(
     quota=catalogue.Quota("TPU v9z chips"), preemptible_quota=catalogue.Quota("Preemptible TPU v9z chips"),
     min_gke_version="1.35.0-gke.1000",
 )
-import synth
-from policy import rules
+from gke_ai_batch import synth
+from gke_ai_batch.policy import rules
 from gke_ai_batch.model import facts
 
 result = synth.synthesize(root, synth.StackFile.locate(root, None, stack))
@@ -146,9 +146,9 @@ def test_a_flavor_selecting_a_label_the_pool_lacks_is_still_refused(tmp_path):
     ],
 )
 def test_config_and_the_policy_pack_agree_on_a_pinned_chart_version(tmp_path, version, pinned):
-    from policy import rules
+    from gke_ai_batch.policy import rules
 
-    from policy.rules.base import Resource
+    from gke_ai_batch.policy.rules.base import Resource
 
     config = base_config(jobset={"version": version})
     result = synth_config(tmp_path, config)
@@ -167,7 +167,7 @@ def test_a_cluster_in_an_ai_zone_is_zonal_to_the_policy_pack():
     """us-central1-ai1a is a zone (Compute Engine "About AI zones"); the pack's own zone pattern
     lacked AI zones and counted three zones for a cluster there, as for a regional one."""
     from gke_ai_batch.model import facts
-    from policy.rules.base import Resource
+    from gke_ai_batch.policy.rules.base import Resource
 
     cluster = Resource("urn:c", "gcp:container/cluster:Cluster", "c", {"location": "us-central1-ai1a"})
     assert facts.cluster_facts([cluster]).zones == 1
@@ -222,7 +222,7 @@ def test_config_and_the_policy_pack_read_the_same_node_labels(stack):
     for config and the admission model, from the recorded pool for the policy pack."""
     from conftest import synth_stack
     from gke_ai_batch.domain import naming
-    from policy import rules
+    from gke_ai_batch.policy import rules
     from gke_ai_batch.model import facts
 
     result = synth_stack(stack)

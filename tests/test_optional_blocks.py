@@ -11,8 +11,8 @@ import copy
 import yaml
 
 from conftest import ROOT, STACKS
-from synth import yamlread
-from synth.__main__ import main
+from gke_ai_batch.synth import yamlread
+from gke_ai_batch.synth.__main__ import main
 
 # The lists whose entries' blocks (a mapping or a list: tpu, gpu, reservation, upgrade, zones,
 # labels, taints, pools, priorities...) a user deletes. A ClusterQueue's blocks were walked once too

@@ -8,7 +8,7 @@ import copy
 
 import pytest
 
-import synth
+from gke_ai_batch import synth
 from gke_ai_batch.model import podsecurity as ps
 from conftest import base_config, synth_config, synth_stack
 

@@ -11,8 +11,8 @@ import dataclasses
 
 from conftest import synth_stack
 from gke_ai_batch.domain import pricing
-from policy import rules
-from synth import policy as synth_policy
+from gke_ai_batch.policy import rules
+from gke_ai_batch.synth import policy as synth_policy
 
 NODE_POOL = "gcp:container/nodePool:NodePool"
 

@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 from conftest import ROOT
 
-from policy import levels, rules
-from policy.rules import UNKNOWN, Resource
-from policy.rules.base import CLUSTER, NODE_POOL
+from gke_ai_batch.policy import levels, rules
+from gke_ai_batch.policy.rules import UNKNOWN, Resource
+from gke_ai_batch.policy.rules.base import CLUSTER, NODE_POOL
 
 SA = "ml-nodes@acme.iam.gserviceaccount.com"
 DEFAULT_SA = "123456789-compute@developer.gserviceaccount.com"
@@ -1043,7 +1043,7 @@ def test_pack_reads_properties_through_the_sdks_unknown_proxies():
     from pulumi_policy import ResourceValidationArgs
     from pulumi_policy.proxy import UNKNOWN_STRING_VALUE, unknown_checking_proxy
 
-    from policy.crossguard import plain, policy
+    from gke_ai_batch.policy.crossguard import plain, policy
 
     props = merge(
         CPU_POOL,
@@ -1067,12 +1067,15 @@ def test_pack_needs_only_its_own_requirements():
     """policy/requirements.txt installs pulumi-policy and pulumi; the pack must not reach for
     the program's dependencies (pydantic, the providers) through what it imports."""
     probe = (
-        "import sys; sys.path.insert(0, sys.argv[1]); import policy.crossguard, policy.levels; "
+        "import sys; sys.path.insert(0, sys.argv[1]); import gke_ai_batch.policy.rules, gke_ai_batch.policy.levels; "
+        "print(sorted(m.partition('.')[0] for m in sys.modules)); import gke_ai_batch.policy.crossguard; "
         "print(sorted(m for m in sys.modules if '.' not in m or m.startswith('gke_ai_batch.')))"
     )
     proc = subprocess.run([sys.executable, "-c", probe, str(ROOT)], capture_output=True, text=True, check=True)
-    loaded = set(ast.literal_eval(proc.stdout))
-    assert loaded.isdisjoint({"pydantic", "pulumi_gcp", "pulumi_kubernetes", "synth"})
+    rules_alone, loaded = (set(ast.literal_eval(line)) for line in proc.stdout.splitlines())
+    # The rules themselves need neither pydantic nor any Pulumi SDK; the pack's wrapping needs pulumi-policy.
+    assert rules_alone.isdisjoint({"pydantic", "pulumi", "pulumi_policy", "pulumi_gcp", "pulumi_kubernetes"}), rules_alone
+    assert loaded.isdisjoint({"pydantic", "pulumi_gcp", "pulumi_kubernetes", "synth", "gke_ai_batch.synth"})
     pure = {"gke_ai_batch.domain.catalogue", "gke_ai_batch.domain.images", "gke_ai_batch.domain.naming", "gke_ai_batch.domain.netblocks", "gke_ai_batch.domain.quantity",
             "gke_ai_batch.domain.regions",  # region_of: fleet-worker-regions
             "gke_ai_batch.domain.pricing", "gke_ai_batch.domain.price_table",  # stack-budget
@@ -1091,6 +1094,7 @@ def test_pack_needs_only_its_own_requirements():
     assert model, "the pack judges capacity with the admission model (gke_ai_batch.model)"
     # The layer packages' own __init__ modules hold docstrings only.
     layers = {"gke_ai_batch.domain", "gke_ai_batch.components"}
-    assert {m for m in loaded if m.startswith("gke_ai_batch.") and m not in layers} == pure | model
+    pack = {m for m in loaded if m.startswith("gke_ai_batch.policy")}
+    assert {m for m in loaded if m.startswith("gke_ai_batch.") and m not in layers | pack} == pure | model
     requirements = (ROOT / "policy" / "requirements.txt").read_text().split()
     assert {"pulumi-policy==1.21.0", "pulumi==3.272.0"} <= set(requirements)

@@ -208,8 +208,8 @@ def test_an_output_where_a_plain_value_is_needed_says_so(tmp_path):
 
 def test_two_components_naming_one_pool_of_one_cluster_fail_the_policy_pack(tmp_path):
     """Each component alone cannot see the other; the pack judges what the program registered."""
-    from policy import rules
-    from policy.rules import Resource
+    from gke_ai_batch.policy import rules
+    from gke_ai_batch.policy.rules import Resource
 
     recording = run_program(tmp_path, """
         from gke_ai_batch.components.nodepools import TpuSlices

@@ -1,12 +1,12 @@
 """What a program run by `synth --program` can do to synth, and what is beside the output folder:
 - the program's own modules (a CrossGuard pack in its `policy/` folder) broke synth's own imports
   (exit 70, "cannot import name 'rules' from 'policy'"): the program folder stayed first on
-  sys.path and its modules in sys.modules (synth/engine.py program_imports);
+  sys.path and its modules in sys.modules (gke_ai_batch/synth/engine.py program_imports);
 - `--json` promises one JSON document on stdout, but a subprocess of the program or a write to
   file descriptor 1 landed before it (engine.stdout_to_stderr);
 - the output folder's siblings were opened through symbolic links: `.out.lock` created a file
   wherever it pointed, and a link named `.out.tmp-*` made the cleanup chmod the parent folder
-  (synth/output.py)."""
+  (gke_ai_batch/synth/output.py)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,8 @@ import os
 import stat
 import sys
 
-from synth import output
-from synth.__main__ import main
+from gke_ai_batch.synth import output
+from gke_ai_batch.synth.__main__ import main
 
 STACK = "config:\n  gcp:project: acme-ml\n"
 
@@ -30,10 +30,9 @@ def _project(folder, program: str) -> list[str]:
 
 
 def test_a_programs_own_policy_package_is_its_own_and_synths_stays_synths(tmp_path, capsys):
-    import policy
-    import policy.rules
+    import gke_ai_batch.policy.rules
 
-    synths = sys.modules["policy"], sys.modules["policy.rules"]
+    synths = sys.modules["gke_ai_batch.policy"], sys.modules["gke_ai_batch.policy.rules"]
     program = tmp_path / "prog"
     (program / "policy").mkdir(parents=True)
     (program / "policy" / "__init__.py").write_text("# the program's CrossGuard pack\n")
@@ -46,7 +45,8 @@ def test_a_programs_own_policy_package_is_its_own_and_synths_stays_synths(tmp_pa
     assert code == 0, capsys.readouterr().err
     assert json.loads((tmp_path / "out" / "outputs.json").read_text()) == {"n": 8}  # its own policy.limits
     # Afterwards synth's own are in place, sys.path is as it was, and none of the program's is left.
-    assert (sys.modules["policy"], sys.modules["policy.rules"]) == synths and policy.rules.Resource
+    assert (sys.modules["gke_ai_batch.policy"], sys.modules["gke_ai_batch.policy.rules"]) == synths
+    assert gke_ai_batch.policy.rules.Resource
     assert sys.path == path
     assert not [n for n, m in sys.modules.items() if str(program) in str(getattr(m, "__file__", "") or "")]
 
@@ -57,12 +57,13 @@ def test_a_programs_policy_folder_does_not_break_synths_imports_after_the_run(tm
     (program / "policy").mkdir(parents=True)
     (program / "policy" / "__init__.py").write_text("from pulumi_policy import PolicyPack\n")
     argv = _project(program, "import pulumi\n\npulumi.export('a', 1)\n")
-    for name in [n for n in sys.modules if n == "policy" or n.startswith("policy.")]:
+    for name in [n for n in sys.modules if n.partition(".")[0] == "policy" or n.startswith("gke_ai_batch.policy")]:
         monkeypatch.delitem(sys.modules, name)
     code = main([*argv, "--out", str(tmp_path / "out"), "--quiet"])
     assert code == 0, capsys.readouterr().err
-    assert sys.modules["policy"].__file__.endswith(os.path.join("policy", "__init__.py"))
-    assert str(program) not in sys.modules["policy"].__file__
+    rules = sys.modules["gke_ai_batch.policy.rules"].__file__
+    assert rules.endswith(os.path.join("gke_ai_batch", "policy", "rules", "__init__.py")) and str(program) not in rules
+    assert "policy" not in sys.modules  # the program's own pack is not left behind
 
 
 def test_json_is_the_only_thing_on_stdout_whatever_the_program_writes(tmp_path, capfd):

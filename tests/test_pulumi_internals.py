@@ -1,6 +1,6 @@
 """The Pulumi SDK internals this repository relies on, checked for the pinned SDK.
 
-synth's recording engine (synth/engine.py) reaches below the SDK's public API where the public
+synth's recording engine (gke_ai_batch/synth/engine.py) reaches below the SDK's public API where the public
 API does not go: the mock monitor it subclasses, the stack-trace capture it switches off, the
 coroutine that runs a program and waits for its registrations, the wire format of values. A new
 pulumi release can change any of them without notice; these tests say which one moved. The
@@ -26,7 +26,7 @@ from pulumi.runtime.proto import resource_pb2, source_pb2
 from pulumi.runtime.sync_await import _sync_await
 
 from conftest import ROOT
-from synth import engine
+from gke_ai_batch.synth import engine
 
 
 def _pin(path: Path, package: str) -> str:
@@ -201,7 +201,7 @@ def test_pulumi_kubernetes_version_helper():
 
 
 def test_pulumi_policy_proxy_names():
-    """policy/crossguard.py unwraps the pack SDK's property proxies and knows its unknowns."""
+    """gke_ai_batch/policy/crossguard.py unwraps the pack SDK's property proxies and knows its unknowns."""
     from pulumi_policy import proxy
 
     for name in ("UNKNOWN_BOOLEAN_VALUE", "UNKNOWN_NUMBER_VALUE", "UNKNOWN_STRING_VALUE", "UNKNOWN_ARRAY_VALUE",

@@ -41,7 +41,7 @@ pulumi.export("queue", cq.queue_name)
 
 
 def _run(tmp_path: Path, source: str):
-    from synth import engine
+    from gke_ai_batch.synth import engine
 
     program = tmp_path / "__main__.py"
     program.write_text(textwrap.dedent(source))

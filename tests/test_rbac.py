@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-import synth
+from gke_ai_batch import synth
 from gke_ai_batch.domain import multikueue_worker as worker
 from gke_ai_batch.plan.metrics import SCRAPER
 from gke_ai_batch.plan.rbac import TEAM_ROLE
 from conftest import FLEET_STACKS, STACKS, by_name, synth_stack
-from policy import rules
-from policy.rules import rbac
+from gke_ai_batch.policy import rules
+from gke_ai_batch.policy.rules import rbac
 from support import manifests as M
 
 RBAC = "rbac.authorization.k8s.io/v1"

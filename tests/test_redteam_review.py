@@ -1,4 +1,4 @@
-"""The PR review's diff (`python -m synth STACK --base DIR`, synth/diff.py) against a hostile or
+"""The PR review's diff (`python -m synth STACK --base DIR`, gke_ai_batch/synth/diff.py) against a hostile or
 stale base folder: whatever the folder holds, the answer is a usage error about --base (exit 2)
 naming the file and what is wrong with it, or a diff that says what it could not compare; never
 an internal error (exit 70), never a hang."""
@@ -17,8 +17,7 @@ STACK = "tpu-multislice"
 
 @pytest.fixture(scope="module")
 def head():
-    import synth
-
+    from gke_ai_batch import synth
     result = synth_stack(STACK)
     assert not result.diagnostics
     return synth.output_files(result)
@@ -36,13 +35,13 @@ def _base(tmp_path, head, **replace: str | None):
 
 def _diff(head, base):
     """What the CLI does with --base: diff.md and diff.json, or the usage error it prints."""
-    from synth.__main__ import _diff
+    from gke_ai_batch.synth.__main__ import _diff
 
     return _diff(STACK, dict(head), base, False)
 
 
 def _refused(result, file: str, words: str):
-    from synth.diagnostics import Diagnostic
+    from gke_ai_batch.synth.diagnostics import Diagnostic
 
     assert isinstance(result, Diagnostic), "the base was accepted"
     assert result.rule == "usage" and result.path == "--base", result
@@ -91,7 +90,7 @@ def test_a_node_pool_whose_machine_type_is_no_string_is_read_as_no_tpu(tmp_path,
 
 
 def test_a_removed_stacks_base_must_be_that_stacks_render(tmp_path, head, capsys):
-    from synth.__main__ import main
+    from gke_ai_batch.synth.__main__ import main
 
     base = _base(tmp_path, head)
     code = main(["gone", "--removed", "--base", str(base), "--out", str(tmp_path / "gone"), "--quiet"])
@@ -123,8 +122,7 @@ def test_a_fifo_in_the_base_folder_is_refused_not_waited_on(tmp_path, head):
 
 
 def test_a_render_of_another_stack_is_no_base(tmp_path, head):
-    import synth
-
+    from gke_ai_batch import synth
     other = synth.output_files(synth_stack("tpu-flex"))
     base = tmp_path / "other"
     base.mkdir()
@@ -158,7 +156,7 @@ def test_a_base_rendered_before_cost_json_still_shows_the_other_changes(tmp_path
 
 
 def test_the_cli_says_a_corrupt_base_in_one_line_with_exit_2(tmp_path, head, capsys):
-    from synth.__main__ import main
+    from gke_ai_batch.synth.__main__ import main
 
     base = _base(tmp_path, head, **{"cost.json": '{"pools": "none", "total": {}}'})
     code = main([STACK, "--out", str(tmp_path / "head"), "--base", str(base), "--quiet"])
@@ -180,14 +178,14 @@ def test_the_cli_says_a_corrupt_base_in_one_line_with_exit_2(tmp_path, head, cap
     ],
 )
 def test_a_code_span_is_fenced_longer_than_any_backtick_run_inside(text, span):
-    from synth.report.md import code
+    from gke_ai_batch.synth.report.md import code
 
     assert code(text) == span
 
 
 def test_a_changed_command_with_backticks_and_pipes_stays_one_table_cell():
-    from synth import diff
-    from synth.report.md import cell
+    from gke_ai_batch.synth import diff
+    from gke_ai_batch.synth.report.md import cell
 
     value = diff._value(["bash", "-c", "echo ``x`` | tee <b>"])
     assert value.startswith("``` ") and value.endswith(" ```")

@@ -7,7 +7,7 @@ import re
 
 from conftest import base_config, synth_config, synth_stack
 
-from synth import report
+from gke_ai_batch.synth import report
 
 TPU = "google.com/tpu"
 

@@ -14,8 +14,7 @@ from test_diff import _config, _variant
 
 @pytest.fixture(scope="module")
 def renders(tmp_path_factory):
-    import synth
-
+    from gke_ai_batch import synth
     out = {}
     for name in ("base", "add-slice"):
         result = synth_config(tmp_path_factory.mktemp(name), _config() if name == "base" else _variant(name))
@@ -26,8 +25,7 @@ def renders(tmp_path_factory):
 
 @pytest.mark.parametrize("stack", STACKS)
 def test_every_render_writes_the_models_verdicts_and_largest_workloads(stack):
-    import synth
-
+    from gke_ai_batch import synth
     result = synth_stack(stack)
     data = json.loads(synth.output_files(result)["admission.json"])
     assert set(data) == {"workloads", "queues"}
@@ -40,7 +38,7 @@ def test_every_render_writes_the_models_verdicts_and_largest_workloads(stack):
 
 
 def test_a_queue_that_grows_shows_its_largest_workload_before_and_after(renders):
-    from synth import diff
+    from gke_ai_batch.synth import diff
 
     data = diff.compute(diff.Render.from_files(renders["base"]), diff.Render.from_files(renders["add-slice"]))
     assert data["admission"]["compared"] and not data["admission"]["workloads"]
@@ -55,8 +53,8 @@ def test_a_queue_that_grows_shows_its_largest_workload_before_and_after(renders)
 def test_a_sample_that_is_no_longer_admissible_is_named_with_the_models_reason():
     # A stack with a sample that could never run is refused, so one render of the same code
     # never flips a verdict: a base rendered by an older model can. Crafted here.
-    import synth
-    from synth import diff
+    from gke_ai_batch import synth
+    from gke_ai_batch.synth import diff
 
     base = diff.Render.from_files(synth.output_files(synth_stack("tpu-multislice")))
     name = "low-priority"
@@ -75,7 +73,7 @@ def test_a_sample_that_is_no_longer_admissible_is_named_with_the_models_reason()
 
 
 def test_a_base_render_without_admission_json_is_diffed_without_it(renders, tmp_path):
-    from synth import diff, output
+    from gke_ai_batch.synth import diff, output
 
     files = dict(renders["base"])
     del files["admission.json"]

@@ -1,4 +1,4 @@
-"""What apply will do to a GKE cluster or node pool changed in place (synth/diff.py over
+"""What apply will do to a GKE cluster or node pool changed in place (gke_ai_batch/synth/diff.py over
 gke_ai_batch/domain/gke_updates.py): in place, a control plane restart (the API down for
 minutes on a zonal cluster), or every node recreated, each with GKE's page."""
 
@@ -17,13 +17,12 @@ POOL = "gcp:container/nodePool:NodePool"
 
 @pytest.fixture(scope="module")
 def base():
-    import synth
-
+    from gke_ai_batch import synth
     return json.loads(synth.output_files(synth_stack("dev"))["resources.json"])
 
 
 def _step(base, type_: str, edit, name: str | None = None) -> dict:
-    from synth import diff
+    from gke_ai_batch.synth import diff
 
     head = copy.deepcopy(base)
     target = next(r for r in head if r["type"] == type_ and (name is None or r["name"] == name))
@@ -69,7 +68,7 @@ def test_a_release_channel_change_is_in_place(base):
 
 
 def test_a_node_pool_metadata_mode_recreates_its_nodes_and_its_size_does_not(base):
-    from synth import diff
+    from gke_ai_batch.synth import diff
 
     def metadata(inputs):
         inputs["nodeConfig"]["workloadMetadataConfig"] = {"mode": "GCE_METADATA"}

@@ -22,7 +22,7 @@ def _budget(violations):
 
 
 def test_the_program_records_the_budget_and_prices_on_the_stacks_outputs(tmp_path):
-    import synth
+    from gke_ai_batch import synth
     from gke_ai_batch.domain import pricing
 
     result = synth_config(tmp_path, base_config(nodePools=L4, budget=100, prices={"nvidia-l4": 0.5}))
@@ -56,7 +56,7 @@ def test_a_recorded_price_override_counts_in_the_budget(tmp_path):
 
 
 def test_the_budget_policy_takes_no_budget_from_its_config():
-    from policy import rules
+    from gke_ai_batch.policy import rules
 
     rule = rules.by_name("stack-budget")
     assert not rule.config_schema

@@ -10,8 +10,8 @@ from conftest import synth_stack
 
 
 def test_growing_one_workers_pool_changes_that_workers_flavor_only():
-    import synth
-    from synth import diff
+    from gke_ai_batch import synth
+    from gke_ai_batch.synth import diff
 
     base = json.loads(synth.output_files(synth_stack("fleet-dws"))["resources.json"])
     head = copy.deepcopy(base)
@@ -27,8 +27,8 @@ def test_growing_one_workers_pool_changes_that_workers_flavor_only():
 
 
 def test_a_fleets_flavors_of_one_name_are_one_row_per_cluster():
-    import synth
-    from synth import diff
+    from gke_ai_batch import synth
+    from gke_ai_batch.synth import diff
 
     files = synth.output_files(synth_stack("fleet-dws"))
     data = diff.compute(diff.Render.empty(), diff.Render.from_files(files))

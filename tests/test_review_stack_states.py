@@ -18,7 +18,7 @@ from conftest import ROOT
 
 
 def _cli(capsys, *argv):
-    from synth.__main__ import main
+    from gke_ai_batch.synth.__main__ import main
 
     code = main([str(a) for a in argv])
     captured = capsys.readouterr()

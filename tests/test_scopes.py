@@ -15,10 +15,10 @@ import os
 import pytest
 import yaml
 
-import synth
+from gke_ai_batch import synth
 from gke_ai_batch.domain.naming import KUBERNETES_PROVIDER, scope_of, scoped
 from conftest import ROOT, synth_stack
-from synth import engine, output, stackfile
+from gke_ai_batch.synth import engine, output, stackfile
 from test_hostile_inputs import snapshot
 
 PROGRAM = """
@@ -245,14 +245,14 @@ def test_every_object_must_belong_to_a_cluster():
 
 
 def test_the_report_reads_each_clusters_pools_by_their_gke_names():
-    from synth import report
+    from gke_ai_batch.synth import report
 
     single = synth_stack("prod")
     assert single.plan.config.production, "prod's pools are protected: the report says so"
     result = synth.Result("prod", recording=two_clusters("prod"), plan=single.plan, admission=single.admission)
     # The Cost section prices what was recorded: two clusters' pools cost twice one's.
     assert _without_cost(report.render(result, single.violations)) == _without_cost(report.render(single, single.violations))
-    from synth.report import cost
+    from gke_ai_batch.synth.report import cost
 
     assert cost.compute(result)["total"]["perHourMax"] == pytest.approx(2 * single.cost["total"]["perHourMax"])
 

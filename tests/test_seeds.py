@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-import synth
+from gke_ai_batch import synth
 from gke_ai_batch.domain import images
 from gke_ai_batch.domain import machines
 from gke_ai_batch.plan.kueue import quota_quantity

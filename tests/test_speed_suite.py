@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from conftest import ROOT, STACKS
-from synth import yamlread
+from gke_ai_batch.synth import yamlread
 
 
 # Scalars the fuzzers draw: what YAML 1.1 or yaml.v2 reads as another type, quotes, non-ASCII,
@@ -39,8 +39,8 @@ def test_stack_files_are_written_as_pyyamls_own_emitter_writes_them(stack):
 
 def test_a_base_manifests_yaml_nested_too_deeply_is_refused_before_pyyaml_composes_it(monkeypatch):
     """PyYAML's pure-Python reader takes ~1 s to reach its recursion limit on `[[[[...`: the
-    depth is read off libyaml's events first (synth/diff.py, MAX_YAML_DEPTH)."""
-    from synth import diff
+    depth is read off libyaml's events first (gke_ai_batch/synth/diff.py, MAX_YAML_DEPTH)."""
+    from gke_ai_batch.synth import diff
 
     def composed(text):
         raise AssertionError("PyYAML's composer was handed a file nested past the limit")

@@ -68,8 +68,7 @@ def test_cli_writes_files_and_summary(tmp_path):
 
 
 def test_manifests_are_only_kubernetes_objects_the_program_declares():
-    import synth
-
+    from gke_ai_batch import synth
     result = synth_stack("dev")
     docs = synth.manifests(result.recording)
     assert all({"apiVersion", "kind", "metadata"} <= set(d) for d in docs)

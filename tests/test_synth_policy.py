@@ -14,10 +14,10 @@ from google.protobuf import struct_pb2
 from pulumi.runtime import proto
 from pulumi_policy.policy import _PolicyAnalyzerServicer
 
-import synth
-from policy import levels, rules
-from policy.crossguard import PACK_ENFORCEMENT, PACK_NAME, policies
-from synth import policy as synth_policy
+from gke_ai_batch import synth
+from gke_ai_batch.policy import levels, rules
+from gke_ai_batch.policy.crossguard import PACK_ENFORCEMENT, PACK_NAME, policies
+from gke_ai_batch.synth import policy as synth_policy
 
 EXAMPLE = ROOT / "policy" / "examples" / "Pulumi.noncompliant.yaml"
 KEYS = {"policy", "enforcement", "urn", "message"}
@@ -142,7 +142,7 @@ def test_every_stack_says_in_its_policy_config_whether_it_is_production():
 
 
 def test_noncompliant_example_renders_with_exit_3(tmp_path, capsys):
-    from synth.__main__ import main
+    from gke_ai_batch.synth.__main__ import main
 
     assert main(["--config", str(EXAMPLE), "--out", str(tmp_path)]) == synth.EXIT_POLICY_VIOLATION
     assert "policy mandatory: workload-privileged-tpu-only" in capsys.readouterr().err

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from synth import EXIT_OK, EXIT_POLICY_VIOLATION
+from gke_ai_batch.synth import EXIT_OK, EXIT_POLICY_VIOLATION
 
 from support.programs import render_program
 

@@ -1,6 +1,6 @@
 """One limit on alias expansion for every YAML synth reads from outside: stack files, a program's
 Pulumi.yaml, a base render's manifests.yaml and the YAML a program hands pulumi_kubernetes
-(synth/yamlread.py AliasBudget, go-yaml's rule). A "billion laughs" of a few hundred bytes hung
+(gke_ai_batch/synth/yamlread.py AliasBudget, go-yaml's rule). A "billion laughs" of a few hundred bytes hung
 synth on a base and ran a program's ConfigFile out of memory; each is now refused at once, with
 the file named."""
 
@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from synth import diff, yamlread
-from synth.stackfile import StackFile
+from gke_ai_batch.synth import diff, yamlread
+from gke_ai_batch.synth.stackfile import StackFile
 
 from conftest import ROOT
 
@@ -79,8 +79,8 @@ def test_a_stack_file_is_refused_by_the_same_rule(tmp_path):
 
 
 def test_a_programs_pulumi_yaml_is_refused_by_the_same_rule(tmp_path):
-    from synth.program import read_project
-    from synth.stackfile import StackFileError
+    from gke_ai_batch.synth.program import read_project
+    from gke_ai_batch.synth.stackfile import StackFileError
 
     (tmp_path / "Pulumi.yaml").write_text("name: x\nruntime: python\n" + laughs(6))
     (tmp_path / "__main__.py").write_text("")
@@ -109,7 +109,7 @@ k8s.yaml.ConfigFile("bomb", file="manifests/bomb.yaml")
 
 
 def _program(tmp_path, main: str):
-    from synth.program import read_project, synthesize_program
+    from gke_ai_batch.synth.program import read_project, synthesize_program
 
     (tmp_path / "Pulumi.yaml").write_text("name: x\nruntime: python\n")
     (tmp_path / "__main__.py").write_text(main)

@@ -22,7 +22,7 @@ import pulumi
 from gke_ai_batch.components.component import Component
 from gke_ai_batch.components import k8s as k8s_objects
 from gke_ai_batch.components.args import not_strings, opts_problems, type_token, unknown_keys
-from gke_ai_batch.config.base import _check_k8s_name
+from gke_ai_batch.config.base import check_k8s_name
 from gke_ai_batch.config.errors import ArgsError
 from gke_ai_batch.domain.multikueue_worker import token_secret, worker_rbac_manifests
 from gke_ai_batch.domain.naming import child_name
@@ -106,7 +106,7 @@ def _worker_rules(name: str):
             yield from wrong
             return
         try:
-            _check_k8s_name(args.get("worker", name))
+            check_k8s_name(args.get("worker", name))
         except ValueError as exc:
             yield ("args.worker" if "worker" in args else "name", str(exc))
         for key in ("namespaces", "frameworks"):
@@ -115,7 +115,7 @@ def _worker_rules(name: str):
                 return
         for i, ns in enumerate(args["namespaces"]):
             try:
-                _check_k8s_name(ns)
+                check_k8s_name(ns)
             except ValueError as exc:
                 yield (f"args.namespaces[{i}]", str(exc))
         try:

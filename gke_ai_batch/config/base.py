@@ -98,7 +98,7 @@ GkeName = Annotated[str, AfterValidator(check_gke_name)]
 _K8S_NAME_RX = re.compile(_K8S_LABEL, re.ASCII)
 
 
-def _check_k8s_name(value: str) -> str:
+def check_k8s_name(value: str) -> str:
     if len(value) > 63 or not _K8S_NAME_RX.fullmatch(value):
         raise ValueError(
             f"{value!r} is not a valid Kubernetes name: lowercase letters, digits and '-', "
@@ -107,7 +107,7 @@ def _check_k8s_name(value: str) -> str:
     return value
 
 
-K8sName = Annotated[str, AfterValidator(_check_k8s_name)]
+K8sName = Annotated[str, AfterValidator(check_k8s_name)]
 
 # LocalQueue names: Kueue checks the kueue.x-k8s.io/queue-name label of a job as a DNS-1123
 # subdomain (ValidateLabelAsCRDName in pkg/controller/jobframework/validation.go:146-154,

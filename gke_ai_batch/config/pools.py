@@ -243,7 +243,7 @@ class NodePoolConfig(Model):
             )
         if self.auto_repair and cap in PROVISIONED_ON_DEMAND:
             # A repair recreates the node outside the request it belongs to; the policy pack's
-            # mandatory pool-flex-queued-from-zero rule refuses it (policy/rules/gke.py).
+            # mandatory pool-flex-queued-from-zero rule refuses it (gke_ai_batch/policy/rules/gke.py).
             yield RuleError(
                 "autoRepair",
                 f"{cap} pools run with auto-repair off: a repair would recreate a node outside the request it belongs to",

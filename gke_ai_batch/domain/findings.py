@@ -1,6 +1,6 @@
 """The one shape of a finding, whichever layer finds it: a config rule broken at a key path, a
 component arg refused, an object the admission model says could never run, a policy violated
-by a recorded resource, or synth's diagnostic placed in a file (synth/diagnostics.py subclasses
+by a recorded resource, or synth's diagnostic placed in a file (gke_ai_batch/synth/diagnostics.py subclasses
 it with file, line and column).
 
 - `rule`: the rule's id: "config", "args", the model's ("quota", "placement", "queue", ...) or

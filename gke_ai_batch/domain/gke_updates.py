@@ -2,7 +2,7 @@
 
 One table per Pulumi type, by input path (camelCase, as the program records them): the class
 of the update and the GKE page that documents it. A change that replaces the resource is not
-here (synth/report/replacement.py FORCE_NEW holds the provider's ForceNew inputs); a path not
+here (gke_ai_batch/synth/report/replacement.py FORCE_NEW holds the provider's ForceNew inputs); a path not
 listed updates in place with nothing restarted.
 
 Classes, as GKE's "Manage cluster lifecycle changes to minimize disruption" page sorts them

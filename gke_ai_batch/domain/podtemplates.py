@@ -1,7 +1,7 @@
 """Where the pods of a Kubernetes object are: its pod templates, and a workload's pod sets.
 
 One parser for the admission model (gke_ai_batch/model/objects.py), the policy pack
-(policy/rules/workloads.py) and synth's report, so that what one counts the others count.
+(gke_ai_batch/policy/rules/workloads.py) and synth's report, so that what one counts the others count.
 Standard library only; it reads rendered manifests and recorded properties alike, and a
 malformed object yields no template rather than an error.
 """

@@ -12,7 +12,7 @@ import base64
 from typing import Any, Mapping, Sequence
 
 from gke_ai_batch.model.multikueue import MULTIKUEUE_CONTROLLER, cluster_queue_problems  # noqa: F401 (re-exported)
-from gke_ai_batch.config.base import _check_k8s_name as _k8s_name
+from gke_ai_batch.config.base import check_k8s_name as _k8s_name
 from gke_ai_batch.domain import kueue_releases
 from gke_ai_batch.plan.kueue import KUEUE_API, KUEUE_NAMESPACE, admission_check_manifest, go_duration
 from gke_ai_batch.config.fleet import DISPATCHERS, WORKERS_MAX, MultiKueueSettings  # noqa: F401 (re-exported)

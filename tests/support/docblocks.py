@@ -17,15 +17,15 @@ directive of ours, `<!-- example: ... -->`, says how to run the block after it:
 How each language runs:
 
 - `python`: a Pulumi program (after the invisible blocks before it), run by synth's `--program`
-  path (synth/program.py: the recording engine, then the policy pack and the report); it must
+  path (gke_ai_batch/synth/program.py: the recording engine, then the policy pack and the report); it must
   exit 0.
 - `yaml`: a stack-file fragment (top-level `gke-ai-batch:` keys, or a whole file with `config:`),
   merged into a shipped stack and rendered by synth (the stack's rules, the admission model, the
   policy pack); it must exit 0. Merging sets the keys the fragment shows: a mapping's own keys,
   and a list's entries by `name`, each entry's keys.
-- `json`: a policy pack config (`policy/config/<stack>.json`), read by policy/levels.py.
+- `json`: a policy pack config (`policy/config/<stack>.json`), read by gke_ai_batch/policy/levels.py.
 - `sh`: each command runs; only commands that work offline are known (synth's CLI, in-process,
-  in a folder laid out like the repository; the venv and lock-file installs this suite runs in,
+  in a folder laid out like the repository, `gke-ai-batch synth` as installed, with no checkout; the venv and lock-file installs this suite runs in,
   whose lock file must exist; `python -m pytest`, this suite); any other command needs the block
   marked as an excerpt.
 - `console`: `$ COMMAND` lines run as in `sh`, and the lines after each are its output, compared
@@ -157,9 +157,9 @@ def _check_excerpt(source: str, file: Path) -> None:
 
 def run_program(source: str, folder: Path) -> None:
     """`python -m synth --program FOLDER --config FOLDER/Pulumi.docs.yaml`, in this process."""
-    import synth
-    from synth.diagnostics import EXIT_OK
-    from synth.program import ProgramFailed, read_project, synthesize_program
+    from gke_ai_batch import synth
+    from gke_ai_batch.synth.diagnostics import EXIT_OK
+    from gke_ai_batch.synth.program import ProgramFailed, read_project, synthesize_program
 
     folder.mkdir(parents=True)
     (folder / "__main__.py").write_text(source)
@@ -177,7 +177,7 @@ def run_program(source: str, folder: Path) -> None:
 
 
 def run_yaml(example: Example) -> None:
-    from synth import yamlread
+    from gke_ai_batch.synth import yamlread
 
     page = _page(example)
     args = page.take(example, {"stack", "at", "alternatives"})
@@ -253,8 +253,8 @@ def _merge_at(config: dict, at: str, fragment: dict) -> dict:
 
 
 def _render(config: dict, folder: Path, where: str) -> None:
-    import synth
-    from synth import yamlread
+    from gke_ai_batch import synth
+    from gke_ai_batch.synth import yamlread
 
     folder.mkdir(parents=True)
     path = folder / "Pulumi.docs.yaml"
@@ -267,7 +267,7 @@ def _render(config: dict, folder: Path, where: str) -> None:
 
 
 def run_json(example: Example) -> None:
-    from policy import levels
+    from gke_ai_batch.policy import levels
 
     _page(example).take(example, set())
     problems = levels.problems_in(json.loads(str(example.parsed)))
@@ -314,6 +314,12 @@ def run_command(command: str, scratch: Path, files: str | None) -> tuple[int, st
             if key not in _RUNS:
                 _RUNS[key] = _synth(rest, scratch, files)
             return _RUNS[key]
+    if argv[:2] == ["gke-ai-batch", "synth"]:
+        # The console script of the installed wheel: the same CLI with no checkout beside it.
+        key = (("gke-ai-batch", *argv[2:]), files)
+        if key not in _RUNS:
+            _RUNS[key] = _synth(argv[2:], scratch, files, installed=True)
+        return _RUNS[key]
     if re.fullmatch(r"[\w./-]*/bin/pip", argv[0]) and argv[1:4] == ["install", "--require-hashes", "-r"] and len(argv) == 5:
         # The lock files this suite was installed from (tests/test_lockfiles.py keeps them in step).
         assert (ROOT / argv[4]).is_file(), f"{command}: no {argv[4]}"
@@ -321,10 +327,11 @@ def run_command(command: str, scratch: Path, files: str | None) -> tuple[int, st
     raise AssertionError(f"`{command}` does not run offline here: mark the block `<!-- skip: next \"why\" -->`")
 
 
-def _synth(args: list[str], scratch: Path, files: str | None) -> tuple[int, str]:
+def _synth(args: list[str], scratch: Path, files: str | None, installed: bool = False) -> tuple[int, str]:
     """synth's CLI (synth.__main__.main) in this process, in a fresh copy of the repository's
-    layout (its default output, build/, goes there), with stdout and stderr as one terminal."""
-    from synth import __main__ as cli
+    layout (its default output, build/, goes there), with stdout and stderr as one terminal.
+    `installed`: as `gke-ai-batch synth` runs from the wheel, with no checkout (ROOT None)."""
+    from gke_ai_batch.synth import __main__ as cli
 
     scratch.mkdir(parents=True, exist_ok=True)
     root = Path(tempfile.mkdtemp(dir=scratch))
@@ -335,10 +342,10 @@ def _synth(args: list[str], scratch: Path, files: str | None) -> tuple[int, str]
     if files:
         shutil.copytree(ROOT / files, root, dirs_exist_ok=True)
     terminal = io.StringIO()
-    with contextlib.chdir(root), mock.patch.object(cli, "ROOT", root), \
+    with contextlib.chdir(root), mock.patch.object(cli, "ROOT", None if installed else root), \
             contextlib.redirect_stdout(terminal), contextlib.redirect_stderr(terminal):
         try:
-            code = cli.main(list(args))
+            code = cli.main(list(args), "gke-ai-batch synth" if installed else cli.PROG)
         except SystemExit as exc:  # argparse's usage errors
             code = exc.code if isinstance(exc.code, int) else 2
     return code, terminal.getvalue()

@@ -9,8 +9,8 @@ from pathlib import Path
 def run_program(tmp_path: Path, source: str):
     """The recording of `source` as a program's __main__.py, with what the cloud reports back
     (a cluster's endpoints, an account's email, a token) as synth has it for project acme-ml."""
-    import synth
-    from synth import engine
+    from gke_ai_batch import synth
+    from gke_ai_batch.synth import engine
 
     program = tmp_path / "__main__.py"
     program.write_text(textwrap.dedent(source))
@@ -20,9 +20,9 @@ def run_program(tmp_path: Path, source: str):
 def render_program(tmp_path: Path, source: str, **names):
     """(synth's Result, its output files) for `source` rendered as `synth --program` renders a
     folder of it, each of `names` a global the source reads (set before it)."""
-    from synth import output_files
-    from synth.program import read_project, synthesize_program
-    from synth.stackfile import StackFile
+    from gke_ai_batch.synth import output_files
+    from gke_ai_batch.synth.program import read_project, synthesize_program
+    from gke_ai_batch.synth.stackfile import StackFile
 
     from conftest import ROOT
 

@@ -115,7 +115,7 @@ def compute(result) -> dict:
     fleet = result.fleet
     if fleet is None and result.admission is None:
         # A program whose objects are on several clusters, or known only after deploy: no one
-        # world to judge here (synth/program.py admission_from_recording); the pack judges each.
+        # world to judge here (gke_ai_batch/synth/program.py admission_from_recording); the pack judges each.
         return {"workloads": {}, "queues": {}}
     if fleet is None:
         # A program of several clusters: {label: Judgement}, each entry keyed `cluster/name` as a fleet's.

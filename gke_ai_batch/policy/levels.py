@@ -16,7 +16,10 @@ from typing import Any
 
 from .rules import RULES, Rule
 
-CONFIG_DIR = Path(__file__).resolve().parent / "config"
+# The pack's per-stack levels, in the repository's pack folder: synth reads them for a stack of
+# a checkout (a program render runs at the pack's defaults), the pack is handed one by the CLI.
+CONFIG_FOLDER = Path("policy", "config")
+CONFIG_DIR = Path(__file__).resolve().parents[2] / CONFIG_FOLDER
 LEVELS = ("advisory", "mandatory", "remediate", "disabled")
 ALL = "all"
 

@@ -12,16 +12,16 @@ from typing import Any
 from gke_ai_batch.domain.findings import Finding
 
 from gke_ai_batch.domain.catalogue import GPU_RESOURCE, TPU_RESOURCE, TPU_TOPOLOGY_LABEL
-from policy.rules import Resource
-from policy.rules.base import CLUSTER, NODE_POOL, as_dict, as_list, dig
+from gke_ai_batch.policy.rules import Resource
+from gke_ai_batch.policy.rules.base import CLUSTER, NODE_POOL, as_dict, as_list, dig
 from gke_ai_batch.model.facts import PoolFacts, flavor_capacity, selects, stack_pools
 from gke_ai_batch.model.recorded import well_formed
 
 from gke_ai_batch.model.clusters import partition
 
-from .. import _manifest_registrations
-from .. import report as base
+from ..manifests import manifest_registrations
 from ..policy import resources_of
+from . import sections as shared
 from . import admission, cost as cost_view
 from .md import DASH, code, codes, plural, table
 
@@ -42,14 +42,14 @@ def render(result, violations: Sequence[Finding | Mapping[str, Any]]) -> str:
     recording = result.recording
     resources = resources_of(recording)
     pools = stack_pools(resources)
-    listed = {r.urn for r in _manifest_registrations(recording)}
+    listed = {r.urn for r in manifest_registrations(recording)}
     # Each cluster alone (gke_ai_batch/model/clusters.py): its pools, and the objects its provider
     # applies; a program of one cluster is one group, "", and its tables have no cluster column.
     groups = [(label, mine) for label, mine in partition(resources).items() if label] or [("", resources)]
     clusters = [(label, mine, [r.props for r in mine if r.urn in listed]) for label, mine in groups]
     verdicts = result.admission
     sections = [
-        ("Policy", base._policy(violations)),
+        ("Policy", shared.policy_findings(violations)),
         ("Node pools", _per_cluster(clusters, _pools)),
         ("Capacity per flavor", _per_cluster(clusters, _flavors)),
         ("Cost", cost_view.section(result.cost if result.cost is not None else cost_view.compute(result))),
@@ -205,7 +205,7 @@ def _flavors(mine: list[Resource], docs: list[dict[str, Any]]):
             ["l", "l", "l", "r", "r"])
 
 
-def _quotas(cluster_queue: dict[str, Any], flavor: str) -> list[dict[str, Any]]:
+def _quotas(cluster_queue: dict[str, Any], flavor: str | None) -> list[dict[str, Any]]:
     return [
         r
         for group in as_list(dig(cluster_queue, "spec", "resourceGroups"))
@@ -235,8 +235,8 @@ def _queues(mine: list[Resource], docs: list[dict[str, Any]]):
                                               or "no quota")
                 for f in flavors
             ) or DASH,
-            base._checks(spec) or DASH,
-            base._namespaces(spec.get("namespaceSelector")),
+            shared.checks(spec) or DASH,
+            shared.namespaces(spec.get("namespaceSelector")),
         ])
     return ["queue", "cohort", "flavors: nominal quota", "admission checks", "namespaces"], rows, ["l"] * 5
 

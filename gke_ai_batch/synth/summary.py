@@ -32,8 +32,8 @@ def summary(stack: str, plan, fleet=None) -> str:
 
 
 def program_summary(stack: str, program: str, recording) -> str:
-    """A program without a stack file (synth/program.py): what it registered."""
-    from policy.rules.base import NODE_POOL
+    """A program without a stack file (gke_ai_batch/synth/program.py): what it registered."""
+    from gke_ai_batch.policy.rules.base import NODE_POOL
 
     pools = sum(1 for r in recording.resources if r.type == NODE_POOL)
     return f"{stack}: program {program}: {plural(len(recording.resources), 'resource')}, {plural(pools, 'node pool')}"

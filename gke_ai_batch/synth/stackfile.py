@@ -19,7 +19,7 @@ differently from what their author meant, and where synth cannot follow offline.
 - `environment:` imports Pulumi ESC environments, which only Pulumi Cloud can open: refused,
   with the reason, rather than rendered without the values it would bring.
 - Scalars as yaml.v2 reads them, duplicate and non-string keys, unknown tags, sizes, depth and
-  alias expansion: synth/yamlread.py."""
+  alias expansion: gke_ai_batch/synth/yamlread.py."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The cost table of the report and cost.json: what the recorded node pools cost at list price
-(gke_ai_batch/domain/pricing.py), priced by the policy pack's own functions (policy/rules/cost.py),
+(gke_ai_batch/domain/pricing.py), priced by the policy pack's own functions (gke_ai_batch/policy/rules/cost.py),
 so the report, the budget rule and a diff of two renders' cost.json agree."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ from __future__ import annotations
 from typing import Any
 
 from gke_ai_batch.domain import price_table, pricing
-from policy import rules
-from policy.rules import cost
+from gke_ai_batch.policy import rules
+from gke_ai_batch.policy.rules import cost
 
 from .md import DASH, code, codes, table
 

@@ -18,8 +18,8 @@ from gke_ai_batch.plan.multikueue import kubeconfig_secret_name
 from gke_ai_batch.domain.naming import scope_of
 
 # The package, not names from it: it imports this module before it defines them.
-from .. import report as base
 from ..engine import is_masked
+from . import sections as shared
 from . import admission, replacement
 from .md import DASH, code, codes, plural, table
 
@@ -111,16 +111,16 @@ def _times(plan, entry: str) -> str:
 def _capacity(fleet) -> list[str]:
     rows = []
     for flavor in fleet.manager.flavors:
-        resource = base._resource_of(flavor, fleet.manager)
+        resource = shared.resource_of(flavor, fleet.manager)
         held = [(w, f) for w in fleet.workers for f in w.plan.flavors if f.name == flavor.name]
         for w, f in held:
             pools = [p for p in w.plan.pools if p.entry in f.entries]
             rows.append([
                 code(flavor.name),
                 f"worker {code(w.name)}",
-                base._capacity_kind(w.plan, f),
+                shared.capacity_kind(w.plan, f),
                 f.slices or DASH,
-                base._node_range(pools) if pools else DASH,
+                shared.node_range(pools) if pools else DASH,
                 _amount(f.capacity.get(resource) if resource else None, resource),
                 _quota(w.plan, f.name, resource),
             ])
@@ -130,7 +130,7 @@ def _capacity(fleet) -> list[str]:
             f"**manager** (sum of {plural(len(held), 'worker')})",
             "MultiKueue: runs none of it",
             flavor.slices or DASH,
-            base._node_range(pools) if pools else DASH,
+            shared.node_range(pools) if pools else DASH,
             _amount(flavor.capacity.get(resource) if resource else None, resource),
             _quota(fleet.manager, flavor.name, resource),
         ])
@@ -144,14 +144,14 @@ def _capacity(fleet) -> list[str]:
 
 
 def _amount(amount, resource: str | None) -> str:
-    return base._chips(amount, resource) if amount is not None else DASH
+    return shared.chips(amount, resource) if amount is not None else DASH
 
 
 def _quota(plan, flavor: str, resource: str | None) -> str:
     if resource is None:
         return DASH
-    total, granted, _ = base._quota_sum(plan, flavor, resource)
-    return f"{base._number(total)} {resource}" if granted else "no queue uses it"
+    total, granted, _ = shared.quota_sum(plan, flavor, resource)
+    return f"{shared.number(total)} {resource}" if granted else "no queue uses it"
 
 
 # -- MultiKueue settings ----------------------------------------------------------------------
@@ -226,7 +226,7 @@ def _mirrors(fleet) -> list[str]:
             codes(q.admission_checks),
             "<br>".join(
                 f"{code(w.name)}: {_accelerators(wq, w.plan) or 'no accelerator quota'}"
-                + (f" (checks {base._checks(wq.manifest.get('spec', {}))})" if base._checks(wq.manifest.get("spec", {})) else "")
+                + (f" (checks {shared.checks(wq.manifest.get('spec', {}))})" if shared.checks(wq.manifest.get("spec", {})) else "")
                 for w, wq in mirrors
             ) or "**no worker**: MultiKueue can dispatch none of its workloads",
             codes(idle) or DASH,
@@ -239,7 +239,7 @@ def _accelerators(queue, plan) -> str:
     parts = []
     for flavor, resources in queue.quotas.items():
         found = next((f for f in plan.flavors if f.name == flavor), None)
-        resource = base._resource_of(found, plan) if found else None
+        resource = shared.resource_of(found, plan) if found else None
         if resource in resources:
             parts.append(f"{resources[resource]} {resource} of {code(flavor)}")
     return ", ".join(parts)
@@ -306,7 +306,7 @@ def _ns_name(manifest: dict[str, Any]) -> str:
 
 def title(stack: str, fleet) -> list[str]:
     """The manager's header, with the fleet's totals: the manager itself holds no capacity."""
-    lines = base._title(stack, fleet.manager)
+    lines = shared.title(stack, fleet.manager)
     plans = [w.plan for w in fleet.workers]
     lines[0] = (f"## `{stack}`: MultiKueue manager `{fleet.manager.config.cluster.name}`, "
                 f"{plural(len(plans), 'worker')}")
@@ -327,13 +327,13 @@ def clusters(fleet) -> list[tuple[str, str, Any]]:
 
 
 def pools(result) -> list[str]:
-    return _blocks([heading, "", *base._pools(plan, base._protected(result, scope))]
+    return _blocks([heading, "", *shared.pools(plan, shared.protected(result, scope))]
                    for scope, heading, plan in clusters(result.fleet))
 
 
 def replacements(result) -> list[str]:
     return _blocks([
-        *([[heading, "", *replacement.section(plan, base._protected(result, scope), f"fleet.workers[{i - 1}]." if i else "")]
+        *([[heading, "", *replacement.section(plan, shared.protected(result, scope), f"fleet.workers[{i - 1}]." if i else "")]
            for i, (scope, heading, plan) in enumerate(clusters(result.fleet))]),
         ["`fleet.workers[].name` is the worker's Pulumi naming scope, part of every URN of its resources: renaming a "
         f"worker {replacement.REPLACES} its cluster, node pools and everything on them, and the manager's "

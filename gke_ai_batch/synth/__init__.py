@@ -14,6 +14,7 @@ import yaml
 
 from gke_ai_batch.domain.findings import MANDATORY, Finding
 
+from .manifests import manifest_registrations
 from .diagnostics import (  # noqa: F401 - the exit codes are part of synth's API
     EXIT_INTERNAL,
     EXIT_INVALID_CONFIG,
@@ -47,11 +48,6 @@ MOCK_TOKEN_DATA = "bW9jay10b2tlbg=="  # base64("mock-token")
 MOCK_DNS_ENDPOINT = "gke-mock.invalid.gke.goog"
 # libyaml's safe loader when PyYAML has it: stack files of big platforms parse several times faster.
 _LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-# Kinds synth lists in manifests.yaml: objects the program declares itself, not the
-# provider or the Helm releases (whose objects come from the charts), nor pulumi_kubernetes's
-# components (yaml.ConfigFile and ConfigGroup, kustomize.Directory: their objects are their
-# children, registered each with its own type).
-_NOT_MANIFESTS = ("kubernetes:helm.sh/", "kubernetes:yaml:", "kubernetes:yaml/", "kubernetes:kustomize:", "kubernetes:kustomize/")
 _KUBERNETES_PROVIDER_TYPE = "pulumi:providers:kubernetes"
 
 
@@ -204,12 +200,8 @@ def judge(result: Result) -> Result:
     return result
 
 
-def _manifest_registrations(recording: engine.Recording) -> list[engine.Registration]:
-    return [r for r in recording.resources if r.type.startswith("kubernetes:") and not r.type.startswith(_NOT_MANIFESTS)]
-
-
 def manifests(recording: engine.Recording) -> list[dict[str, Any]]:
-    return [r.inputs for r in _manifest_registrations(recording)]
+    return [r.inputs for r in manifest_registrations(recording)]
 
 
 def _manifests_yaml(docs: list[dict[str, Any]]) -> str:
@@ -230,7 +222,7 @@ def manifests_by_cluster(recording: engine.Recording) -> dict[str, list[dict[str
                 raise ValueError(f"Kubernetes provider {r.urn} is no cluster's (gke_ai_batch.domain.naming.scoped)")
             scopes[r.urn] = scope
     by_cluster: dict[str, list[dict[str, Any]]] = {scope: [] for scope in scopes.values()}
-    for r in _manifest_registrations(recording):
+    for r in manifest_registrations(recording):
         # Without an explicit provider an object goes wherever the ambient kubeconfig points.
         provider = r.options.get("provider")
         if provider not in scopes:
@@ -247,7 +239,7 @@ def program_manifests_by_cluster(recording: engine.Recording) -> dict[str, list[
 
     from .policy import resources_of
 
-    listed = {r.urn for r in _manifest_registrations(recording)}
+    listed = {r.urn for r in manifest_registrations(recording)}
     groups = partition(resources_of(recording))
     return {label: [r.props for r in rs if r.urn in listed] for label, rs in groups.items() if label}
 

@@ -469,10 +469,10 @@ def stdout_to_stderr():
             os.close(saved)
 
 
-# synth's own top-level packages (beside this file's folder) that a program's run needs as they
+# synth's own top-level packages (beside the gke_ai_batch package) that a program's run needs as they
 # are, so a program's module of the same name never stands in for them: the engine, and the
 # library the program builds with.
-_SYNTH_HOME = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+_SYNTH_HOME = os.path.dirname(os.path.dirname(os.path.dirname(os.path.realpath(__file__))))
 _ENGINE_PACKAGES = {"synth", "gke_ai_batch"}
 
 

@@ -10,7 +10,7 @@ working folder the project's, `--pwd`; `sys.argv` the program alone), with the c
 the report run over what it registered, as for a stack.
 
 The program has no stack file of this project, so there is no plan: what the report needs from
-one is derived from the recorded resources or said to need a stack file (synth/report/recorded.py),
+one is derived from the recorded resources or said to need a stack file (gke_ai_batch/synth/report/recorded.py),
 and the admission model's verdicts come from the recorded resources (admission_from_recording)."""
 
 from __future__ import annotations

@@ -9,26 +9,21 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from gke_ai_batch.domain.findings import MANDATORY, Finding
+from gke_ai_batch.domain.findings import Finding
 from gke_ai_batch.model import podsecurity
-from gke_ai_batch.model.objects import NAMESPACE_NAME_LABEL
 from gke_ai_batch.domain.podtemplates import workload_pod_sets
-from gke_ai_batch.domain.catalogue import GPU_RESOURCE, TPU_RESOURCE
+from gke_ai_batch.domain.catalogue import TPU_RESOURCE
 from gke_ai_batch.plan.podsecurity import pod_specs
-from gke_ai_batch.domain import naming, quantity, urns
-from gke_ai_batch.domain.naming import scope_of
+from gke_ai_batch.domain import naming
 
-from .. import policy
 from . import admission, checkpoints, computeclasses, cost as cost_view, topology, fleet as fleet_view, maintenance, metrics, preemption, quota, replacement, reservations
+from . import sections as shared
 from .diagram import diagram
-from .md import DASH, code, codes, plural, table
-
-NODE_POOL_TYPE = "gcp:container/nodePool:NodePool"
-ACCELERATORS = (TPU_RESOURCE, GPU_RESOURCE)
+from .md import DASH, code, table
 
 
 def render(result, violations: Sequence[Finding | Mapping[str, Any]]) -> str:
-    """`violations`: the policy pack's findings (synth/policy.py), or policy.json's entries."""
+    """`violations`: the policy pack's findings (gke_ai_batch/synth/policy.py), or policy.json's entries."""
     plan = result.plan
     if plan is None and result.program is not None and result.recording is not None:
         from . import recorded  # a program without a stack file: no plan, only what it registered
@@ -37,14 +32,14 @@ def render(result, violations: Sequence[Finding | Mapping[str, Any]]) -> str:
     if plan is None:
         return f"## `{result.stack}`\n\nNothing synthesized: {result.error or 'no plan'}\n"
     # A fleet: `plan` is the manager's, which runs nothing; capacity, pools, the largest
-    # workload and replacements are the workers' (synth/report/fleet.py).
+    # workload and replacements are the workers' (gke_ai_batch/synth/report/fleet.py).
     fleet = result.fleet
-    protected = _protected(result)
-    lines = _title(result.stack, plan) if fleet is None else fleet_view.title(result.stack, fleet)
+    protected = shared.protected(result)
+    lines = shared.title(result.stack, plan) if fleet is None else fleet_view.title(result.stack, fleet)
     sections = [
-        ("Policy", _policy(violations)),
+        ("Policy", shared.policy_findings(violations)),
         ("Capacity per flavor", _flavors(plan)) if fleet is None else ("Fleet", fleet_view.section(fleet, result.recording)),
-        ("Node pools", _pools(plan, protected) if fleet is None else fleet_view.pools(result)),
+        ("Node pools", shared.pools(plan, protected) if fleet is None else fleet_view.pools(result)),
         ("Maintenance", maintenance.section(plan)),
         ("Metrics", metrics.section(plan)),
         ("Cost", cost_view.section(result.cost if result.cost is not None else cost_view.compute(result))),
@@ -84,39 +79,6 @@ def render(result, violations: Sequence[Finding | Mapping[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-# -- header -------------------------------------------------------------------------------
-
-
-def _title(stack: str, plan) -> list[str]:
-    c = plan.config.cluster
-    mode = "Standard" if c.standard else "Autopilot"
-    where = code(c.location)
-    # Where nodes run: the cluster's node locations and each pool's own (a TPU slice's zone).
-    zones = sorted({*c.node_locations, *(z for p in plan.pools for z in p.zones)})
-    if zones:
-        where += f" (nodes in {codes(zones)})"
-    prod = "**production** (protected)" if plan.config.production else "not production"
-    extra = "" if c.standard else " (Autopilot: GKE creates nodes per workload)"
-    total = (
-        f"**Total:** {plural(len(plan.pools), 'node pool')}{' + system pool' if plan.system_pool else ''}{extra}, "
-        f"{plural(plan.slices, 'TPU slice')}, {plural(plan.vms, 'VM')} at most, "
-        f"{plural(plan.tpu_chips, 'TPU chip')}, {plural(plan.gpus, 'GPU')}"
-    )
-    return [
-        f"## `{stack}`: cluster `{c.name}`",
-        "",
-        f"{mode} · {where} · {_version_text(c)} · {prod}",
-        "",
-        total,
-    ]
-
-
-def _version_text(c) -> str:
-    if c.existing:
-        return f"existing cluster (not created here) at GKE {code(c.version)}"
-    return f"release channel {c.release_channel}"
-
-
 # -- catalogue overrides ---------------------------------------------------------------------
 
 
@@ -134,58 +96,7 @@ def _overrides(plan) -> list[str]:
     ]
 
 
-# -- policy -------------------------------------------------------------------------------
-
-
-def _policy(violations: Sequence[Finding | Mapping[str, Any]]) -> list[str]:
-    """The policy pack's findings (policy.json's entries are read as findings too)."""
-    if not violations:
-        return ["✅ All policy rules pass."]
-    found = [v if isinstance(v, Finding) else policy.finding(v) for v in violations]
-    mandatory = [f for f in found if f.severity == MANDATORY]
-    others = [f for f in found if f.severity != MANDATORY]
-    head = []
-    if mandatory:
-        head.append(f"❌ **{plural(len(mandatory), 'mandatory violation')}: `pulumi up` must not run.**")
-    if others:
-        head.append(f"⚠️ {plural(len(others), 'advisory finding')}.")
-    rows = [
-        [
-            "**mandatory**" if f.severity == MANDATORY else f.severity or DASH,
-            code(f.rule or DASH),
-            _resource(f.urn or ""),
-            f.message,
-        ]
-        for f in mandatory + others
-    ]
-    return [" ".join(head), "", *table(["enforcement", "policy", "resource", "message"], rows)]
-
-
-def _resource(urn: str) -> str:
-    try:
-        parsed = urns.parse(urn)
-    except urns.UrnError:  # a stack-level finding names no resource
-        return code(urn) if urn else DASH
-    return f"{code(parsed.name)} ({parsed.type.rsplit(':', 1)[-1]})"
-
-
 # -- capacity -----------------------------------------------------------------------------
-
-
-def _resource_of(flavor, plan) -> str | None:
-    """The accelerator a flavor is counted in: its pools' kind, or what its queues grant."""
-    if flavor.accelerator_resource:
-        return flavor.accelerator_resource
-    granted = {r for q in plan.queues for r in q.quotas.get(flavor.name, {})}
-    return next((r for r in ACCELERATORS if r in granted), None)
-
-
-def _quota_sum(plan, flavor: str, resource: str) -> tuple[float, int, str]:
-    """(total nominal, how many queues grant it, total as written when it is one quantity)."""
-    values = [q.quotas[flavor][resource] for q in plan.queues if resource in q.quotas.get(flavor, {})]
-    total = sum(_value(v) for v in values)
-    shown = str(values[0]) if len(values) == 1 else _number(total)
-    return total, len(values), shown
 
 
 def _flavors(plan) -> list[str]:
@@ -194,12 +105,12 @@ def _flavors(plan) -> list[str]:
     rows = []
     for f in plan.flavors:
         pools = [p for p in plan.pools if p.entry in f.entries]
-        resource = _resource_of(f, plan)
+        resource = shared.resource_of(f, plan)
         capacity = f.capacity.get(resource) if resource else None
         if resource is None:
             quota = DASH
         else:
-            total, granted, shown = _quota_sum(plan, f.name, resource)
+            total, granted, shown = shared.quota_sum(plan, f.name, resource)
             if not granted:
                 quota = "no queue uses it"
             elif capacity is not None and total > capacity:
@@ -211,10 +122,10 @@ def _flavors(plan) -> list[str]:
             [
                 code(f.name),
                 ", ".join(_entry_text(plan, e) for e in f.entries) or _poolless(plan, f),
-                _capacity_kind(plan, f),
+                shared.capacity_kind(plan, f),
                 f.slices if f.slices else DASH,
-                _node_range(pools) if pools else DASH,
-                _chips(capacity, resource) if capacity is not None else DASH,
+                shared.node_range(pools) if pools else DASH,
+                shared.chips(capacity, resource) if capacity is not None else DASH,
                 quota,
             ]
         )
@@ -238,121 +149,6 @@ def _poolless(plan, flavor) -> str:
     return f"none ({source}{': ' + labels if labels else ''})"
 
 
-def _capacity_kind(plan, flavor) -> str:
-    cc = next((f.compute_class for f in plan.config.flavors or [] if f.name == flavor.name), None)
-    if cc is not None:
-        priorities = next(c.priorities for c in plan.config.compute_classes if c.name == cc)
-        order = " → ".join(dict.fromkeys(p.capacity for p in priorities))
-        return f"{order} (ComputeClass {code(cc)})"
-    caps = []
-    for e in plan.config.node_pools:
-        if e.name in flavor.entries and e.capacity not in caps:
-            caps.append(e.capacity)
-    text = ", ".join(caps) or DASH
-    if flavor.queued:
-        check = plan.config.kueue.provisioning_admission_check
-        text += f" (admission check {code(check)})" if caps else f"queued (admission check {code(check)})"
-    return text
-
-
-def _chips(amount, resource: str | None) -> str:
-    if resource == TPU_RESOURCE:
-        return f"{amount} TPU chips"
-    if resource == GPU_RESOURCE:
-        return plural(amount, "GPU")
-    return str(amount)
-
-
-def _node_range(pools) -> str:
-    floor = sum(_floor(p) for p in pools)
-    ceiling = sum(p.nodes for p in pools)
-    return str(ceiling) if floor == ceiling else f"{floor}..{ceiling}"
-
-
-def _floor(pool) -> int:
-    # From the plan, not the NodePool arguments: TPU pools carry per-zone limits, the others
-    # total ones.
-    return pool.floor
-
-
-# -- node pools ---------------------------------------------------------------------------
-
-
-def _protected(result, scope: str | None = None) -> dict[str, bool]:
-    """Each node pool's protection by its GKE name; of cluster `scope` only when given (the
-    clusters of a fleet each have a pool named `system`)."""
-    recording = result.recording
-    if recording is None:
-        return {}
-    # By the pool's GKE name: its logical name carries the cluster's scope in a fleet. The scope is
-    # right here: this report is of a stack, whose program names every pool in its cluster's scope
-    # (naming.scoped); a program's pools are grouped by the cluster they name (report/recorded.py).
-    return {
-        r.inputs.get("name", r.name): bool(r.options.get("protect"))
-        for r in recording.resources
-        if r.type == NODE_POOL_TYPE and (scope is None or scope_of(r.name, r.inputs.get("name", r.name)) == scope)
-    }
-
-
-def _pools(plan, protected: dict[str, bool]) -> list[str]:
-    cfg = plan.config
-    if not cfg.cluster.standard:
-        return ["Autopilot: no node pools; GKE creates nodes for each workload's nodeSelector."]
-    rows = []
-    for p in plan.pools:
-        rows.append(
-            [
-                code(p.name),
-                p.capacity,
-                p.machine_type,
-                _shape(p),
-                ", ".join(p.zones) or "GKE default",
-                _nodes(p),
-                p.chips if p.kind != "cpu" else DASH,
-                "yes" if protected.get(p.name) else "no",
-            ]
-        )
-    system = plan.system_pool
-    if system is not None:
-        scale = system["autoscaling"]
-        rows.append(
-            [
-                code(system["name"]),
-                "onDemand",
-                system["node_config"]["machine_type"],
-                "system (CPU)",
-                ", ".join(cfg.cluster.node_locations) or "GKE default",
-                f"{scale['total_min_node_count']}..{scale['total_max_node_count']}",
-                DASH,
-                "yes" if protected.get(system["name"]) else "no",
-            ]
-        )
-    if not rows:
-        return ["No node pools."]
-    return table(
-        ["pool", "capacity", "machine type", "TPU topology / GPU", "zones", "nodes", "chips / GPUs", "protected"],
-        rows,
-        ["l", "l", "l", "l", "l", "r", "r", "l"],
-    )
-
-
-def _shape(pool) -> str:
-    if pool.tpu is not None:
-        s = pool.tpu
-        hosts = f"{s.vms} VMs × {s.chips_per_vm} chips" if s.multi_host else f"1 VM × {s.chips_per_vm} chips"
-        return f"{s.generation.version} {s.topology} ({hosts})"
-    accel = pool.args["node_config"].get("guest_accelerators") or []
-    if accel:
-        return f"{accel[0]['count']} × {accel[0]['type']} per node"
-    return "CPU"
-
-
-def _nodes(pool) -> str:
-    if not pool.autoscaled:
-        return str(pool.nodes)
-    return f"{_floor(pool)}..{pool.nodes} (autoscaled)"
-
-
 # -- queues, teams, priorities -------------------------------------------------------------
 
 
@@ -369,8 +165,8 @@ def _queues(plan) -> list[str]:
                 code(q.cohort) if q.cohort else DASH,
                 "<br>".join(_flavor_quota(q, spec, f) for f in q.flavors),
                 preemption.in_words(preemption.policy(q), fair),
-                _checks(spec) or DASH,
-                _namespaces(spec.get("namespaceSelector")),
+                shared.checks(spec) or DASH,
+                shared.namespaces(spec.get("namespaceSelector")),
             ]
         )
     lines = table(["queue", "cohort", "flavors: nominal quota", "preemption", "admission checks", "namespaces"], rows)
@@ -411,30 +207,6 @@ def _flavor_quota(q, spec, flavor: str) -> str:
             extra.append(f"lend ≤ {limits[resource]['lendingLimit']}")
         parts.append(text + (f" ({', '.join(extra)})" if extra else ""))
     return f"{code(flavor)}: {', '.join(parts) or 'no quota'}"
-
-
-def _checks(spec) -> str:
-    strategy = (spec.get("admissionChecksStrategy") or {}).get("admissionChecks", [])
-    # No onFlavors: the check applies to every flavor of the queue (admissioncheck.NewAdmissionChecks,
-    # pkg/util/admissioncheck/admissioncheck.go:169-184 in Kueue v0.19.2).
-    return "; ".join(
-        f"{code(c['name'])} on {codes(c['onFlavors']) if c.get('onFlavors') else 'every flavor'}" for c in strategy
-    )
-
-
-def _namespaces(selector) -> str:
-    if selector is None:
-        return "none (no namespaceSelector)"
-    if not selector.get("matchLabels") and not selector.get("matchExpressions"):
-        return "all"
-    parts = [f"{k}={v}" for k, v in selector.get("matchLabels", {}).items()]
-    for expr in selector.get("matchExpressions", []):
-        if expr["key"] == NAMESPACE_NAME_LABEL and expr["operator"] == "In":
-            parts.append(codes(expr["values"]))
-        else:
-            values = f" ({', '.join(expr.get('values', []))})" if expr.get("values") else ""
-            parts.append(f"{expr['key']} {expr['operator']}{values}")
-    return "; ".join(parts)
 
 
 def _teams(plan) -> list[str]:
@@ -515,7 +287,7 @@ def _workloads(plan) -> list[str]:
                 code(w.queue) if w.queue else "not queued (ProvisioningRequest)",
                 code(w.priority) if w.priority else DASH,
                 pods,
-                ", ".join(f"{_number(n)} {r}" for r, n in accel.items()) or DASH,
+                ", ".join(f"{shared.number(n)} {r}" for r, n in accel.items()) or DASH,
             ]
         )
     return table(
@@ -530,14 +302,14 @@ def _demand(workload) -> tuple[int, dict[str, float]]:
     pods = 0
     accel: dict[str, float] = {}
 
-    def add(count: int, pod_spec: dict[str, Any]) -> None:
+    def add(count: int, pod_spec: Mapping[str, Any]) -> None:
         nonlocal pods
         pods += count
         for container in pod_spec.get("containers", []):
             requests = (container.get("resources") or {}).get("requests") or {}
-            for r in ACCELERATORS:
+            for r in shared.ACCELERATORS:
                 if r in requests:
-                    accel[r] = accel.get(r, 0) + count * _value(requests[r])
+                    accel[r] = accel.get(r, 0) + count * shared.value(requests[r])
 
     found = workload_pod_sets(workload.manifests)
     for pod_set in found[1] if found is not None else ():
@@ -551,7 +323,7 @@ def _demand(workload) -> tuple[int, dict[str, float]]:
 def _flow(plan, fleet=None) -> list[str]:
     def edge_label(queue, flavor_name: str) -> str | None:
         flavor = next(f for f in plan.flavors if f.name == flavor_name)
-        resource = _resource_of(flavor, plan)
+        resource = shared.resource_of(flavor, plan)
         amount = queue.quotas.get(flavor_name, {}).get(resource) if resource else None
         if amount is None:
             return None
@@ -570,17 +342,3 @@ def _flow(plan, fleet=None) -> list[str]:
         "Node pools → ResourceFlavors → ClusterQueues (boxed by cohort) → LocalQueues → namespaces; "
         "edges into a queue carry its nominal accelerator quota.",
     ]
-
-
-# -- numbers ------------------------------------------------------------------------------
-
-
-def _value(q) -> float:
-    try:
-        return quantity.value(q)
-    except (TypeError, ValueError):
-        return 0.0
-
-
-def _number(x: float) -> str:
-    return str(int(x)) if float(x).is_integer() else f"{x:g}"

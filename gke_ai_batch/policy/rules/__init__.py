@@ -1,5 +1,5 @@
 """The pack's rules as plain functions, run by the CrossGuard pack (policy/__main__.py) during
-`pulumi preview` and by synth (synth/policy.py) over its recording, so that a PR preview and
+`pulumi preview` and by synth (gke_ai_batch/synth/policy.py) over its recording, so that a PR preview and
 an offline render judge a stack alike.
 
 A resource rule is `check(type_, props, config) -> Iterable[str]` over one resource's

@@ -10,8 +10,8 @@ from typing import Any
 
 from gke_ai_batch.domain.findings import MANDATORY, Finding
 
-from policy import levels, rules
-from policy.rules.base import STACK
+from gke_ai_batch.policy import levels, rules
+from gke_ai_batch.policy.rules.base import STACK
 
 
 def evaluate(result) -> list[dict[str, Any]]:

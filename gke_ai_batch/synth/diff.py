@@ -2,7 +2,7 @@
 diff.md and diff.json, beside the render.
 
 Everything here is read from the files synth wrote (resources.json, cost.json, policy.json,
-manifests.yaml) of both renders: the replacement rules are synth/report/replacement.py's, the
+manifests.yaml) of both renders: the replacement rules are gke_ai_batch/synth/report/replacement.py's, the
 recorded pools and flavors are parsed by the admission model's functions (gke_ai_batch/model/facts.py) and
 the prices are cost.json's, so the diff says what the report and the policy pack say."""
 
@@ -21,8 +21,8 @@ from typing import Any
 import yaml
 
 from gke_ai_batch.domain import catalogue, gke_updates, regions, urns
-from policy import rules
-from policy.rules.base import CLUSTER, HELM_RELEASES, NODE_POOL, RESOURCE_FLAVOR, by_cluster, dig, of_type
+from gke_ai_batch.policy import rules
+from gke_ai_batch.policy.rules.base import CLUSTER, HELM_RELEASES, NODE_POOL, RESOURCE_FLAVOR, by_cluster, dig, of_type
 from gke_ai_batch.model.facts import cluster_facts, pool_facts, selects
 
 from . import yamlread
@@ -155,7 +155,7 @@ def _no_constant(name: str) -> Any:
 #
 # Every number a render holds is one a Pulumi property value can be: an IEEE-754 double
 # (google.protobuf.Value number_value, which the engine records as an int when integral,
-# synth/engine.py), so finite and within ±1.8e308. A base file's number outside that is no
+# gke_ai_batch/synth/engine.py), so finite and within ±1.8e308. A base file's number outside that is no
 # number synth wrote: `1e400` reads as infinity (and would reach diff.json as `Infinity`, which
 # is no JSON), a 400-digit integer overflows every conversion to float. Each is refused here,
 # for every base file, naming the key, before any part of the diff reads it.
@@ -462,7 +462,7 @@ def _resources(base: Render, head: Render) -> dict[str, Any]:
 def _capacity(render: Render) -> dict[str, dict[str, int]]:
     """Per ResourceFlavor, the pools its nodeLabels select, as the cost and policy rules judge it.
     A fleet's clusters each have flavors of the same names selecting their own pools: each
-    cluster is judged alone (policy/rules/base.py by_cluster) and its flavors keyed `cluster/flavor`."""
+    cluster is judged alone (gke_ai_batch/policy/rules/base.py by_cluster) and its flavors keyed `cluster/flavor`."""
     resources = [rules.Resource(r["urn"], r["type"], r["name"], r.get("inputs") or {}, False) for r in render.resources]
     out = {}
     for scope, mine in sorted(by_cluster(resources).items()):
@@ -586,7 +586,7 @@ def _cost_changes(cost: dict[str, Any]) -> bool:
 
 
 def _admission(base: Render, head: Render) -> dict[str, Any]:
-    """The admission model's answers that change (synth/report/admission.py writes them into
+    """The admission model's answers that change (gke_ai_batch/synth/report/admission.py writes them into
     admission.json): a sample of both renders whose verdict changes, with the model's reason,
     and each ClusterQueue's largest admissible workload before → after. A sample or queue of one
     render only is an added or deleted resource, listed there."""

@@ -22,7 +22,7 @@ from .md import code, codes, table
 REPLACES = "**replaces**"
 
 # The ForceNew inputs above, by Pulumi type and input path, for a diff of two renders
-# (synth/diff.py): a change at or under one of them replaces the resource. A resource's own
+# (gke_ai_batch/synth/diff.py): a change at or under one of them replaces the resource. A resource's own
 # `replaceOnChanges` adds to these. Kubernetes objects are replaced when their name or
 # namespace changes (pulumi-kubernetes provider/pkg/provider/provider.go, forceNewProperties).
 FORCE_NEW = {
