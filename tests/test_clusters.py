@@ -224,3 +224,22 @@ def test_through_a_kubeconfig_provider_h100s_asked_of_the_tpu_cluster_are_refuse
     [found] = [v for v in result.violations if v["policy"] == "kueue-admissible"]
     assert found["urn"].endswith("kubernetes:batch/v1:Job::research/h100")
     assert "nvidia.com/gpu unavailable in ClusterQueue research" in found["message"]
+
+
+def test_an_existing_autopilot_clusters_gpu_flavor_is_listed_unpriced_not_zero(tmp_path):
+    # Read from inputs, the ExistingCluster declared no mode: its T4 flavor showed $0.00, complete.
+    result, files = _render(tmp_path, EXISTING, MODE="autopilot")
+    cost = json.loads(files["cost.json"])
+    assert cost["flavors"]["t4"]["unpriced"] == ["ml-auto/t4"] and not cost["total"]["complete"]
+    assert "ml-auto/t4" in files["report.md"]
+
+
+def test_an_existing_autopilot_clusters_cpu_flavor_is_priced(tmp_path):
+    # A CPU-only flavor of the same cluster: Autopilot's Pod rates price its quota.
+    source = EXISTING.replace(', "nvidia.com/gpu": 4', '').replace(
+        '"limits": {"nvidia.com/gpu": "1"}', '"limits": {}').replace(
+        '"nodeSelector": {"cloud.google.com/gke-accelerator": "nvidia-tesla-t4"},', "").replace(
+        '{"name": "t4", "node_labels": {"cloud.google.com/gke-accelerator": "nvidia-tesla-t4"}}', '{"name": "t4"}')
+    result, files = _render(tmp_path, source, MODE="autopilot")
+    cost = json.loads(files["cost.json"])
+    assert cost["total"]["complete"] and cost["total"]["per30DaysMax"] > 0, cost["total"]
