@@ -183,3 +183,48 @@ def test_the_crossguard_adapter_hands_the_rules_each_resources_provider_and_pare
     r = NS(provider=NS(urn="urn:p"), opts=NS(parent="urn:c"))
     assert (_provider(r), _parent(r)) == ("urn:p", "urn:c")
     assert (_provider(NS(provider=None)), _parent(NS(opts=None))) == ("", "")
+
+
+# A consumer who builds each cluster's provider from its kubeconfig (a secret, so no judge reads
+# its text): the dependency on the cluster's Cluster resource says which cluster it reaches.
+OWN_PROVIDERS = TWO_CLUSTERS.replace(
+    "on = pulumi.ResourceOptions(provider=cluster.provider)",
+    "on = pulumi.ResourceOptions(provider=k8s.Provider(f'{prefix}-own', kubeconfig=cluster.kubeconfig))",
+).replace(
+    "opts=pulumi.ResourceOptions(provider=tpu_cluster.provider))",
+    "opts=pulumi.ResourceOptions(provider=k8s.Provider('tpu-own-2', kubeconfig=tpu_cluster.kubeconfig)))",
+)
+
+
+def test_providers_built_from_each_clusters_kubeconfig_reach_that_cluster(tmp_path):
+    # Each such provider was a cluster of its own, without node pools: exit 3 on a valid program.
+    result, files = _render(tmp_path, OWN_PROVIDERS, H100_ON_TPU=False)
+    assert result.exit_code == EXIT_OK, result.violations
+    assert set(json.loads(files["admission.json"])["queues"]) == {"ml-tpu/research", "ml-gpu/research"}
+
+
+def test_through_a_kubeconfig_provider_h100s_asked_of_the_tpu_cluster_are_refused(tmp_path):
+    result, _ = _render(tmp_path, OWN_PROVIDERS, H100_ON_TPU=True)
+    assert result.exit_code == EXIT_POLICY_VIOLATION
+    [found] = [v for v in result.violations if v["policy"] == "kueue-admissible"]
+    assert found["urn"].endswith("kubernetes:batch/v1:Job::research/h100")
+    assert "nvidia.com/gpu unavailable in ClusterQueue research" in found["message"]
+
+
+def test_an_existing_autopilot_clusters_gpu_flavor_is_listed_unpriced_not_zero(tmp_path):
+    # Read from inputs, the ExistingCluster declared no mode: its T4 flavor showed $0.00, complete.
+    result, files = _render(tmp_path, EXISTING, MODE="autopilot")
+    cost = json.loads(files["cost.json"])
+    assert cost["flavors"]["t4"]["unpriced"] == ["ml-auto/t4"] and not cost["total"]["complete"]
+    assert "ml-auto/t4" in files["report.md"]
+
+
+def test_an_existing_autopilot_clusters_cpu_flavor_is_priced(tmp_path):
+    # A CPU-only flavor of the same cluster: Autopilot's Pod rates price its quota.
+    source = EXISTING.replace(', "nvidia.com/gpu": 4', '').replace(
+        '"limits": {"nvidia.com/gpu": "1"}', '"limits": {}').replace(
+        '"nodeSelector": {"cloud.google.com/gke-accelerator": "nvidia-tesla-t4"},', "").replace(
+        '{"name": "t4", "node_labels": {"cloud.google.com/gke-accelerator": "nvidia-tesla-t4"}}', '{"name": "t4"}')
+    result, files = _render(tmp_path, source, MODE="autopilot")
+    cost = json.loads(files["cost.json"])
+    assert cost["total"]["complete"] and cost["total"]["per30DaysMax"] > 0, cost["total"]

@@ -304,3 +304,18 @@ def test_a_fleet_manager_takes_no_compute_class(tmp_path):
     fleet = yaml.safe_load((ROOT / "stacks" / "Pulumi.fleet-dws.yaml").read_text())["config"]
     fleet["gke-ai-batch:computeClasses"] = [FALLBACK]
     refused(tmp_path, fleet, "gke-ai-batch:computeClasses", "a fleet's manager runs no pods")
+
+
+def test_a_class_mixing_cpu_and_gpu_priorities_keeps_its_place_after_the_pool(tmp_path):
+    # A CPU last resort made the class "without accelerators", which queues put first: Kueue then
+    # tried the fallback before the pool, and dev's job pinned to the pool could never run (exit 2).
+    import yaml
+    from conftest import ROOT, synth_config
+
+    cfg = yaml.safe_load((ROOT / "stacks" / "Pulumi.dev.yaml").read_text())["config"]
+    cfg["gke-ai-batch:computeClasses"][0]["priorities"].append({"machineType": "n2-standard-8"})
+    result = synth_config(tmp_path, cfg)
+    assert result.exit_code == 0, result.error
+    [queue] = [q for q in result.plan.queues if q.name == "dev"]
+    order = [f["name"] for g in queue.manifest["spec"]["resourceGroups"] for f in g["flavors"]]
+    assert order.index("nvidia-l4-flex") < order.index("l4-fallback")

@@ -42,6 +42,16 @@ def test_a_cost_no_double_holds_is_refused_naming_the_key(tmp_path, head, litera
     assert "is out of range" in result.message and len(result.message) < 300, result.message
 
 
+@pytest.mark.parametrize("literal, refused", [("-2458.44", True), ("-0.01", True), ("0", False), ("2458.44", False)])
+def test_a_negative_cost_is_refused_and_zero_is_read(tmp_path, head, literal, refused):
+    result = _diff(head, _base(tmp_path, head, **{"cost.json": _cost_total(head, literal)}))
+    if refused:
+        _refused(result, "cost.json", "cost.json.total.per30DaysMax: ")
+        assert "below zero" in result.message, result.message
+    else:
+        assert isinstance(result, dict), result.render()
+
+
 def test_a_number_out_of_range_is_refused_in_every_base_file(tmp_path, head):
     resources = json.loads(head["resources.json"])
     pool = _first_pool(resources)

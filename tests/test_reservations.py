@@ -60,6 +60,14 @@ REFUSED = [
      "nodePools[0].reservation.calendar", "not offered for TPU v4"),
     ("calendar mode for L4", pool(L4, {"name": "r", "calendar": True}),
      "nodePools[0].reservation.calendar", "not offered for nvidia-l4"),
+    # Compute Engine create-future-reservations-calendar-mode, "Limitations": us-central1-a takes v5e
+    # requests for serving only, of 1, 4 or 8 chips; a request holds at most 1,024 v5p chips.
+    ("calendar mode for a 16-chip v5e slice in the serving zone",
+     pool({**V5E, "tpu": {"version": "v5e", "topology": "4x4"}}, {"name": "r", "calendar": True}),
+     "nodePools[0].reservation.calendar", "for serving only, of 1, 4, 8 chips, and a 4x4 slice is 16"),
+    ("calendar mode for a 2,048-chip v5p slice",
+     pool({**V5P, "tpu": {"version": "v5p", "topology": "8x16x16"}, "zones": ["us-east5-a"]}, {"name": "r", "calendar": True}),
+     "nodePools[0].reservation.calendar", "holds at most 1024"),
     # Cloud TPU calendar-mode-reservation, "Limitations": v6e only in asia-northeast1-b, us-east5-a, us-east5-b.
     ("calendar mode for TPU v6e in a zone that takes no calendar request", pool(V6E_B, {"name": "r", "calendar": True}),
      "nodePools[0].reservation.calendar",
@@ -129,6 +137,8 @@ def test_near_miss_calendar_mode_in_a_zone_the_catalogue_or_the_stack_lists_rend
     east5["gcp:region"] = "us-east5"
     east5["gke-ai-batch:cluster"]["nodeLocations"] = ["us-east5-b"]
     assert synth_config(tmp_path, east5).exit_code == 0
+    # An 8-chip v5e slice in the serving zone: the sizes it takes.
+    assert synth_config(tmp_path, stack(pool(V5E, {"name": "r", "calendar": True}))).exit_code == 0
     # A zone Compute Engine takes requests in since the catalogue's date: the stack vouches for it.
     vouched = stack(pool(V6E_B, {"name": "r", "calendar": True}))
     vouched["gke-ai-batch:catalogue"] = {"zones": {"us-central1-b": {"calendar": ["v6e"]}}}

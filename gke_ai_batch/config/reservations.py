@@ -189,7 +189,26 @@ def calendar_zone_problems(pool, zones: list[str], cat: regions.Catalogue) -> It
     if not catalogue.TPU_GENERATIONS[pool.tpu.version].calendar_mode:
         return  # refused as not offered in calendar mode at all (reservation_problems)
     offered = cat.calendar_tpu_zones(pool.tpu.version)
+    chips = pool.tpu.slice.chips
+    most = regions.CALENDAR_MAX_CHIPS.get(pool.tpu.version)
+    if most is not None and chips > most:
+        yield RuleError(
+            _at(pool.reservation, "calendar"),
+            f"a {pool.tpu.topology} slice is {chips} chips, and a calendar-mode request for TPU {pool.tpu.version} holds "
+            f"at most {most} (Compute Engine docs create-future-reservations-calendar-mode, \"Limitations\", as of "
+            f"{regions.CALENDAR_DATE}): no such reservation holds the slice",
+        )
+        return
     for zone in [spec.zone] if isinstance(spec.zone, str) else zones:
+        if zone in regions.CALENDAR_SERVING_ZONES.get(pool.tpu.version, ()) and chips not in regions.CALENDAR_SERVING_CHIPS:
+            yield RuleError(
+                _at(pool.reservation, "calendar"),
+                f"{zone} takes calendar-mode requests for TPU {pool.tpu.version} for serving only, of "
+                f"{', '.join(map(str, regions.CALENDAR_SERVING_CHIPS))} chips, and a {pool.tpu.topology} slice is {chips} "
+                f"(Compute Engine docs create-future-reservations-calendar-mode, \"Limitations\", as of "
+                f"{regions.CALENDAR_DATE}): reserve it in {', '.join(z for z in offered if z != zone) or 'another zone'}",
+            )
+            return
         if zone not in offered:
             yield RuleError(
                 _at(pool.reservation, "calendar"),

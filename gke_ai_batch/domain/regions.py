@@ -170,6 +170,16 @@ CALENDAR_TPU_ZONES: dict[str, tuple[str, ...]] = {
 }
 
 
+# TPU chips one calendar-mode request may hold, per generation, and zones that take requests for
+# serving only, of 1, 4 or 8 chips ("You can only reserve one, four, or eight TPUs v5e for serving
+# (SERVING) workload types"): Compute Engine docs instances/create-future-reservations-calendar-mode,
+# "Limitations", read 2026-11 (CALENDAR_DATE). A slice is whole in one reservation, so a larger
+# one is never served by such a request.
+CALENDAR_MAX_CHIPS: dict[str, int] = {"v6e": 256, "v5p": 1024, "v5e": 256}
+CALENDAR_SERVING_ZONES: dict[str, tuple[str, ...]] = {"v5e": ("us-central1-a",)}
+CALENDAR_SERVING_CHIPS = (1, 4, 8)
+
+
 def _with_calendar(regions: dict[str, dict[str, Zone]]) -> dict[str, dict[str, Zone]]:
     for version, names in CALENDAR_TPU_ZONES.items():
         for name in names:

@@ -12,6 +12,9 @@ records the same (its `provider` option). A provider reaches:
 - else the cluster its `cluster` or `context` input names: the kubeconfig names that
   `gcloud container clusters get-credentials` writes, gke_PROJECT_LOCATION_NAME (GKE docs,
   how-to/cluster-access-for-kubectl), or a cluster's bare name;
+- else the one GKE cluster its inputs depend on: a kubeconfig built from a cluster's outputs
+  (the library's `cluster.kubeconfig`, a secret whose text no judge reads) carries the
+  dependency on that Cluster resource, which the engine records and CrossGuard passes on;
 - else, when the program has one such provider and node pools of one cluster no other provider
   reaches, that cluster; else a cluster of its own, of which nothing else is known.
 
@@ -93,6 +96,17 @@ def named_by_kubeconfig(props: Mapping[str, Any]) -> Key | None:
     return None
 
 
+def _depended_on(provider: Any, by_urn: Mapping[str, Any]) -> Key | None:
+    """The cluster of the one GKE Cluster resource a provider depends on (None with none or
+    several: a kubeconfig merged from two clusters reaches neither for certain)."""
+    keys = {
+        key_of(by_urn[d].props)
+        for d in as_list(getattr(provider, "dependencies", None))
+        if d in by_urn and by_urn[d].type == CLUSTER
+    }
+    return keys.pop() if len(keys) == 1 else None
+
+
 def provider_of(r: Any) -> str:
     """The URN of the Kubernetes provider an object is applied through; "" for the default one."""
     return str(getattr(r, "provider", "") or "")
@@ -164,6 +178,8 @@ def partition(resources: Sequence[Any]) -> dict[str, list[Any]]:
             cluster = add(component_key(component), component.urn)
         else:
             key = named_by_kubeconfig(provider.props) if provider is not None else None
+            if key is None and provider is not None:
+                key = _depended_on(provider, by_urn)
             cluster = add(key) if key is not None else _Cluster(None)
             if key is None:
                 clusters.append(cluster)

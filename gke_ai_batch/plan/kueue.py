@@ -81,8 +81,10 @@ def cluster_queue_plan(
     # Within a group, flavors without accelerators go first: a CPU-only pod then takes a CPU
     # flavor, not the first accelerator flavor whose cpu quota it fits (Kueue's assigner
     # stops at the first flavor that fits), and an accelerator pod finds no quota for its
-    # accelerator on the CPU flavor and moves on. Otherwise the stack's order stands.
-    order = sorted((e.name for e, _ in flavors), key=lambda n: by_name[n].accelerator_resource is not None)
+    # accelerator on the CPU flavor and moves on. Otherwise the stack's order stands: a flavor
+    # not known to be CPU-only (a ComputeClass mixing CPU and GPU priorities, nodeLabels alone)
+    # stays where the stack put it, since moving a fallback first makes it the one Kueue tries first.
+    order = sorted((e.name for e, _ in flavors), key=lambda n: by_name[n].kind != "cpu")
     spec = _queue_spec(cq, selector, None if idle else _resource_groups(order, resources))
     queued = [e.name for e, f in flavors if f.queued]
     checks: list[dict[str, Any]] = [{"name": c} for c in admission_checks]

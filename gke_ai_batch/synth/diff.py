@@ -73,9 +73,12 @@ def _expect(value: Any, kind: type, where: str, optional: bool = False) -> Any:
 
 
 def _number(value: Any, where: str) -> None:
-    """A price: a finite number or null (cost.json writes null for a pool it cannot price)."""
+    """A price: a finite number or null (cost.json writes null for a pool it cannot price), never
+    below zero (a negative base cost showed as "$-2,458.44" and a rise that is none)."""
     if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
         raise _Shape(where, "number")
+    if value is not None and value < 0:
+        raise _Refused(f"{where}: {value!r} is below zero, and synth writes no negative price")
 
 
 def _check_resources(value: Any) -> None:

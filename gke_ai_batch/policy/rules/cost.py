@@ -15,7 +15,7 @@ from gke_ai_batch.model.requests import CPU, MEMORY
 
 from .base import (CLUSTER, CLUSTER_QUEUE, NODE_POOL, RESOURCE_FLAVOR, STACK, Resource, as_dict, as_int, as_list,
                    by_cluster, dig, of_type, quantity)
-from gke_ai_batch.model.facts import auto_provisioning, cluster_facts, is_autopilot, pool_facts, selects, tpu_generation
+from gke_ai_batch.model.facts import EXISTING_CLUSTER, auto_provisioning, cluster_facts, is_autopilot, pool_facts, selects, tpu_generation
 
 
 def _min_nodes(props: Mapping[str, Any], zones: int) -> int:
@@ -80,6 +80,11 @@ def _cluster(resources: Sequence[Resource]) -> tuple[str, str, Mapping[str, Any]
         name = props.get("name") if isinstance(props.get("name"), str) else ""
         location = props.get("location") if isinstance(props.get("location"), str) else ""
         return name, region_of(location) if location else "", props
+    for r in of_type(resources, EXISTING_CLUSTER):
+        # A cluster the program does not create: what its ExistingCluster declares (its mode too).
+        name = r.props.get("name") if isinstance(r.props.get("name"), str) else ""
+        location = r.props.get("location") if isinstance(r.props.get("location"), str) else ""
+        return name, region_of(location) if location else "", {"enableAutopilot": r.props.get("mode") == "autopilot"}
     for r in of_type(resources, NODE_POOL):
         name = r.props.get("cluster") if isinstance(r.props.get("cluster"), str) else ""
         location = r.props.get("location") if isinstance(r.props.get("location"), str) else ""

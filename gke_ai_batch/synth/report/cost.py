@@ -7,7 +7,6 @@ from __future__ import annotations
 from typing import Any
 
 from gke_ai_batch.domain import price_table, pricing
-from gke_ai_batch.policy import rules
 from gke_ai_batch.policy.rules import cost
 
 from .md import DASH, code, codes, table
@@ -53,7 +52,11 @@ _KIND = {pricing.COMPUTE_CLASS: "ComputeClass", pricing.AUTOPILOT: "Autopilot fl
 
 def compute(result) -> dict[str, Any]:
     """cost.json: one entry per pool, totals per stack and per flavor, the table and overrides."""
-    resources = [rules.Resource(r.urn, r.type, r.name, r.inputs, False) for r in result.recording.resources]
+    # As the stack-budget policy sees them (outputs, providers, parents): an ExistingCluster's mode
+    # is a registered output, and read from inputs its Autopilot flavors showed as $0.00.
+    from gke_ai_batch.synth.policy import resources_of
+
+    resources = resources_of(result.recording)
     config = result.config
     prices = dict(config.prices) if config is not None else {}
     budget = config.budget if config is not None else None
