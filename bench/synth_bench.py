@@ -6,6 +6,7 @@
     .venv/bin/python bench/synth_bench.py --profile 256     # cProfile synth and both floors at 256 slices
     .venv/bin/python bench/synth_bench.py --root DIR        # benchmark another checkout (e.g. before/after)
     .venv/bin/python bench/synth_bench.py --only process --sizes 256 --repeat 7   # the whole-process figure alone
+    .venv/bin/python bench/synth_bench.py --only process --sizes 256 --teams 2 --without-tpu7x   # few teams
 
 A benchmark, not a test: it asserts nothing and never fails on a slow result; it prints
 whether the target is met. It takes about three minutes with the defaults on 2 cores.
@@ -121,12 +122,24 @@ POOL_TEMPLATES: list[dict[str, Any]] = [
 # -- stack generation ------------------------------------------------------------------------
 
 
+# --teams N and --without-tpu7x (set in main): a platform of many slices and few teams, without
+# the one type (tpu7x's ResourcePolicy) that makes any program import pulumi_gcp.compute. The
+# defaults make 639 resources at 256 slices; issue 29's stack had 297, so the floor's
+# registrations weigh less against synth's fixed costs (imports of config, model, policy, report).
+TEAMS: int | None = None
+WITHOUT_TPU7X = False
+
+
+def _templates() -> list[dict[str, Any]]:
+    return [t for t in POOL_TEMPLATES if not (WITHOUT_TPU7X and t["tpu"]["version"] == "tpu7x")]
+
+
 def scale(slices: int) -> dict[str, int]:
     """Entries, teams and queues for a number of slices: 1 -> (1, 1, 1), 16 -> (4, 4, 2),
-    64 -> (8, 16, 8), 256 -> (8, 64, 32)."""
+    64 -> (8, 16, 8), 256 -> (8, 64, 32); --teams fixes the teams (and queues, half of them)."""
     entries = 1 if slices < 4 else 4 if slices < 64 else 8
     entries = min(entries, slices)
-    teams = max(1, min(64, slices // 4))
+    teams = max(1, min(64, slices // 4)) if TEAMS is None else TEAMS
     queues = max(1, teams // 2)
     return {"entries": entries, "teams": teams, "queues": queues}
 
@@ -152,7 +165,8 @@ def stack_config(slices: int) -> dict[str, Any]:
     pools = []
     per, extra = divmod(slices, s["entries"])
     for i in range(s["entries"]):
-        t = POOL_TEMPLATES[i % len(POOL_TEMPLATES)]
+        templates = _templates()
+        t = templates[i % len(templates)]
         entry = {k: v for k, v in t.items() if k != "tag"}
         pools.append({"name": f"p{i}-{t['tag']}", **entry, "slices": per + (1 if i < extra else 0)})
     queues = []
@@ -1199,8 +1213,14 @@ def main(argv: list[str] | None = None) -> int:
         help="process: only the whole-process synth vs stock-mocks floor (issues 21, 29), at the largest size; "
         "worker: only the in-process figures against the recording engine's floors",
     )
+    parser.add_argument("--teams", type=int, help="teams at every size (cluster queues: half of them, at least 1)")
+    parser.add_argument(
+        "--without-tpu7x", action="store_true", help="no tpu7x pool entry (its pulumi_gcp.compute import is costly)"
+    )
     args = parser.parse_args(argv)
     set_root(args.root)
+    global TEAMS, WITHOUT_TPU7X
+    TEAMS, WITHOUT_TPU7X = args.teams, args.without_tpu7x
     sizes = sorted({int(s) for s in args.sizes.split(",") if s.strip()})
     if not sizes or sizes[0] < 1 or args.repeat < 1:
         parser.error("sizes must be positive integers and --repeat at least 1")
