@@ -1,9 +1,8 @@
 """`python -m synth` in a checkout: the renderer is gke_ai_batch.synth (installed, the
 console script `gke-ai-batch synth`); this keeps the command the docs and CI use."""
 
-import sys
-
+from gke_ai_batch.domain.cli import exit_with
 from gke_ai_batch.synth.__main__ import run
 
 if __name__ == "__main__":
-    sys.exit(run())
+    exit_with(run())

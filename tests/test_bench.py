@@ -48,7 +48,35 @@ def test_the_sdk_floor_registers_what_synth_recorded_flat_under_the_stock_mocks(
     shape_path = tmp_path / "shape.json"
     shape_path.write_text(json.dumps(shape))
     # Only pulumi itself: the providers' modules cost seconds to import and register nothing here.
-    floor = bench.write_sdk_floor(tmp_path, 1, shape_path, ["pulumi"])
+    floor = bench.write_sdk_floor(tmp_path, 1, shape_path, [("pulumi", "CustomResource")])
     proc = subprocess.run([sys.executable, str(floor)], capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == [str(len(shape))], proc.stdout
+
+
+def test_the_floor_imports_the_sdk_class_of_each_type_it_registers(tmp_path):
+    """Issue 29's floor imports what a hand-written program registering the same resources
+    would: the provider's own class for each type token (as the provider registers it with the
+    SDK), the generic CustomResource for a Kubernetes type no SDK class declares, and nothing for
+    components."""
+    bench = _bench()
+    shape = [
+        {"kind": "custom", "type": "gcp:container/nodePool:NodePool"},
+        {"kind": "custom", "type": "gcp:compute/resourcePolicy:ResourcePolicy"},
+        {"kind": "custom", "type": "kubernetes:core/v1:Namespace"},
+        {"kind": "custom", "type": "kubernetes:helm.sh/v3:Release"},
+        {"kind": "custom", "type": "kubernetes:rbac.authorization.k8s.io/v1:Role"},
+        {"kind": "custom", "type": "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"},
+        {"kind": "custom", "type": "kubernetes:jobset.x-k8s.io/v1alpha2:JobSet"},
+        {"kind": "provider", "type": "pulumi:providers:kubernetes"},
+        {"kind": "component", "type": "gke-ai-batch:index:TpuSlices"},
+    ]
+    assert bench.floor_imports(shape) == [
+        ("pulumi_gcp.compute", "ResourcePolicy"),
+        ("pulumi_gcp.container", "NodePool"),
+        ("pulumi_kubernetes", "Provider"),
+        ("pulumi_kubernetes.apiextensions", "CustomResource"),
+        ("pulumi_kubernetes.core.v1", "Namespace"),
+        ("pulumi_kubernetes.helm.v3", "Release"),
+        ("pulumi_kubernetes.rbac.v1", "Role"),
+    ]

@@ -42,7 +42,9 @@ KUEUE_OLD_TYPE = "gke-ai-batch:batch:Kueue"
 
 def _release(
     logical_name: str, name: str, chart: str, version: str, namespace: str, values: dict, opts: pulumi.ResourceOptions
-) -> k8s.helm.v3.Release:
+) -> "k8s.helm.v3.Release":
+    # Quoted: evaluated at import, the annotation would load the Helm SDK module (and its YAML
+    # machinery) for stacks and programs that install nothing with Helm.
     return k8s.helm.v3.Release(
         logical_name,
         name=name,

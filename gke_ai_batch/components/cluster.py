@@ -362,7 +362,9 @@ class _Cluster(Component):
 
 def _registry_reader(
     owner: _Cluster, name: str, base: str, grant: RegistryGrant, member: pulumi.Input[str], opts
-) -> gcp.artifactregistry.RepositoryIamMember:
+) -> "gcp.artifactregistry.RepositoryIamMember":
+    # Quoted: evaluated at import, the annotation would load pulumi_gcp.artifactregistry (its
+    # ~30 modules) in every run, while only a stack whose pods pull private images needs it.
     """Read access to exactly one Artifact Registry repository the pods' images come from, not
     project-wide (see plan.cluster.registry_grants)."""
     return gcp.artifactregistry.RepositoryIamMember(

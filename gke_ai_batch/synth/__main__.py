@@ -27,7 +27,7 @@ import traceback
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from gke_ai_batch.domain import urns
+from gke_ai_batch.domain import cli, urns
 
 from . import checkout
 from .diagnostics import (
@@ -492,4 +492,4 @@ def run(argv: list[str] | None = None, prog: str = PROG) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(run())
+    cli.exit_with(run())

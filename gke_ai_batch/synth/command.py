@@ -15,6 +15,8 @@ from __future__ import annotations
 import os
 import sys
 
+from gke_ai_batch.domain import cli
+
 PROG = "gke-ai-batch"
 COMMANDS = ("synth", "add", "urns")
 
@@ -47,5 +49,10 @@ def main(argv: list[str] | None = None) -> int:
     return 2
 
 
+def console() -> None:
+    """The console script's entry point (pyproject.toml [project.scripts])."""
+    cli.exit_with(main())
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    console()
