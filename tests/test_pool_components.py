@@ -225,3 +225,91 @@ def test_two_components_naming_one_pool_of_one_cluster_fail_the_policy_pack(tmp_
     found = list(rules.run(rules.by_name("gke-unique-node-pools"), resources, {}))
     assert [urn.rsplit("::", 1)[-1] for urn, _ in found] == ["team-b-v6e-0"], found
     assert "node pool 'v6e-0' of cluster 'ml-shared' in us-east5 is also" in found[0][1]
+
+
+def test_a_stack_entry_and_a_component_are_judged_by_one_rule_at_their_own_paths():
+    """The stack's nodePools check and a pool component run the same per-entry rules on the
+    same facts: the same message, at nodePools[0].<key> and at args.<key>."""
+    from pydantic import ValidationError
+
+    from gke_ai_batch.components.nodepools import GpuPool
+    from gke_ai_batch.config.errors import ArgsError, located_problems
+    from gke_ai_batch.config.stack import StackConfig
+
+    entry = {"name": "h100", "gpu": {"type": "nvidia-h100-80gb", "count": 8}, "maxNodes": 2,
+             "zones": ["us-east5-q", "us-west1-a"], "capacity": "flexStart"}
+    cluster = {"name": "ml-shared", "location": "us-east5", "nodeLocations": ["us-east5-b"], "minMasterVersion": "1.34"}
+    with pytest.raises(ValidationError) as stack:
+        StackConfig.model_validate({"cluster": cluster, "nodePools": [entry]})
+    in_stack = {loc: msg for loc, msg in located_problems(stack.value, StackConfig)}
+    with pytest.raises(ArgsError) as component:
+        GpuPool("h100", {"cluster": {**REF, "min_master_version": "1.34"}, "gpu": H100, "max_nodes": 2,
+                         "zones": ["us-east5-q", "us-west1-a"], "capacity": "flexStart"})
+    as_args = dict(component.value.problems)
+    assert len(in_stack) == len(as_args) == 2, (in_stack, as_args)
+    for i in (0, 1):
+        assert in_stack[("nodePools", 0, "zones", i)] == as_args[f"args.zones[{i}]"]
+
+
+def test_a_cluster_refs_problem_and_an_args_problem_are_said_at_once():
+    from gke_ai_batch.components.nodepools import TpuSlices
+    from gke_ai_batch.config.errors import ArgsError
+
+    with pytest.raises(ArgsError) as caught:
+        TpuSlices("t", {"cluster": {**REF, "min_master_version": "1.30"}, "version": "v6e", "topology": "4x5"})
+    paths = [path for path, _ in caught.value.problems]
+    assert paths == ["args.cluster.min_master_version", "args.topology"], caught.value.problems
+
+
+def test_a_pool_component_never_builds_a_stack(monkeypatch):
+    """The args are validated as a pool entry on their cluster's facts, not as a one-pool stack."""
+    from gke_ai_batch.components.nodepools import CpuPool
+    from gke_ai_batch.config.errors import ArgsError
+    from gke_ai_batch.config.stack import StackConfig
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("a pool component built a StackConfig")
+
+    monkeypatch.setattr(StackConfig, "model_validate", refuse)
+    with pytest.raises(ArgsError, match=r"args\.max_nodes: maxNodes 5000 over 1 zone exceeds"):
+        CpuPool("p", {"cluster": REF, "machine_type": "n2-standard-8", "max_nodes": 5000})
+
+
+def test_a_cpu_pools_flavor_is_one_selecting_that_pool(tmp_path):
+    recording = run_program(tmp_path, """
+        import pulumi
+        from gke_ai_batch.components.nodepools import CpuPool
+        from gke_ai_batch.components.queues import ResourceFlavor
+
+        ref = {"name": "ml-shared", "location": "us-east5", "project": "acme-ml", "node_locations": ["us-east5-b"]}
+        cpu = CpuPool("cpu", {"cluster": ref, "machine_type": "n2-standard-8", "max_nodes": 2, "capacity": "spot",
+                              "labels": {"example.com/team": "ml"}})
+        ResourceFlavor("cpu-spot", {**cpu.flavor, "name": "cpu-spot"})
+        pulumi.export("flavor", cpu.flavor)
+    """)
+    flavor = recording.outputs["flavor"]
+    assert flavor["name"] == "cpu"
+    assert flavor["node_labels"] == {
+        "cloud.google.com/gke-nodepool": "cpu", "cloud.google.com/gke-spot": "true", "example.com/team": "ml",
+    }
+    assert set(flavor["capacity"]) == {"cpu", "memory"} and flavor["capacity"]["cpu"] > 0
+    flavors = [r for r in recording.resources if r.type == "kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor"]
+    assert [f.inputs["spec"]["nodeLabels"] for f in flavors] == [flavor["node_labels"]]
+
+
+def test_a_stack_pool_is_registered_as_the_stack_planned_it(tmp_path):
+    """Eight labels of its own and a declared flavor selecting one of them: the flavor the pool
+    would have alone (eleven labels) is no flavor of the stack, and nothing checks it again
+    (it was exit 70: the component re-checked the pool as a one-pool stack)."""
+    import copy
+
+    from conftest import synth_rendered
+    from synth import yamlread
+
+    config = copy.deepcopy(yamlread.load((ROOT / "stacks" / "Pulumi.tpu-multislice.yaml").read_text()).data["config"])
+    labels = {f"example.com/l{i}": "a" for i in range(8)}
+    config["gke-ai-batch:nodePools"][0]["labels"] = labels
+    config["gke-ai-batch:flavors"][0]["nodeLabels"] = {"example.com/l0": "a"}
+    result = synth_rendered(tmp_path, config)
+    pools = [r for r in result.recording.resources if r.type == "gcp:container/nodePool:NodePool" and r.name != "system"]
+    assert len(pools) == 3 and all(labels.items() <= p.inputs["nodeConfig"]["labels"].items() for p in pools)

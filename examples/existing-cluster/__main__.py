@@ -34,7 +34,7 @@ members = Team(team, {"namespace": team, "local_queues": [{"name": team, "cluste
                opts=pulumi.ResourceOptions.merge(after_kueue, pulumi.ResourceOptions(depends_on=[queue])))
 
 # A sample: one 4x4 slice's four hosts, four chips each, admitted by the team's queue.
-tpu_node = {k: v for k, v in tpu.flavor["node_labels"].items() if k.startswith("cloud.google.com/gke-tpu")}
+tpu_node = {k: v for k, v in tpu.flavor.get("node_labels", {}).items() if k.startswith("cloud.google.com/gke-tpu")}
 pod = {"nodeSelector": tpu_node, "restartPolicy": "Never", "containers": [{
     "name": "train", "image": "us-docker.pkg.dev/cloud-tpu-images/jax-ai-image/tpu:jax0.8.1-rev1", "command": ["python3", "train.py"],
     "resources": {"requests": {"google.com/tpu": "4"}, "limits": {"google.com/tpu": "4"}}}]}

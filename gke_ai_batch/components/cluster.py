@@ -610,7 +610,7 @@ def _checked_cluster(
         # Prometheus) for the package a program turns on itself; managed_prometheus unset is off,
         # as monitoring_config renders it.
         on = Collected(monitoring.get("managed_prometheus") is True, dcgm=True, tpu=False, dashboard=False, existing=False)
-        found_dcgm = metrics_problems(MetricsConfig.model_construct(dcgm=True), on, partial(version_floor, stack), ("monitoring",),
+        found_dcgm = metrics_problems(MetricsConfig.model_construct(dcgm=True), on, partial(version_floor, stack.facts), ("monitoring",),
                                       "monitoring.managed_prometheus")
         problems += [(join_path("args", e.path), e.message) for e in found_dcgm]
     if problems or stack is None:

@@ -1,9 +1,10 @@
 """Node pools as components any Pulumi program can use, on a cluster it did not create:
 TpuSlices (one node pool per slice), GpuPool and CpuPool, each X(name, args: XArgs, opts).
 
-The cluster is passed as data (ClusterRef). Args mirror a stack file's pool entry in
-snake_case and are checked on construction by the stack config's own rules
-(gke_ai_batch/config/standalone.py), every problem at once, at its arg path. protect, the
+The cluster is passed as data (ClusterRef). Args are a stack file's pool entry by its field
+names (snake_case), validated on construction by the entry's own model (NodePoolConfig) and the
+same per-entry rules the stack runs (gke_ai_batch/config/checks/pools.py, pool_problems) on
+the facts of the cluster (ClusterFacts): every problem at once, at its arg path. protect, the
 provider and the parent come from `opts` through Pulumi's inheritance (a child's protect and
 providers default to its parent's: pulumi/resource.py, Resource.__init__, "Infer protection
 from parent" and "Infer providers ... from parent"), so nothing here sets them.
@@ -11,24 +12,28 @@ from parent" and "Infer providers ... from parent"), so nothing here sets them.
 No `from __future__ import annotations`: Pulumi's component analyzer
 (pulumi.provider.experimental.analyzer) reads these annotations as objects."""
 
-from typing import Any, NotRequired, TypedDict
+from typing import Any, NotRequired, Self, TypedDict, cast
 
 import pulumi
 import pulumi_gcp as gcp
-from pydantic.alias_generators import to_camel
+from pydantic import ValidationError
 
 from gke_ai_batch.components.args import (
-    child_options, not_strings, opts_problems, project_problems, snake, type_token, unknown_keys, whole_numbers,
+    child_options, not_strings, opts_problems, project_problems, type_token, unknown_keys, whole_numbers,
 )
 from gke_ai_batch.components.component import Component
-from gke_ai_batch.config.cluster import region_of
-from gke_ai_batch.config.errors import ArgsError, join_path
+from gke_ai_batch.components.queues import FlavorArgs
+from gke_ai_batch.config.checks.flavors import flavor_limit_problems
+from gke_ai_batch.config.catalogue import CatalogueOverride
+from gke_ai_batch.config.checks.cluster import fact_problems
+from gke_ai_batch.config.checks.pools import pool_problems
+from gke_ai_batch.config.cluster import OUTPUT_ACCOUNT, ClusterConfig, region_of
+from gke_ai_batch.config.errors import ArgsError, field_path, join_path, located_problems
+from gke_ai_batch.config.lookups import ClusterFacts
 from gke_ai_batch.config.pools import NodePoolConfig
-from gke_ai_batch.config.standalone import OUTPUT_ACCOUNT, pool_on_cluster
-from gke_ai_batch.config.stack import StackConfig
 from gke_ai_batch.domain.naming import child_name
-from gke_ai_batch.plan.flavors import plan_flavors
-from gke_ai_batch.plan.pools import PoolPlan, plan_pools, workload_policy_args
+from gke_ai_batch.plan.flavors import FlavorPlan, PoolSpec, pool_spec
+from gke_ai_batch.plan.pools import PoolPlan, plan_entry, workload_policy_args
 
 # The type token all three components registered before they were a component package. A
 # package's component must register the token its schema names, <package>:index:<Class> (the
@@ -198,19 +203,14 @@ class CpuPoolArgs(_PoolArgs):
     """The autoscaling ceiling."""
 
 
-# Args that are not keys of the pool entry, and TpuSlices' keys that sit under the entry's tpu.
-_NOT_ENTRY_KEYS = ("cluster", "pool_name")
-_TPU_KEYS = ("version", "topology", "machine_type")
-
-
 class _NodePools(Component):
-    """What the three pool components share: check the args as a stack entry, plan the pools
-    as the stack program does (gke_ai_batch/plan/pools.py), register them."""
+    """What the three pool components share: validate the args as a pool entry on the facts of
+    its cluster, plan its GKE node pools (gke_ai_batch/plan/pools.py), register them."""
 
     # Class-level annotations are the component's outputs: Pulumi's component analyzer
     # (pulumi/provider/experimental/analyzer.py, Analyzer.analyze_type) turns every public one
     # into a schema output, so only Outputs are declared here; the Python-only attributes
-    # (flavor, pools, config) are annotated where __init__ sets them.
+    # (flavor, pools, config) are annotated where _register sets them.
     pool_names: pulumi.Output[list[str]]
     """The GKE node pools, in order (a TPU group's slices <pool_name>-0, -1, ...)."""
     node_labels: pulumi.Output[dict[str, str]]
@@ -222,19 +222,28 @@ class _NodePools(Component):
     def __init__(self, name: str, args: Any, opts: pulumi.ResourceOptions | None = None):
         # Checked before anything registers: bad args leave no half-made component behind.
         args = whole_numbers(args)
-        stack = _checked(type(self).__name__, name, self._kind, args, self._args, opts)
+        spec = _checked(type(self).__name__, name, self._kind, args, self._args, opts)
+        self._register(name, spec, args["cluster"], opts)
+
+    @classmethod
+    def from_spec(cls, name: str, spec: PoolSpec, cluster: ClusterRef, opts: pulumi.ResourceOptions | None = None) -> Self:
+        """The component for a pool entry the stack validated and planned already (the stack
+        program's: gke_ai_batch/components/platform.py): registered as planned, not checked or
+        planned again."""
+        self = cls.__new__(cls)
+        self._register(name, spec, cluster, opts)
+        return self
+
+    def _register(self, name: str, spec: PoolSpec, ref: ClusterRef, opts: pulumi.ResourceOptions | None) -> None:
         aliased = pulumi.ResourceOptions(aliases=[pulumi.Alias(type_=OLD_TYPE)])
         super().__init__(type_token(type(self)), name, None, pulumi.ResourceOptions.merge(opts, aliased))
-        ref: ClusterRef = args["cluster"]
-        # The args as a validated stack entry.
-        self.config: NodePoolConfig = stack.node_pools[0]
+        # The args as a validated pool entry.
+        self.config: NodePoolConfig = spec.entry
         # The planned pools: VMs and chips per pool, the exact NodePool arguments.
-        self.pools: list[PoolPlan] = plan_pools(stack)
-        flavors = plan_flavors(stack, self.pools)
-        # The ResourceFlavor derived for the group (TPU and GPU; None for CPU), as the stack
-        # program derives one per accelerator shape and capacity: a FlavorArgs
-        # (gke_ai_batch/components/queues.py), data that a ResourceFlavor and a ClusterQueue take.
-        self.flavor: dict[str, Any] | None = flavors[0].args() if flavors else None
+        self.pools: list[PoolPlan] = list(spec.pools)
+        # The ResourceFlavor of the group's nodes (plan/flavors.py, entry_flavor): data that a
+        # ResourceFlavor and a ClusterQueue take (FlavorArgs, gke_ai_batch/components/queues.py).
+        self.flavor: FlavorArgs = flavor_args(spec.flavor)
         self.workload_policy: gcp.compute.ResourcePolicy | None = None
         first = self.pools[0]
         if first.workload_policy is not None:
@@ -249,7 +258,7 @@ class _NodePools(Component):
             self._node_pool(name, ref, pool, opts) for pool in self.pools
         ]
         self.pool_names = pulumi.Output.all(*[p.name for p in self.node_pools])
-        self.node_labels = pulumi.Output.from_input(dict(self.flavor["node_labels"]) if self.flavor else {})
+        self.node_labels = pulumi.Output.from_input(dict(self.flavor.get("node_labels", {})))
         self.register_outputs({"poolNames": self.pool_names, "nodeLabels": self.node_labels})
 
     # The return type quoted: evaluated at import, it would load pulumi_gcp.container (~0.2 s)
@@ -315,6 +324,9 @@ class CpuPool(_NodePools):
         super().__init__(name, args, opts)
 
 
+# The component of each kind of pool entry.
+POOL_COMPONENTS: dict[str, type[_NodePools]] = {"tpu": TpuSlices, "gpu": GpuPool, "cpu": CpuPool}
+
 # ClusterRef's keys that may be Outputs (they only pass through to resources), and the types of
 # the rest, which are read on construction.
 _REF_INPUTS = ("project", "node_service_account")
@@ -343,8 +355,9 @@ def _shape_problems(args: dict[str, Any], ref: dict[str, Any]) -> list[tuple[str
     return found
 
 
-def _checked(component: str, name: str, kind: str, args: Any, spec: type, opts: pulumi.ResourceOptions | None) -> StackConfig:
-    """The args as a one-pool stack on their cluster, validated; ArgsError with every problem."""
+def _checked(component: str, name: str, kind: str, args: Any, spec: type, opts: pulumi.ResourceOptions | None) -> PoolSpec:
+    """The args as a pool entry on the facts of its cluster, validated and planned; ArgsError
+    with every problem."""
     where = f"{component} {name}"
     if not isinstance(args, dict) or not isinstance(args.get("cluster"), dict):
         raise ArgsError(where, [("args.cluster" if isinstance(args, dict) else "args", "required: a ClusterRef mapping")])
@@ -365,22 +378,65 @@ def _checked(component: str, name: str, kind: str, args: Any, spec: type, opts: 
     # The rest is judged without the unknown keys, so that every problem is said at once.
     known = spec.__required_keys__ | spec.__optional_keys__
     args = {k: v for k, v in args.items() if k in known}
-    cluster = {"name": ref["name"], "location": ref["location"], "nodeLocations": list(ref.get("node_locations", []))}
-    for key in ("release_channel", "min_master_version", "version", "endpoint", "mode"):
-        if key in ref:
-            cluster[to_camel(key)] = ref[key]
+    facts, problems = _cluster_facts(ref)
+    entry, found = _as_entry(name, kind, args)
+    problems += found
+    if entry is not None and facts is not None:
+        found = list(pool_problems(entry, facts))
+        planned = spec_of(entry, facts) if not found else None
+        if planned is not None and kind != "cpu":
+            # The flavor the component hands out must be one Kueue takes (a stack's derived
+            # flavors are checked as the stack's: config/checks/flavors.py).
+            flavor = planned.flavor
+            found += flavor_limit_problems((), "labels", "taints", flavor.name, flavor.node_labels, len(flavor.tolerations))
+        problems += [(_arg_at(kind, e.path, args), e.message) for e in found]
+    if unknown or missing or problems:
+        raise ArgsError(where, unknown + missing + [(join_path("args", loc), msg) for loc, msg in problems])
+    assert entry is not None and facts is not None
+    return spec_of(entry, facts)
+
+
+def spec_of(entry: NodePoolConfig, facts: ClusterFacts) -> PoolSpec:
+    """A validated entry's GKE node pools and flavor."""
+    return pool_spec(entry, plan_entry(entry, facts))
+
+
+def flavor_args(flavor: FlavorPlan) -> FlavorArgs:
+    """A planned flavor as the FlavorArgs a ResourceFlavor and a ClusterQueue take."""
+    return cast(FlavorArgs, flavor.args())
+
+
+# ClusterRef keys that are facts of the cluster: fields of the stack's cluster key, by name.
+_REF_FACTS = ("name", "location", "node_locations", "release_channel", "min_master_version", "version", "endpoint", "mode")
+
+
+def _cluster_facts(ref: dict[str, Any]) -> tuple[ClusterFacts | None, list[tuple[tuple, str]]]:
+    """The ClusterRef validated as a stack's cluster key (ClusterConfig, by field name) and
+    catalogue key (CatalogueOverride, camelCase as the stack spells it) state a cluster, and
+    judged by the stack's rules about its locations and version: the facts its pools' rules
+    stand on, or None, and every problem at its arg path."""
+    data = {key: ref[key] for key in _REF_FACTS if key in ref}
     if "version" in ref:
         # A cluster that exists: its declared facts, as a stack file's cluster.existing states them.
-        cluster["existing"] = True
+        data["existing"] = True
         if isinstance(ref.get("node_service_account"), (str, pulumi.Output)):
-            cluster["nodeServiceAccount"] = declared_account(ref["node_service_account"])
-    stack, problems = pool_on_cluster(cluster, _entry(name, kind, args), ref.get("catalogue"))
-    if unknown or missing or problems:
-        spec = "reservation_spec" in args
-        raise ArgsError(
-            where, unknown + missing + [(join_path("args", _arg_path(kind, loc, spec)), msg) for loc, msg in problems]
-        )
-    return stack
+            data["node_service_account"] = declared_account(ref["node_service_account"])
+    problems: list[tuple[tuple, str]] = []
+    cluster = catalogue = None
+    try:
+        cluster = ClusterConfig.model_validate(data, by_alias=False, by_name=True)
+    except ValidationError as exc:
+        problems += [(("cluster", *field_path(ClusterConfig, loc)), msg) for loc, msg in located_problems(exc, ClusterConfig)]
+    try:
+        catalogue = CatalogueOverride.model_validate(ref.get("catalogue") or {})
+    except ValidationError as exc:
+        problems += [(("cluster", "catalogue", *loc), msg) for loc, msg in located_problems(exc, CatalogueOverride)]
+    if cluster is None or catalogue is None:
+        return None, problems
+    facts = ClusterFacts.of(cluster, catalogue)
+    problems += [(("cluster", *field_path(ClusterConfig, e.path)), e.message) for e in fact_problems(facts)]
+    # The pools' rules run on facts with a problem too: each skips what a refused fact decides.
+    return facts, problems
 
 
 def declared_account(value: Any) -> Any:
@@ -389,64 +445,39 @@ def declared_account(value: Any) -> Any:
     return OUTPUT_ACCOUNT if isinstance(value, pulumi.Output) else value
 
 
-def _entry(name: str, kind: str, args: dict[str, Any]) -> dict[str, Any]:
-    """The pool entry a stack file would hold for these args (camelCase keys)."""
-    entry: dict[str, Any] = {"name": args.get("pool_name", name)}
+# Where a component's args and the pool entry they are differ in shape, not in case: the GKE
+# name is pool_name, a TpuSlices' version, topology and machine_type sit under the entry's tpu,
+# and the mapping form of a reservation is reservation_spec (a component schema has no
+# string-or-mapping type). Every other arg is the entry's field of that name.
+_TPU_KEYS = ("version", "topology", "machine_type")
+
+
+def _as_entry(name: str, kind: str, args: dict[str, Any]) -> tuple[NodePoolConfig | None, list[tuple[tuple, str]]]:
+    """The args validated as the pool entry they are (by field name), or None and every problem
+    at its arg path."""
+    data: dict[str, Any] = {"name": args.get("pool_name", name)}
     for key, value in args.items():
-        if key in _NOT_ENTRY_KEYS:
+        if key in ("cluster", "pool_name"):
             continue
         if kind == "tpu" and key in _TPU_KEYS:
-            entry.setdefault("tpu", {})[to_camel(key)] = value
-        elif key == "reservation_spec":
-            entry["reservation"] = _camel_keys(value)
-        elif key in ("gpu", "taints", "upgrade"):
-            entry[key] = _camel_keys(value)
+            data.setdefault("tpu", {})[key] = value
         else:
-            entry[to_camel(key)] = value
-    return entry
+            data["reservation" if key == "reservation_spec" else key] = value
+    try:
+        return NodePoolConfig.model_validate(data, by_alias=False, by_name=True), []
+    except ValidationError as exc:
+        return None, [(_arg_at(kind, loc, args), msg) for loc, msg in located_problems(exc, NodePoolConfig)]
 
 
-def _camel_keys(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {to_camel(k) if isinstance(k, str) else k: v for k, v in value.items()}
-    if isinstance(value, list):
-        return [_camel_keys(v) for v in value]
-    return value
-
-
-def _arg_path(kind: str, loc: tuple, reservation_spec: bool = False) -> tuple:
-    """A stack key path of the one-pool stack -> the arg it came from (snake_case)."""
-    head, rest = (loc[0], loc[1:]) if loc else (None, ())
-    if head == "cluster":
-        return ("cluster", *snake(rest))
-    if head == "catalogue":
-        return ("cluster", "catalogue", *rest)
-    if head != "nodePools" or len(rest) < 2:
-        return ()
-    rest = rest[1:]
-    if rest[0] == "name":
-        return ("pool_name",)
-    if kind == "tpu" and rest[0] == "tpu":
-        rest = rest[1:]
-    if rest and rest[0] == "labels":
-        return ("labels", *rest[1:])  # label keys are the user's, not snake-cased
-    if rest and rest[0] == "reservation" and reservation_spec:
-        return ("reservation_spec", *snake(rest[1:]))
-    return snake(rest)
-
-
-def stack_pool_args(entry: NodePoolConfig, cluster: ClusterRef) -> tuple[type[_NodePools], dict[str, Any]]:
-    """The component and args the stack program builds for one of its pool entries: the entry's
-    keys as set in the stack file, in snake_case (gke_ai_batch/components/platform.py)."""
-    data = entry.model_dump(exclude_unset=True, exclude={"name", "tpu", "taints"})
-    args: dict[str, Any] = {"cluster": cluster, "pool_name": entry.name, **data}
-    if entry.tpu is not None:
-        args.update(entry.tpu.model_dump(exclude_unset=True))
-    if "max_run_duration" in data:
-        args["max_run_duration"] = f"{int(data['max_run_duration'])}s"
-    if "taints" in entry.model_fields_set:
-        args["taints"] = [t.model_dump(exclude_unset=True) for t in entry.taints]
-    if isinstance(data.get("reservation"), dict):
-        args["reservation_spec"] = args.pop("reservation")
-    kind = {"tpu": TpuSlices, "gpu": GpuPool, "cpu": CpuPool}[entry.kind]
-    return kind, args
+def _arg_at(kind: str, loc: tuple, args: dict[str, Any]) -> tuple:
+    """A key path of the pool entry -> the arg it came from: the fields' names
+    (config/errors.py, field_path), then the differences in shape above."""
+    path = field_path(NodePoolConfig, loc)
+    head, rest = (path[0], path[1:]) if path else (None, ())
+    if head == "name":
+        return ("pool_name", *rest)
+    if head == "tpu" and kind == "tpu":
+        return rest
+    if head == "reservation" and "reservation_spec" in args:
+        return ("reservation_spec", *rest)
+    return path

@@ -22,7 +22,7 @@ from gke_ai_batch.components.topology import Topologies, stack_topologies_args
 from gke_ai_batch.components.metrics import Metrics, stack_metrics_args
 from gke_ai_batch.components.multikueue import BASE as MULTIKUEUE, MultiKueueManager, MultiKueueWorker
 from gke_ai_batch.domain.naming import scoped
-from gke_ai_batch.components.nodepools import stack_pool_args
+from gke_ai_batch.components.nodepools import POOL_COMPONENTS
 from gke_ai_batch.plan import Plan
 from gke_ai_batch.plan.cluster import cluster_component_args
 from gke_ai_batch.plan.kueue import provisioned_flavors
@@ -89,10 +89,12 @@ def deploy_cluster(
         scoped(scope, cfg.cluster.name), cluster_component_args(cfg, plan.project, plan.registry_images), opts
     )
     ref = cluster.ref()
-    groups = []
-    for entry in cfg.node_pools:
-        component, args = stack_pool_args(entry, ref)
-        groups.append(component(scoped(scope, entry.name), args, opts))
+    # Each pool entry's component from the plan: the entry the stack validated and the pools it
+    # planned, registered as they are.
+    groups = [
+        POOL_COMPONENTS[spec.entry.kind].from_spec(scoped(scope, spec.entry.name), spec, ref, opts)
+        for spec in plan.pool_specs
+    ]
     provider = cluster.provider
     k8s_opts = pulumi.ResourceOptions(provider=provider)
     # Kueue and JobSet some other party installed (an existing cluster's): nothing to install,

@@ -212,7 +212,7 @@ def lustre_driver_problems(cfg, at: tuple) -> Iterator[RuleError]:
                 f"so the driver would have nothing of the cluster's region to mount; it is offered in "
                 f"{', '.join(sorted(regions.LUSTRE_REGIONS))}",
             )
-    yield from version_floor(cfg, at, versions.LUSTRE_CSI_MIN, "the Managed Lustre CSI driver and its volumes")
+    yield from version_floor(cfg.facts, at, versions.LUSTRE_CSI_MIN, "the Managed Lustre CSI driver and its volumes")
 
 
 def _workload_problems(cfg) -> Iterator[RuleError]:

@@ -56,6 +56,12 @@ Zones = Annotated[list[str], AfterValidator(check_zones)]
 SECURITY_GROUP_NAME = "gke-security-groups"
 
 
+# What a component validates in place of a node service account given as an Output (an account
+# the same program creates): one is given, and its email is known only at deploy time. The
+# rules need only that one is given (an existing cluster's nodes run as some account); its form
+# is then the IAM API's to check.
+OUTPUT_ACCOUNT = "output-account@output-project.iam.gserviceaccount.com"
+
 class SystemPool(Model):
     """The CPU pool that runs system pods, Kueue and JobSet (Standard clusters)."""
 

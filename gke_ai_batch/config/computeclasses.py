@@ -195,7 +195,7 @@ def compute_class_problems(cfg) -> Iterator[RuleError]:
 def _class_cluster_rules(cfg, i: int, cc: ComputeClassConfig) -> Iterator[RuleError]:
     at = ("computeClasses", i)
     cluster = cfg.cluster
-    yield from version_floor(cfg, (*at, "name"), versions.CUSTOM_COMPUTE_CLASS_MIN, "custom ComputeClasses")
+    yield from version_floor(cfg.facts, (*at, "name"), versions.CUSTOM_COMPUTE_CLASS_MIN, "custom ComputeClasses")
     if cluster.standard and cluster.auto_provisioning is None:
         if not cc.auto_create:
             # On Standard a class's nodes come from node pools that carry its label and taint,
@@ -209,7 +209,7 @@ def _class_cluster_rules(cfg, i: int, cc: ComputeClassConfig) -> Iterator[RuleEr
             )
         else:
             yield from version_floor(
-                cfg,
+                cfg.facts,
                 (*at, "autoCreate"),
                 versions.COMPUTE_CLASS_AUTO_CREATION_MIN,
                 "ComputeClasses that create their own node pools (autoCreate) without cluster.autoProvisioning",
@@ -218,7 +218,7 @@ def _class_cluster_rules(cfg, i: int, cc: ComputeClassConfig) -> Iterator[RuleEr
         where = (*at, "priorities", j)
         if p.capacity == "flexStart" and p.kind in ("tpu", "gpu"):
             yield from version_floor(
-                cfg, (*where, "capacity"), versions.FLEX_START_MIN[p.kind], f"flex-start {p.kind.upper()} nodes"
+                cfg.facts, (*where, "capacity"), versions.FLEX_START_MIN[p.kind], f"flex-start {p.kind.upper()} nodes"
             )
         if p.kind == "cpu":
             problem = cfg.catalogue.machine_type_problem(p.machine_type)
@@ -232,8 +232,8 @@ def _offered(cfg, where: tuple, p: ClassPriority) -> Iterator[RuleError]:
     """GKE creates a priority's nodes in the cluster's zones (the class names none here): a
     priority whose accelerator none of them offers never gets a node
     (gke_ai_batch/domain/regions.py, or the stack's catalogue override)."""
-    zones = cluster_zones(cfg)
-    if not zones_known(cfg, zones):
+    zones = cluster_zones(cfg.facts)
+    if not zones_known(cfg.facts, zones):
         return  # the cluster's location is reported already
     cat = cfg.regions
     region = region_of(cfg.cluster.location)

@@ -211,12 +211,16 @@ def _unquoted(text: str, kind: str) -> bool:
     return math.isfinite(number)
 
 
-def _clean_loc(root: type[BaseModel], loc: tuple) -> tuple:
-    """Drop the parts pydantic adds for unions and discriminators, which are not keys."""
+def _clean_loc(root: type[BaseModel], loc: tuple, names: bool = False) -> tuple:
+    """Drop the parts pydantic adds for unions and discriminators, which are not keys; `names`:
+    each model's key as its field's name rather than as given (field_path)."""
     out: list = []
     annotation: Any = root
     for part in loc:
         annotation = _unwrap(annotation)
+        if names and isinstance(part, str):
+            models = [m for m in _members(annotation) if isinstance(m, type) and issubclass(m, BaseModel)]
+            part = next((n for m in models for n, f in m.model_fields.items() if part in (f.alias, n)), part)
         step = _step(annotation, part)
         if step is _SKIP:
             continue
@@ -278,7 +282,7 @@ def _step(annotation: Any, part: Any) -> Any:
                 return _SKIP
         for m in models:
             for name, field in m.model_fields.items():
-                if (field.alias or name) == part:
+                if part in (field.alias, name):
                     return field.annotation
         for m in members:
             if typing.get_origin(m) is dict:
@@ -291,6 +295,14 @@ def _step(annotation: Any, part: Any) -> Any:
 
 
 _SCALAR_LABELS = {"int", "str", "bool", "float", "none", "list", "dict"}
+
+
+def field_path(root: type[BaseModel], loc: tuple) -> tuple:
+    """A key path below `root` as its fields' names: the snake_case arg path a Python caller
+    wrote, where the stack file spells the same key by its alias (camelCase, made by the
+    models' alias generator). Keys of a mapping field (labels) and list indexes stay as given.
+    With `located_problems`, the one way a component names a stack rule's key as its arg."""
+    return _clean_loc(root, loc, names=True)
 
 
 def _allowed_keys(root: type[BaseModel], loc: tuple) -> list[str]:

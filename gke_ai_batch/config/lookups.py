@@ -1,41 +1,117 @@
-"""What the stack's checks look up on a StackConfig: its zones, its GKE version floors, its
-declared flavors' pools. Functions of the config (duck-typed: this module is imported by the
-schema modules StackConfig is made of, so it cannot import StackConfig)."""
+"""What the stack's checks look up: the facts about the cluster a rule stands on
+(ClusterFacts: its zones, its GKE version floors), and a StackConfig's declared flavors' pools.
+Functions of the config are duck-typed: this module is imported by the schema modules
+StackConfig is made of, so it cannot import StackConfig."""
 
 from __future__ import annotations
 
-from typing import Iterator
+from dataclasses import dataclass, field
+from typing import Iterable, Iterator
 
 from gke_ai_batch.domain import regions, versions
+from gke_ai_batch.domain.regions import DEFAULT as DEFAULT_ZONES, Catalogue as ZoneCatalogue
+from gke_ai_batch.domain.versions import DEFAULT as DEFAULT_VERSIONS, Versions
 from gke_ai_batch.config.base import RuleError
-from gke_ai_batch.config.cluster import region_of
+from gke_ai_batch.config.catalogue import CatalogueOverride
+from gke_ai_batch.config.cluster import ClusterConfig, region_of
 
 
-def cluster_zones(cfg) -> list[str]:
+@dataclass(frozen=True)
+class ClusterFacts:
+    """What a rule about one entry (a node pool, a compute class) needs to know of its cluster:
+    its name, where it is, its GKE version facts, its mode, whether it exists already, and the
+    catalogue override. A stack's checks make it from the stack (of); a component from the
+    ClusterRef it is given, so both run the same rule on the same data."""
+
+    name: str
+    location: str
+    node_locations: tuple[str, ...] = ()
+    standard: bool = True
+    existing: bool = False
+    release_channel: str = "REGULAR"
+    min_master_version: str | None = None
+    version: str | None = None
+    """An existing cluster's control plane's exact GKE version."""
+    catalogue: CatalogueOverride = field(default_factory=CatalogueOverride)
+    regions: ZoneCatalogue = DEFAULT_ZONES
+    """The zone catalogue with the override applied."""
+    versions: Versions = DEFAULT_VERSIONS
+    """The version catalogue with the override applied."""
+
+    @classmethod
+    def of(cls, cluster: ClusterConfig, catalogue: CatalogueOverride) -> ClusterFacts:
+        return cls(
+            name=cluster.name,
+            location=cluster.location or "",  # a validated cluster has one (ClusterConfig requires it)
+            node_locations=tuple(cluster.node_locations),
+            standard=cluster.standard,
+            existing=cluster.existing,
+            release_channel=cluster.release_channel,
+            min_master_version=cluster.min_master_version,
+            version=cluster.version,
+            catalogue=catalogue,
+            regions=catalogue.region_catalogue(),
+            versions=catalogue.version_catalogue(),
+        )
+
+    @property
+    def region(self) -> str:
+        return region_of(self.location)
+
+
+def under(prefix: tuple, found: Iterable[RuleError]) -> Iterator[RuleError]:
+    """Problems found about one entry or key (paths relative to it), under its key path."""
+    for problem in found:
+        yield RuleError((*prefix, *problem.path), problem.message)
+
+
+def cluster_zones(facts: ClusterFacts) -> list[str]:
     """The zones the cluster names for its nodes ([] for a regional cluster without node
     locations: GKE picks them)."""
-    if cfg.cluster.node_locations:
-        return list(cfg.cluster.node_locations)
-    location = cfg.cluster.location
+    if facts.node_locations:
+        return list(facts.node_locations)
+    location = facts.location
     return [location] if region_of(location) != location else []
 
 
-def zones_known(cfg, zones: list[str]) -> bool:
+def pool_zones(pool, facts: ClusterFacts) -> list[str]:
+    """Zones a pool entry's nodes go to, where it or its cluster says; [] means GKE's default."""
+    if pool.zones:
+        return list(pool.zones)
+    return cluster_zones(facts)
+
+
+def unknown_zone(facts: ClusterFacts, at: tuple, location: str) -> Iterator[RuleError]:
+    """A zone of a region the catalogue knows must be one of that region's zones
+    (gke_ai_batch/domain/regions.py, or the catalogue override)."""
+    cat = facts.regions
+    region = region_of(location)
+    if region == location or region not in cat.regions:
+        return  # a region (checked apart), or a zone of another region (refused elsewhere)
+    if cat.zone(location) is None:
+        yield RuleError(
+            at,
+            f"{location!r} is not a zone of {region}; its zones: {', '.join(cat.zones_of(region))} "
+            "(a newer one: add it under gke-ai-batch:catalogue.zones)",
+        )
+
+
+def zones_known(facts: ClusterFacts, zones: list[str]) -> bool:
     """Whether the cluster's region and these zones passed the locations check, so that what
     they offer can be looked up (else the offer checks stay quiet: the location is reported
     already)."""
-    cat = cfg.regions
-    region = region_of(cfg.cluster.location)
+    cat = facts.regions
+    region = facts.region
     return cat.has_region(region) and all(region_of(z) == region and cat.zone(z) is not None for z in zones)
 
 
-def master_version_problems(cfg) -> Iterator[RuleError]:
+def master_version_problems(facts: ClusterFacts) -> Iterator[RuleError]:
     """minMasterVersion must be a minor the cluster's release channel offers."""
-    version = cfg.cluster.min_master_version
+    version = facts.min_master_version
     if version is None:
         return
-    vers = cfg.versions
-    channel = cfg.cluster.release_channel
+    vers = facts.versions
+    channel = facts.release_channel
     offered = vers.minors(channel)
     every = vers.all_minors()
     have = versions.minor_of(version)
@@ -57,18 +133,18 @@ def master_version_problems(cfg) -> Iterator[RuleError]:
         )
 
 
-def version_floor(cfg, at: tuple, minimum: str, what: str) -> Iterator[RuleError]:
+def version_floor(facts: ClusterFacts, at: tuple, minimum: str, what: str) -> Iterator[RuleError]:
     """A feature GKE refuses below `minimum`, checked against what the cluster's minor alias (or
     its channel's default) resolves to (gke_ai_batch/domain/versions.py explains how), or an
     existing cluster's declared version."""
-    if cfg.cluster.existing:
-        yield from _existing_version_floor(cfg, at, minimum, what)
+    if facts.existing:
+        yield from _existing_version_floor(facts, at, minimum, what)
         return
-    if any(master_version_problems(cfg)):
+    if any(master_version_problems(facts)):
         return  # minMasterVersion is refused already; what it resolves to is moot
-    version = cfg.cluster.min_master_version
-    channel = cfg.cluster.release_channel
-    vers = cfg.versions
+    version = facts.min_master_version
+    channel = facts.release_channel
+    vers = facts.versions
     if vers.resolves_at_least(channel, version, minimum):
         return
     given = f"cluster.minMasterVersion {version!r} gives {vers.resolved_text(channel, version)}" if version else (
@@ -79,11 +155,11 @@ def version_floor(cfg, at: tuple, minimum: str, what: str) -> Iterator[RuleError
     yield RuleError(at, f"{what} need GKE {minimum} or later; {given}; {hint}")
 
 
-def _existing_version_floor(cfg, at: tuple, minimum: str, what: str) -> Iterator[RuleError]:
+def _existing_version_floor(facts: ClusterFacts, at: tuple, minimum: str, what: str) -> Iterator[RuleError]:
     """An existing cluster's control plane runs the one patch it declares (cluster.version);
     GKE refuses a pool whose feature needs a later one (a pool's nodes take the control
     plane's version: REST NodePool.version, "If unspecified, it defaults" to it)."""
-    version = cfg.cluster.version
+    version = facts.version
     if version is None or not versions.PATCH_RX.fullmatch(version):
         return  # required, or refused as no exact version (ClusterConfig)
     if versions.patch_key(version) >= versions.patch_key(minimum):

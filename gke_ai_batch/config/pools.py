@@ -283,7 +283,8 @@ class NodePoolConfig(Model):
         for key in ("min_nodes", "max_nodes"):
             if getattr(self, key) is not None:
                 yield RuleError(
-                    _camel(key),
+                    # The stack key: the alias the alias generator gives the field.
+                    type(self).model_fields[key].alias or key,
                     "TPU node counts derive from tpu.topology (VMs per slice); remove this key",
                 )
         if len(f"{self.name}-{self.slice_count - 1}") > GKE_NAME_MAX:
@@ -383,8 +384,3 @@ class NodePoolConfig(Model):
         if self.tpu is not None:
             return [f"{self.name}-{i}" for i in range(self.slice_count)]
         return [self.name]
-
-
-def _camel(snake: str) -> str:
-    head, *rest = snake.split("_")
-    return head + "".join(p.title() for p in rest)

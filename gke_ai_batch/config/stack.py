@@ -23,7 +23,7 @@ from gke_ai_batch.config.computeclasses import MAX_CLASSES, ComputeClassConfig
 from gke_ai_batch.config.checkpoints import CheckpointsConfig
 from gke_ai_batch.config.cluster import ClusterConfig
 from gke_ai_batch.config.fleet import FleetConfig
-from gke_ai_batch.config.lookups import cluster_zones
+from gke_ai_batch.config.lookups import ClusterFacts, pool_zones
 from gke_ai_batch.config.metrics import Collected, MetricsConfig, collected
 from gke_ai_batch.config.pools import NodePoolConfig
 from gke_ai_batch.config.topology import TopologyConfig
@@ -100,6 +100,11 @@ class StackConfig(Model):
         return self.catalogue.version_catalogue()
 
     @property
+    def facts(self) -> ClusterFacts:
+        """What the rules about one entry need to know of the cluster (config/lookups.py)."""
+        return ClusterFacts.of(self.cluster, self.catalogue)
+
+    @property
     def collected(self) -> Collected | None:
         """The metrics key with its defaults resolved against the pools (None: no metrics)."""
         if self.metrics is None:
@@ -124,9 +129,7 @@ class StackConfig(Model):
 
     def pool_zones(self, pool: NodePoolConfig) -> list[str]:
         """Zones a pool's nodes go to, where the stack says; [] means GKE's default."""
-        if pool.zones:
-            return list(pool.zones)
-        return cluster_zones(self)
+        return pool_zones(pool, self.facts)
 
     def pool_zone_count(self, pool: NodePoolConfig) -> int:
         """How many zones the pool's nodes spread over (GKE's default for a regional cluster

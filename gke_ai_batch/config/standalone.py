@@ -1,6 +1,7 @@
-"""A component's args, checked as the stack keys they mirror: a pool or a cluster on a declared
-cluster as a stack of its own; an install's key, a flavor, a cluster queue or a team namespace by
-the stack's rules for those keys.
+"""A component's args, checked as the stack keys they mirror: a cluster as a stack of its own;
+an install's key, a flavor, a cluster queue or a team namespace by the stack's rules for those
+keys. (A node pool is not among them: its component validates it as a pool entry and runs the
+stack's per-entry rules on its cluster's facts, gke_ai_batch/components/nodepools.py.)
 
 A component used from any Pulumi program (gke_ai_batch/components/) takes its pool, cluster,
 queue or team and the facts it stands on as args, not as a stack file. Written as the stack keys
@@ -26,19 +27,6 @@ from gke_ai_batch.config.checks.queues import cluster_queue_problems
 from gke_ai_batch.config.checks.teams import local_queue_problems, namespace_settings_problems, team_namespace_problems
 from gke_ai_batch.config.stack import MAX_ENTRIES, StackConfig
 
-# What a component validates in place of a node service account given as an Output (an account
-# the same program creates): one is given, and its email is known only at deploy time. The
-# rules need only that one is given (an existing cluster's nodes run as some account); its form
-# is then the IAM API's to check.
-OUTPUT_ACCOUNT = "output-account@output-project.iam.gserviceaccount.com"
-
-
-def pool_on_cluster(
-    cluster: Mapping[str, Any], entry: Mapping[str, Any], catalogue: Mapping[str, Any] | None = None
-) -> tuple[StackConfig | None, list[tuple[tuple, str]]]:
-    """The stack {cluster, nodePools: [entry], catalogue} validated, or None and every problem
-    as (key path, message); paths are the stack's (("nodePools", 0, "tpu", "topology"))."""
-    return _validated({"cluster": dict(cluster), "nodePools": [dict(entry)]}, catalogue, None)
 
 
 def cluster_alone(

@@ -14,7 +14,7 @@ from gke_ai_batch.plan.apis import required_apis
 from gke_ai_batch.plan.checkpoints import BucketPlan, plan_buckets
 from gke_ai_batch.plan.computeclasses import compute_class_manifest
 from gke_ai_batch.plan.cluster import RegistryGrant, cluster_args, grants_for, registry_images
-from gke_ai_batch.plan.flavors import FlavorPlan, plan_flavors
+from gke_ai_batch.plan.flavors import FlavorPlan, PoolSpec, plan_flavors, pool_spec
 from gke_ai_batch.plan.kueue import (
     QueuePlan,
     local_queue_manifest,
@@ -106,6 +106,12 @@ class Plan:
     @property
     def cluster_args(self) -> dict[str, Any]:
         return cluster_args(self.config, self.project)
+
+    @property
+    def pool_specs(self) -> list[PoolSpec]:
+        """Each pool entry with its planned GKE node pools: what the stack program hands each
+        pool component (gke_ai_batch/components/platform.py)."""
+        return [pool_spec(e, [p for p in self.pools if p.entry == e.name]) for e in self.config.node_pools]
 
     @property
     def slices(self) -> int:

@@ -16,6 +16,7 @@ from gke_ai_batch.domain import catalogue
 
 
 from gke_ai_batch.domain import naming
+from gke_ai_batch.config.pools import NodePoolConfig
 from gke_ai_batch.config.stack import StackConfig
 from gke_ai_batch.model.facts import allocatable
 from gke_ai_batch.model.requests import CPU, MEMORY
@@ -93,6 +94,33 @@ class FlavorPlan:
             "metadata": {"name": self.name},
             "spec": spec,
         }
+
+
+def entry_flavor(entry: NodePoolConfig, pools: list[PoolPlan] | tuple[PoolPlan, ...]) -> FlavorPlan:
+    """The flavor of one pool entry alone (a pool component's `flavor`): for TPU and GPU the
+    flavor the stack derives for its shape and capacity, had it no other pool; for CPU, one
+    named after the pool that selects its nodes by every label they carry, GKE's pool name
+    included (a stack derives no CPU flavor: docs/library.md says why)."""
+    members = [entry.name]
+    name = naming.derived_flavor_name(entry)
+    labels = None
+    if name is None:
+        name, labels = entry.name, naming.node_labels(entry, entry.name)
+    return _flavor(name, members, labels, None, False, {entry.name: entry}, {entry.name: list(pools)})
+
+
+@dataclass(frozen=True)
+class PoolSpec:
+    """One pool entry as its component takes it: the validated entry, its GKE node pools as
+    planned, and the flavor of the entry alone (entry_flavor)."""
+
+    entry: NodePoolConfig
+    pools: tuple[PoolPlan, ...]
+    flavor: FlavorPlan
+
+
+def pool_spec(entry: NodePoolConfig, pools: list[PoolPlan] | tuple[PoolPlan, ...]) -> PoolSpec:
+    return PoolSpec(entry, tuple(pools), entry_flavor(entry, pools))
 
 
 def plan_flavors(cfg: StackConfig, pools: list[PoolPlan]) -> list[FlavorPlan]:

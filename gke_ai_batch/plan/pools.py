@@ -21,6 +21,7 @@ from gke_ai_batch.domain import naming
 
 from gke_ai_batch.domain import regions
 from gke_ai_batch.config.base import duration_seconds
+from gke_ai_batch.config.lookups import ClusterFacts, pool_zones
 from gke_ai_batch.config.maintenance import UpgradeSettings
 from gke_ai_batch.config.pools import PROVISIONED_ON_DEMAND, NodePoolConfig
 from gke_ai_batch.config.reservations import ReservationConfig, shown, spec_of
@@ -59,15 +60,17 @@ class PoolPlan:
 
 
 def plan_pools(cfg: StackConfig) -> list[PoolPlan]:
-    plans: list[PoolPlan] = []
-    for entry in cfg.node_pools:
-        zones = tuple(cfg.pool_zones(entry))
-        for index, gke_name in enumerate(entry.pool_names):
-            plans.append(_plan_pool(cfg, entry, index, gke_name, zones))
-    return plans
+    facts = cfg.facts
+    return [plan for entry in cfg.node_pools for plan in plan_entry(entry, facts)]
 
 
-def _plan_pool(cfg: StackConfig, entry: NodePoolConfig, index: int, name: str, zones: tuple[str, ...]) -> PoolPlan:
+def plan_entry(entry: NodePoolConfig, cluster: ClusterFacts) -> list[PoolPlan]:
+    """The GKE node pools of one validated pool entry on its cluster (a TPU entry's slices)."""
+    zones = tuple(pool_zones(entry, cluster))
+    return [_plan_pool(cluster.name, entry, index, gke_name, zones) for index, gke_name in enumerate(entry.pool_names)]
+
+
+def _plan_pool(cluster: str, entry: NodePoolConfig, index: int, name: str, zones: tuple[str, ...]) -> PoolPlan:
     tpu = entry.tpu.slice if entry.tpu is not None else None
     provisioned = entry.capacity in PROVISIONED_ON_DEMAND
     if tpu is not None:
@@ -80,7 +83,7 @@ def _plan_pool(cfg: StackConfig, entry: NodePoolConfig, index: int, name: str, z
         autoscaled = True
     workload_policy = None
     if tpu is not None and tpu.multi_host and tpu.generation.workload_policy:
-        workload_policy = naming.workload_policy_name(cfg.cluster.name, entry.name)
+        workload_policy = naming.workload_policy_name(cluster, entry.name)
 
     args: dict[str, Any] = {
         "name": name,

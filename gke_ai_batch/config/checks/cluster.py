@@ -6,8 +6,7 @@ from typing import Iterator
 
 from gke_ai_batch.config.base import RuleError
 from gke_ai_batch.config.checks import check
-from gke_ai_batch.config.cluster import region_of
-from gke_ai_batch.config.lookups import copies, master_version_problems
+from gke_ai_batch.config.lookups import ClusterFacts, master_version_problems, under, unknown_zone
 
 
 @check("cluster")
@@ -33,45 +32,41 @@ def production(cfg, ctx) -> Iterator[RuleError]:
 @check("cluster")
 def locations(cfg, ctx) -> Iterator[RuleError]:
     """Regions and zones must exist (gke_ai_batch/domain/regions.py, or the stack's catalogue override)."""
-    cat = cfg.regions
-    location = cfg.cluster.location
-    region = region_of(location)
+    facts = cfg.facts
+    yield from under(("cluster",), place_problems(facts))
+    for i, zone in enumerate(cfg.cluster.auto_provisioning.locations if cfg.cluster.auto_provisioning else []):
+        yield from unknown_zone(facts, ("cluster", "autoProvisioning", "locations", i), zone)
+    # A pool's zones: the nodePools check (pools.entry_problems).
+
+
+def place_problems(facts: ClusterFacts) -> Iterator[RuleError]:
+    """The cluster's region and zones exist; paths relative to the cluster key."""
+    cat = facts.regions
+    region = facts.region
     if not cat.has_region(region):
         yield RuleError(
-            ("cluster", "location"),
+            "location",
             f"{region!r} is not a Google Cloud region this catalogue knows; known: "
             f"{', '.join(sorted(cat.regions))} (a newer one: add its zones under gke-ai-batch:catalogue.zones)",
         )
-    yield from _zone(cfg, ("cluster", "location"), location)
-    for i, zone in enumerate(cfg.cluster.node_locations):
-        yield from _zone(cfg, ("cluster", "nodeLocations", i), zone)
-    for i, zone in enumerate(cfg.cluster.auto_provisioning.locations if cfg.cluster.auto_provisioning else []):
-        yield from _zone(cfg, ("cluster", "autoProvisioning", "locations", i), zone)
-    copied = copies(cfg.node_pools)
-    for i, pool in enumerate(cfg.node_pools):
-        for j, zone in enumerate(pool.zones if i not in copied else []):
-            if region_of(zone) == region:
-                yield from _zone(cfg, ("nodePools", i, "zones", j), zone)
-
-
-def _zone(cfg, at: tuple, location: str) -> Iterator[RuleError]:
-    cat = cfg.regions
-    region = region_of(location)
-    if region == location or region not in cat.regions:
-        return  # a region (checked above), or a zone of another region (refused elsewhere)
-    if cat.zone(location) is None:
-        yield RuleError(
-            at,
-            f"{location!r} is not a zone of {region}; its zones: {', '.join(cat.zones_of(region))} "
-            "(a newer one: add it under gke-ai-batch:catalogue.zones)",
-        )
+    yield from unknown_zone(facts, ("location",), facts.location)
+    for i, zone in enumerate(facts.node_locations):
+        yield from unknown_zone(facts, ("nodeLocations", i), zone)
 
 
 @check("cluster")
 def version(cfg, ctx) -> Iterator[RuleError]:
     """minMasterVersion must be a minor the cluster's release channel offers
     (gke_ai_batch/domain/versions.py, from GKE's release notes)."""
-    yield from master_version_problems(cfg)
+    yield from master_version_problems(cfg.facts)
+
+
+def fact_problems(facts: ClusterFacts) -> Iterator[RuleError]:
+    """What the locations and version checks say of the facts a pool entry's rules stand on
+    (paths relative to the cluster key): a pool component's cluster, given as data."""
+    yield from place_problems(facts)
+    # master_version_problems names the stack's key path (cluster.minMasterVersion).
+    yield from (RuleError(e.path[1:], e.message) for e in master_version_problems(facts))
 
 
 @check("cluster")

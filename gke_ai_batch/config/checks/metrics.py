@@ -16,4 +16,4 @@ def metrics(cfg, ctx) -> Iterator[RuleError]:
     """GKE refuses DCGM and TPU metrics below their floors, and a chart needs a collector
     (the rules and their sources: gke_ai_batch/config/metrics.py)."""
     if cfg.metrics is not None:
-        yield from metrics_problems(cfg.metrics, cfg.collected, partial(version_floor, cfg))
+        yield from metrics_problems(cfg.metrics, cfg.collected, partial(version_floor, cfg.facts))

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from gke_ai_batch.domain import catalogue, naming, versions
+from gke_ai_batch.domain import catalogue, naming, regions, versions
 from gke_ai_batch.config.base import RuleError
 from gke_ai_batch.config.checks import check
 from gke_ai_batch.config.cluster import region_of
-from gke_ai_batch.config.lookups import copies, override_hint, version_floor, zones_known
+from gke_ai_batch.config.lookups import (
+    ClusterFacts, copies, override_hint, pool_zones, under, unknown_zone, version_floor, zones_known,
+)
 from gke_ai_batch.config.pools import NodePoolConfig
 from gke_ai_batch.config.reservations import calendar_zone_problems, zone_problems as reservation_zone_problems
 
@@ -22,19 +24,40 @@ NODES_PER_STANDARD_CLUSTER = 15000
 RESOURCE_POLICY_NAME_MAX = 63
 
 
-@check("nodePools", on_manager=False)
-def pools(cfg, ctx) -> Iterator[RuleError]:
-    """Each pool: GKE's pool name unique in the cluster, a machine type Compute Engine has,
-    its zones in the cluster's region and offering its accelerator, its version floors, its
-    reservation's zones. Autopilot clusters have no node pools (GKE docs concepts/autopilot-overview)."""
-    cluster = cfg.cluster
-    if not cluster.standard and cfg.node_pools:
+def autopilot_problems(facts: ClusterFacts) -> Iterator[RuleError]:
+    """Autopilot clusters have no node pools (GKE docs concepts/autopilot-overview)."""
+    if not facts.standard:
         yield RuleError(
-            ("nodePools", 0),
+            (),
             "Autopilot clusters have no node pools: GKE creates nodes for each workload's "
             "nodeSelector; remove nodePools or use mode standard",
         )
-        return  # the pools' own rules are moot
+
+
+def pool_problems(pool: NodePoolConfig, facts: ClusterFacts) -> Iterator[RuleError]:
+    """Every rule about one pool entry on its cluster, paths relative to the entry (its keys as
+    the stack spells them): what the stack's nodePools checks run per entry, and what a pool
+    component runs on its args (gke_ai_batch/components/nodepools.py)."""
+    moot = list(autopilot_problems(facts))
+    if moot:
+        yield from moot
+        return  # the pool's own rules are moot
+    yield from entry_problems(pool, facts)
+    yield from zone_limit_problems(pool, facts)
+
+
+@check("nodePools", on_manager=False)
+def pools(cfg, ctx) -> Iterator[RuleError]:
+    """Each pool: GKE's pool name unique in the cluster, its zones known, a machine type Compute
+    Engine has, its zones in the cluster's region and offering its accelerator, its version
+    floors, its reservation's zones. Autopilot clusters have no node pools (GKE docs
+    concepts/autopilot-overview)."""
+    facts = cfg.facts
+    if cfg.node_pools:
+        moot = list(autopilot_problems(facts))
+        if moot:
+            yield from under(("nodePools", 0), moot)
+            return  # the pools' own rules are moot
     seen: dict[str, int] = {naming.SYSTEM_POOL: -1}
     copied = copies(cfg.node_pools)
     for i, pool in enumerate(cfg.node_pools):
@@ -45,55 +68,60 @@ def pools(cfg, ctx) -> Iterator[RuleError]:
                 break
         for gke_name in pool.pool_names:
             seen.setdefault(gke_name, i)
-        if i in copied:
-            continue
-        if pool.kind == "cpu" and pool.machine_type is not None:
-            # GPU and TPU pools' machine types are checked against their accelerator already
-            # (machines.check_gpu, catalogue.tpu_slice).
-            problem = cfg.catalogue.machine_type_problem(pool.machine_type)
-            if problem:
-                yield RuleError(("nodePools", i, "machineType"), problem)
-        yield from _location(cfg, i, pool)
-        yield from _versions(cfg, i, pool)
-        if pool.capacity == "reservation" and pool.reservation is not None:
-            region = region_of(cfg.cluster.location) if cfg.cluster.location else None
-            for problem in reservation_zone_problems(pool, cfg.pool_zones(pool), region):
-                yield RuleError(("nodePools", i, *problem.path), problem.message)
-            for problem in calendar_zone_problems(pool, cfg.pool_zones(pool), cfg.regions):
-                yield RuleError(("nodePools", i, *problem.path), problem.message)
+        if i not in copied:
+            yield from under(("nodePools", i), entry_problems(pool, facts))
 
 
-def _location(cfg, i: int, pool: NodePoolConfig) -> Iterator[RuleError]:
-    region = region_of(cfg.cluster.location)
+def entry_problems(pool: NodePoolConfig, facts: ClusterFacts) -> Iterator[RuleError]:
+    """One pool entry's rules that need its cluster (paths relative to the entry)."""
+    for j, zone in enumerate(pool.zones):
+        if region_of(zone) == facts.region:
+            yield from unknown_zone(facts, ("zones", j), zone)
+    if pool.kind == "cpu" and pool.machine_type is not None:
+        # GPU and TPU pools' machine types are checked against their accelerator already
+        # (machines.check_gpu, catalogue.tpu_slice).
+        problem = facts.catalogue.machine_type_problem(pool.machine_type)
+        if problem:
+            yield RuleError("machineType", problem)
+    yield from _location(facts, pool)
+    yield from _versions(facts, pool)
+    if pool.capacity == "reservation" and pool.reservation is not None:
+        zones = pool_zones(pool, facts)
+        region = facts.region if facts.location else None
+        yield from reservation_zone_problems(pool, zones, region)
+        yield from calendar_zone_problems(pool, zones, facts.regions)
+
+
+def _location(facts: ClusterFacts, pool: NodePoolConfig) -> Iterator[RuleError]:
+    region = facts.region
     outside = False
     for j, zone in enumerate(pool.zones):
         if region_of(zone) != region:
-            yield RuleError(("nodePools", i, "zones", j), f"{zone} is not in the cluster's region {region}")
+            yield RuleError(("zones", j), f"{zone} is not in the cluster's region {region}")
             outside = True
-    if pool.tpu is not None and len(cfg.pool_zones(pool)) != 1:
+    zones = pool_zones(pool, facts)
+    if pool.tpu is not None and len(zones) != 1:
         yield RuleError(
-            ("nodePools", i, "zones"),
+            "zones",
             "a TPU slice lives in exactly one zone: list one zone here (or give the cluster a "
             "single node location)",
         )
         return
-    if not outside and zones_known(cfg, cfg.pool_zones(pool)):
-        yield from _offer(cfg, i, pool)
+    if not outside and zones_known(facts, zones):
+        yield from _offer(facts, pool, zones)
 
 
-def _offer(cfg, i: int, pool: NodePoolConfig) -> Iterator[RuleError]:
+def _offer(facts: ClusterFacts, pool: NodePoolConfig, zones: list[str]) -> Iterator[RuleError]:
     """The pool's accelerator must be offered in its zones (gke_ai_batch/domain/regions.py)."""
-    cat = cfg.regions
-    region = region_of(cfg.cluster.location)
-    zones = cfg.pool_zones(pool)
+    cat = facts.regions
+    region = facts.region
     if pool.tpu is not None:
-        where = ("nodePools", i, "zones") if pool.zones else ("cluster", "nodeLocations")
         version = pool.tpu.version
         offering = cat.tpu_zones(region, version)
         zone = zones[0]
         if zone not in offering:
             yield RuleError(
-                (*where, 0) if pool.zones else ("nodePools", i, "tpu", "version"),
+                ("zones", 0) if pool.zones else ("tpu", "version"),
                 f"GKE offers TPU {version} in {region} only in {', '.join(offering) or 'no zone'}, "
                 f"not in {zone}" + override_hint(zone),
             )
@@ -103,17 +131,17 @@ def _offer(cfg, i: int, pool: NodePoolConfig) -> Iterator[RuleError]:
         if not zones:
             if not offering:
                 yield RuleError(
-                    ("nodePools", i, "gpu", "type"),
+                    ("gpu", "type"),
                     f"GKE offers {gpu} in no zone of {region} (the cluster names no node locations, "
                     "so GKE picks the zones; at least one must offer it)" + override_hint(region),
                 )
             return
         for j, zone in enumerate(zones):
             if zone not in offering:
-                at = ("nodePools", i, "zones", j) if pool.zones else ("nodePools", i, "gpu", "type")
+                where = ("zones", j) if pool.zones else ("gpu", "type")
                 via = "" if pool.zones else " (the pool takes the cluster's nodeLocations)"
                 yield RuleError(
-                    at,
+                    where,
                     f"GKE offers {gpu} in {region} only in {', '.join(offering) or 'no zone'}, not in "
                     f"{zone}{via}; every zone of a GPU pool must offer it" + override_hint(zone),
                 )
@@ -121,25 +149,41 @@ def _offer(cfg, i: int, pool: NodePoolConfig) -> Iterator[RuleError]:
                     return  # one key (gpu.type) for all the cluster's zones: one message
 
 
-def _versions(cfg, i: int, pool: NodePoolConfig) -> Iterator[RuleError]:
+def _versions(facts: ClusterFacts, pool: NodePoolConfig) -> Iterator[RuleError]:
     # Checked against what the cluster's minor alias (or its channel's default) resolves to:
     # gke_ai_batch/domain/versions.py explains how.
     if pool.capacity == "flexStart":
         yield from version_floor(
-            cfg, ("nodePools", i, "capacity"), versions.FLEX_START_MIN[pool.kind], f"flexStart {pool.kind.upper()} pools"
+            facts, ("capacity",), versions.FLEX_START_MIN[pool.kind], f"flexStart {pool.kind.upper()} pools"
         )
     if pool.tpu is None:
         return
     gen = catalogue.TPU_GENERATIONS[pool.tpu.version]
     if gen.min_gke_version is not None:
-        yield from version_floor(cfg, ("nodePools", i, "tpu", "version"), gen.min_gke_version, f"{gen.version} pools")
+        yield from version_floor(facts, ("tpu", "version"), gen.min_gke_version, f"{gen.version} pools")
     if gen.workload_policy:
-        name = naming.workload_policy_name(cfg.cluster.name, pool.name)
+        name = naming.workload_policy_name(facts.name, pool.name)
         if pool.tpu.slice.multi_host and len(name) > RESOURCE_POLICY_NAME_MAX:
             yield RuleError(
-                ("nodePools", i, "name"),
+                "name",
                 f"the {gen.version} workload policy {name!r} would exceed {RESOURCE_POLICY_NAME_MAX} "
                 "characters; shorten the cluster or pool name",
+            )
+
+
+def zone_limit_problems(pool: NodePoolConfig, facts: ClusterFacts) -> Iterator[RuleError]:
+    """GKE's NODES_PER_POOL_ZONE for one entry (paths relative to it)."""
+    # A TPU slice's size is a topology GKE itself offers ("Plan TPUs in GKE" lists v5p up
+    # to 16x16x24, 1,536 VMs in one pool): the per-pool limit would refuse documented
+    # shapes, so it applies to GPU and CPU pools only.
+    if pool.tpu is None:
+        zones = len(pool_zones(pool, facts)) or regions.DEFAULT_ZONES_PER_REGION
+        if pool.max_nodes is not None and pool.max_nodes > NODES_PER_POOL_ZONE * zones:
+            yield RuleError(
+                "maxNodes",
+                f"maxNodes {pool.max_nodes} over {zones} zone{'s' if zones > 1 else ''} exceeds GKE's "
+                f"{NODES_PER_POOL_ZONE} nodes per node pool per zone (at most "
+                f"{NODES_PER_POOL_ZONE * zones} here)",
             )
 
 
@@ -149,21 +193,13 @@ def node_limits(cfg, ctx) -> Iterator[RuleError]:
     https://cloud.google.com/kubernetes-engine/quotas, "Limits per cluster"."""
     total = 0
     over = False
+    facts = cfg.facts
     copied = copies(cfg.node_pools)
     for i, pool in enumerate(cfg.node_pools):
-        # A TPU slice's size is a topology GKE itself offers ("Plan TPUs in GKE" lists v5p up
-        # to 16x16x24, 1,536 VMs in one pool): the per-pool limit would refuse documented
-        # shapes, so it applies to GPU and CPU pools only.
-        if pool.tpu is None and i not in copied:
-            zones = cfg.pool_zone_count(pool)
-            if pool.max_nodes is not None and pool.max_nodes > NODES_PER_POOL_ZONE * zones:
+        if i not in copied:
+            for problem in under(("nodePools", i), zone_limit_problems(pool, facts)):
                 over = True
-                yield RuleError(
-                    ("nodePools", i, "maxNodes"),
-                    f"maxNodes {pool.max_nodes} over {zones} zone{'s' if zones > 1 else ''} exceeds GKE's "
-                    f"{NODES_PER_POOL_ZONE} nodes per node pool per zone (at most "
-                    f"{NODES_PER_POOL_ZONE * zones} here)",
-                )
+                yield problem
         total += cfg.pool_max_nodes(pool)
     system = cfg.cluster.system
     if system is not None:

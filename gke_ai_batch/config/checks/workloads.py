@@ -118,11 +118,11 @@ def _pool_reachable(cfg, at: tuple, wl, pool: NodePoolConfig) -> Iterator[RuleEr
 def _shape_offered(cfg, at: tuple, wl) -> Iterator[RuleError]:
     """A bare tpu/gpu shape (Autopilot, or auto-provisioned nodes) needs a zone of the cluster
     that offers it: GKE creates the nodes there (gke_ai_batch/domain/regions.py)."""
-    if not zones_known(cfg, cluster_zones(cfg)):
+    if not zones_known(cfg.facts, cluster_zones(cfg.facts)):
         return  # the cluster's location is reported already
     cat = cfg.regions
     region = region_of(cfg.cluster.location)
-    allowed = cluster_zones(cfg) or cat.zones_of(region)
+    allowed = cluster_zones(cfg.facts) or cat.zones_of(region)
     for kind, spec in (("tpu", wl.tpu), ("gpu", wl.gpu)):
         if spec is None:
             continue
