@@ -20,7 +20,7 @@ EXAMPLE = ROOT / "examples" / "existing-cluster"
 def test_pyproject_puts_the_command_on_path():
     scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
     module, _, function = scripts["gke-ai-batch"].partition(":")
-    assert (module, function) == (command.__name__, "main")
+    assert (module, function) == (command.__name__, "console")
 
 
 def test_each_command_answers_its_own_help(capsys):

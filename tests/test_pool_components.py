@@ -304,7 +304,7 @@ def test_a_stack_pool_is_registered_as_the_stack_planned_it(tmp_path):
     import copy
 
     from conftest import synth_rendered
-    from synth import yamlread
+    from gke_ai_batch.synth import yamlread
 
     config = copy.deepcopy(yamlread.load((ROOT / "stacks" / "Pulumi.tpu-multislice.yaml").read_text()).data["config"])
     labels = {f"example.com/l{i}": "a" for i in range(8)}

@@ -491,5 +491,11 @@ def run(argv: list[str] | None = None, prog: str = PROG) -> int:
         return _output_failed(exc, prog)
 
 
-if __name__ == "__main__":
+def command() -> None:
+    """The process of `python -m synth` (and of this module): run(), then exit through
+    cli.exit_with, which spares the interpreter's last collection."""
     cli.exit_with(run())
+
+
+if __name__ == "__main__":
+    command()
