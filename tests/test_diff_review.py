@@ -192,3 +192,23 @@ def test_two_long_values_are_shown_from_where_they_differ():
     assert b != a and b.startswith("`…") and "tile 30\"" in b and "tile 30 (v6e)" in a
     assert diff._cells(1, "1") == ("`1`", '`"1"`')
     assert diff._cells(None, "x" * 200) == ("—", "`" + "x" * 79 + "…`")
+
+
+def test_a_total_that_misses_unpriced_items_is_never_shown_as_zero_in_the_diff():
+    # batch-autopilot prices nothing it can run on (cost.json's total is 0 with its unpriced
+    # items listed): its diff row shows no price, as the report does, not $0.00.
+    import json as _json
+
+    from gke_ai_batch import synth
+    from gke_ai_batch.synth import diff
+
+    files = synth.output_files(synth_stack("batch-autopilot"))
+    head = diff.Render.from_files(files)
+    cost = _json.loads(files["cost.json"])
+    assert cost["total"]["per30DaysMax"] == 0 and cost["total"]["unpriced"]
+    cost["total"]["per30DaysMax"] = 100.0
+    cost["total"]["unpriced"] = []
+    base = diff.Render.from_files({**files, "cost.json": _json.dumps(cost)})
+    text = diff.files("batch-autopilot", base, head)["diff.md"]
+    (row,) = [r for r in _rows(_section(text, "Cost per 30 days at maximum size (USD, list price)")) if r[0] == "**total**"]
+    assert row[1] == "$100.00" and row[2] == "—", row

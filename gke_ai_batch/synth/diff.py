@@ -26,6 +26,7 @@ from gke_ai_batch.policy.rules.base import CLUSTER, HELM_RELEASES, NODE_POOL, RE
 from gke_ai_batch.model.facts import cluster_facts, pool_facts, selects
 
 from . import yamlread
+from .report.cost import total_usd
 from .report.md import DASH, code, table
 from .report.replacement import FORCE_NEW, KUBERNETES_FORCE_NEW
 
@@ -539,13 +540,24 @@ def _cost(base: Render, head: Render) -> dict[str, Any]:
     new_total = ((head.cost or {}).get("total") or {}).get("per30DaysMax")
     if base.cost is None or head.cost is None:
         return {"before": old_total, "after": new_total, "pools": {}, "compared": False}
+    # Whether each total misses something unpriced: the table shows it as the report does (a
+    # floor, or no price), never as a sum of $0.00.
+    shown = {side: _total_cell(render.cost.get("total")) for side, render in (("before", base), ("after", head))}
     old, new = _pool_costs(base), _pool_costs(head)
     pools = _changed_map(old, new)
     for key, change in pools.items():
         # A pool of one render only appears or goes; one of both without a price has None too.
         if key not in old or key not in new:
             change["change"] = "new" if key not in old else "removed"
-    return {"before": old_total, "after": new_total, "pools": pools, "compared": True}
+    return {"before": old_total, "after": new_total, "pools": pools, "compared": True, "shown": shown}
+
+
+def _total_cell(total: Any) -> str:
+    """A render's 30-day total as the report writes it (report/cost.py total_usd); a base render
+    from before totals listed what they miss shows its figure as it is."""
+    if isinstance(total, dict) and {"per30DaysMax", "unpriced", "reserved"} <= set(total):
+        return total_usd(total, "per30DaysMax")
+    return _usd(total.get("per30DaysMax") if isinstance(total, dict) else None)
 
 
 def _findings(render: Render) -> set[tuple[str, str, str, str]]:
@@ -867,7 +879,7 @@ def markdown(stack: str, data: dict[str, Any]) -> str:
         rows = [[code(k), _price(v, "before"), _price(v, "after"), _delta(v["before"], v["after"], v.get("change"))]
                 for k, v in data["cost"]["pools"].items()]
         c = data["cost"]
-        rows.append(["**total**", _usd(c["before"]), _usd(c["after"]), _delta(c["before"], c["after"])])
+        rows.append(["**total**", c["shown"]["before"], c["shown"]["after"], _delta(c["before"], c["after"])])
         lines += ["", "### Cost per 30 days at maximum size (USD, list price)", "",
                   *table(["pool", "before", "after", "change"], rows, ["l", "r", "r", "r"])]
     for key, title in (("new", "New policy findings"), ("resolved", "Resolved policy findings")):

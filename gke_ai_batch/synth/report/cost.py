@@ -20,7 +20,7 @@ def _unit_price(value: float) -> str:
     return f"${value:,.4f}"
 
 
-def _total_usd(total: dict[str, Any], key: str) -> str:
+def total_usd(total: dict[str, Any], key: str) -> str:
     """A sum that misses something unpriced is a floor ("≥"); with nothing priced at all (only
     unpriced or reserved items) it is no price, not $0."""
     if total[key] == 0 and (total["unpriced"] or total["reserved"]):
@@ -91,8 +91,8 @@ def section(data: dict[str, Any]) -> list[str]:
         rows.append([label, p["capacity"] or DASH, price, _size(p), _usd(p["perHourMax"]), _usd(p["per30DaysMax"]),
                      _usd(p["perHourMin"]), _usd(p["per30DaysMin"]), note])
     t = data["total"]
-    rows.append(["**total**", "", "", "", _total_usd(t, "perHourMax"), _total_usd(t, "per30DaysMax"),
-                 _total_usd(t, "perHourMin"), _total_usd(t, "per30DaysMin"), _not_priced(t)])
+    rows.append(["**total**", "", "", "", total_usd(t, "perHourMax"), total_usd(t, "per30DaysMax"),
+                 total_usd(t, "perHourMin"), total_usd(t, "per30DaysMin"), _not_priced(t)])
     lines = [
         f"List prices in USD of the price table of {data['table']['date']} ({data['table']['source']}), "
         f"{data['hoursPer30Days']} hours per 30 days; nodes only: no disks, network or cluster fee (docs/cost.md).",
@@ -124,7 +124,7 @@ def section(data: dict[str, Any]) -> list[str]:
         rows, ["l", "l", "r", "r", "r", "r", "r", "r", "l"])]
     if data["flavors"]:
         lines += ["", *table(["flavor", "per hour (max)", "per 30 days (max)", "not priced"],
-                             [[code(n), _total_usd(f, "perHourMax"), _total_usd(f, "per30DaysMax"), _not_priced(f) or DASH]
+                             [[code(n), total_usd(f, "perHourMax"), total_usd(f, "per30DaysMax"), _not_priced(f) or DASH]
                               for n, f in data["flavors"].items()], ["l", "r", "r", "l"])]
     return lines
 
