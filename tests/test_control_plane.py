@@ -13,7 +13,7 @@ import yaml
 from gke_ai_batch import synth
 from gke_ai_batch.components.cluster import kubeconfig
 from gke_ai_batch.config import ConfigError, load
-from gke_ai_batch.plan.cluster import cluster_args
+from gke_ai_batch.plan.cluster import cluster_spec
 from conftest import base_config, synth_config, synth_stack
 from gke_ai_batch.policy import rules
 
@@ -78,7 +78,7 @@ def test_accepted(values):
 
 
 def args(values: dict[str, Any]) -> dict[str, Any]:
-    return cluster_args(load(values), "acme")
+    return cluster_spec(load(values)).cluster_args("acme")
 
 
 def test_no_accepted_combination_leaves_the_public_ip_endpoint_open():

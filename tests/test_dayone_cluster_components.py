@@ -376,3 +376,74 @@ def test_a_library_cluster_takes_the_checkpoint_drivers_as_addons(tmp_path):
     with pytest.raises(ArgsError) as refused:
         GkeCluster("c", {"name": "c", "location": "us-central1", "project": "acme-ml", "addons": {"gcs_fuse_csi_driver": "yes"}})
     assert "args.addons.gcs_fuse_csi_driver: must be true or false" in str(refused.value)
+
+
+def test_a_camelcase_arg_is_refused_as_unknown_at_its_arg_path_and_judged_no_further():
+    """Args are validated by the cluster key's field names: the stack file's camelCase spelling
+    is no arg, at the top or inside one, and its value is not judged as if it were."""
+    lines = _refused("GkeCluster", {**CREATE, "nodeLocations": ["us-east5-q"], "system_pool": {"machineType": "e2-nope-4"}})
+    assert [l.split(": ")[1] for l in lines] == ["args.nodeLocations", "args.system_pool.machineType"], lines
+    assert all(": unknown arg (did you mean '" in l for l in lines), lines
+
+
+# A stack whose cluster is CREATE's, and the component args of the same cluster.
+STACK_CLUSTER = {"name": "ml-a", "location": "us-east5", "nodeLocations": ["us-east5-b"]}
+
+
+@pytest.mark.parametrize(
+    "stack_keys, arg_keys, stack_path, arg_path",
+    [
+        ({"nodeLocations": ["us-east5-q"]}, {"node_locations": ["us-east5-q"]}, "cluster.nodeLocations[0]", "args.node_locations[0]"),
+        ({"minMasterVersion": "1.30"}, {"min_master_version": "1.30"}, "cluster.minMasterVersion", "args.min_master_version"),
+        ({"systemPool": {"machineType": "e2-nope-4"}}, {"system_pool": {"machine_type": "e2-nope-4"}},
+         "cluster.systemPool.machineType", "args.system_pool.machine_type"),
+        ({"network": "vpc", "subnetwork": "projects/other-proj/regions/us-east5/subnetworks/s"},
+         {"network": "vpc", "subnetwork": "projects/other-proj/regions/us-east5/subnetworks/s"}, "cluster.subnetwork", "args.subnetwork"),
+        ({"autoProvisioning": {"cpu": {"max": 8}, "memoryGb": {"max": 32}, "locations": ["us-east5-q"]}},
+         {"auto_provisioning": {"cpu": {"max": 8}, "memory_gb": {"max": 32}, "locations": ["us-east5-q"]}},
+         "cluster.autoProvisioning.locations[0]", "args.auto_provisioning.locations[0]"),
+    ],
+    ids=["zone", "channel-minor", "system-machine-type", "network-project", "auto-provisioning-zone"],
+)
+def test_a_cluster_rule_refuses_the_stack_file_and_the_component_with_one_message(stack_keys, arg_keys, stack_path, arg_path):
+    from gke_ai_batch.config import ConfigError, load
+
+    with pytest.raises(ConfigError) as stack:
+        load({"cluster": {**STACK_CLUSTER, **stack_keys}}, project="acme-ml")
+    (found,) = stack.value.problems
+    assert found[0] == f"gke-ai-batch:{stack_path}"
+    assert _refused("GkeCluster", {**CREATE, **arg_keys}) == [f"GkeCluster c: {arg_path}: {found[1]}"]
+
+
+@pytest.mark.parametrize("rule", ["location_problems", "version_problems", "system_pool_problems", "network_problems"])
+def test_the_stack_and_the_component_run_one_function_per_cluster_rule(monkeypatch, rule):
+    """Each rule is one function of the cluster key and its facts: replaced, both the stack's
+    check and the component say what the replacement says."""
+    from gke_ai_batch.config import ConfigError, load
+    from gke_ai_batch.config.base import RuleError
+    from gke_ai_batch.config.checks import cluster as rules, network
+
+    def replaced(*_args):
+        yield RuleError(("controlPlane", "ipEndpoint"), f"said by {rule}")
+
+    monkeypatch.setattr(network if rule == "network_problems" else rules, rule, replaced)
+    with pytest.raises(ConfigError) as stack:
+        load({"cluster": STACK_CLUSTER}, project="acme-ml")
+    assert stack.value.problems == [("gke-ai-batch:cluster.controlPlane.ipEndpoint", f"said by {rule}")]
+    assert _refused("GkeCluster", CREATE) == [f"GkeCluster c: args.control_plane.ip_endpoint: said by {rule}"]
+
+
+def test_the_stack_program_registers_its_plans_cluster_spec_without_checking_it_again(monkeypatch, tmp_path):
+    """The stack validated its cluster; the stack program hands the plan's spec, and the
+    component's own check of args never runs for it."""
+    from gke_ai_batch.components import cluster
+
+    from conftest import base_config, synth_rendered
+
+    def unchecked(*_args):
+        raise AssertionError("the stack's cluster was checked again as args")
+
+    monkeypatch.setattr(cluster, "_checked_cluster", unchecked)
+    resources = synth_rendered(tmp_path, base_config()).recording.resources
+    (made,) = [r for r in resources if r.type == "gcp:container/cluster:Cluster"]
+    assert made.inputs["name"] == "test"

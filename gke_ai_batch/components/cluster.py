@@ -2,10 +2,14 @@
 provider for the layers above) and ExistingCluster (the same provider and ClusterRef for a
 cluster this program did not create), each X(name, args: XArgs, opts).
 
-Args mirror the stack key gke-ai-batch:cluster in snake_case and are checked on construction by
-the stack config's own rules (gke_ai_batch/config/standalone.py), every problem at once, at its
-arg path. protect, the provider and the parent come from `opts` through Pulumi's inheritance;
-what opts.depends_on lists, the Google Cloud children wait for too (children do not inherit
+Args mirror the stack key gke-ai-batch:cluster in snake_case and are checked on construction as
+that key: validated by its model by field name (ClusterConfig, config/cluster.py) and judged by
+the stack's own rules about it (config/checks/cluster.py, cluster_problems) on the facts of the
+cluster (ClusterFacts), every problem at once, at its arg path. The stack program hands its
+plan's ClusterSpec instead (from_spec), validated and planned already.
+
+protect, the provider and the parent come from `opts` through Pulumi's inheritance; what
+opts.depends_on lists, the Google Cloud children wait for too (children do not inherit
 depends_on); opts.retain_on_delete reaches the Google Cloud children (Pulumi does not inherit
 it: gke_ai_batch/components/nodepools.py, child_options).
 
@@ -14,35 +18,32 @@ No `from __future__ import annotations`: Pulumi's component analyzer
 
 import typing
 from functools import partial
-from typing import Any, NotRequired, TypedDict
+from typing import Any, NotRequired, Self, TypedDict
 
 import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
-from pydantic.alias_generators import to_camel, to_snake
+from pydantic import ValidationError
 
 from gke_ai_batch.components.component import Component
 from gke_ai_batch.components.nodepools import ClusterRef, declared_account
 from gke_ai_batch.components.args import child_options, opts_problems, project_problems, type_token, whole_numbers
+from gke_ai_batch.config.catalogue import CatalogueOverride
 from gke_ai_batch.config.checkpoints import lustre_driver_problems
-from gke_ai_batch.config.errors import ArgsError, did_you_mean, join_path
-from gke_ai_batch.config.lookups import version_floor
+from gke_ai_batch.config.checks.cluster import cluster_problems
+from gke_ai_batch.config.cluster import ClusterConfig
+from gke_ai_batch.config.errors import ArgsError, did_you_mean, field_path, join_path, located_problems
+from gke_ai_batch.config.lookups import ClusterFacts, version_floor
 from gke_ai_batch.config.metrics import Collected, MetricsConfig, metrics_problems
-from gke_ai_batch.config.stack import StackConfig
-from gke_ai_batch.config.standalone import cluster_alone
 from gke_ai_batch.domain.naming import KUBERNETES_PROVIDER, child_name
 from gke_ai_batch.plan.cluster import (
     NODE_SA_ROLE,
     REGISTRY_READER_ROLE,
+    ClusterSpec,
     RegistryGrant,
-    cluster_args,
-    grants_for,
     node_service_account_id,
     registry_repository,
 )
-from gke_ai_batch.plan.checkpoints import addons_config
-from gke_ai_batch.plan.metrics import monitoring_config
-from gke_ai_batch.plan.pools import system_pool_args
 
 
 def kubeconfig(name: str, endpoint: str, ca_certificate: str | None) -> str:
@@ -288,35 +289,55 @@ class _Cluster(Component):
     _token_of: type | None = None
     _outputs_only = ("project", "node_service_account")  # may be Outputs: they only pass through
 
-    def _begin(self, name: str, args: Any, opts: pulumi.ResourceOptions | None) -> StackConfig:
-        """Check the args (ArgsError with every problem, before anything registers), then register
-        the component under its package token, aliased to the one the stack program used."""
-        args = whole_numbers(args)
-        stack = _checked_cluster(type(self).__name__, name, args, self._args, self._outputs_only, opts)
+    def _checked(self, name: str, args: Any, opts: pulumi.ResourceOptions | None) -> ClusterSpec:
+        """The args as the cluster they state, or ArgsError with every problem (before anything
+        registers)."""
+        return _checked_cluster(type(self).__name__, name, args, self._args, self._outputs_only, opts)
+
+    @classmethod
+    def from_spec(
+        cls, name: str, spec: ClusterSpec, project: pulumi.Input[str], opts: pulumi.ResourceOptions | None = None
+    ) -> Self:
+        """The component for a cluster the stack validated and planned already (the stack
+        program's: gke_ai_batch/components/platform.py, Plan.cluster_spec): registered as
+        planned, not checked again. Its nodes run as the cluster's node_service_account, or one
+        the component creates."""
+        self = cls.__new__(cls)
+        self._build(name, spec, project, spec.cluster.node_service_account, opts)
+        return self
+
+    def _build(
+        self, name: str, spec: ClusterSpec, project: pulumi.Input[str], account: pulumi.Input[str] | None, opts
+    ) -> None:
+        raise NotImplementedError
+
+    def _begin(self, name: str, spec: ClusterSpec, project: pulumi.Input[str], opts: pulumi.ResourceOptions | None) -> None:
+        """Register the component under its package token, aliased to the one the stack program used."""
         aliased = pulumi.ResourceOptions(aliases=[pulumi.Alias(type_=self._old_type)])
         super().__init__(type_token(self._token_of or type(self)), name, None, pulumi.ResourceOptions.merge(opts, aliased))
-        self._facts = (stack, args)
-        return stack
+        self._spec = spec
+        self._project = project
 
-    def _finish(self, name: str, stack: StackConfig, args: Any, opts, member: pulumi.Input[str]) -> None:
+    def _finish(self, name: str, opts, member: pulumi.Input[str]) -> None:
         # The grants, per repository of the images the pods pull, named after the repository.
         self.registry_readers: dict[str, gcp.artifactregistry.RepositoryIamMember] = {
-            grant.resource_name: _registry_reader(self, name, stack.cluster.name, grant, member, opts)
-            for grant in grants_for(args.get("registry_images", []))
+            grant.resource_name: _registry_reader(self, name, self._spec.cluster.name, grant, member, opts)
+            for grant in self._spec.registry_grants
         }
 
     def _ref(self, node_service_account: pulumi.Input[str]) -> ClusterRef:
-        stack, args = self._facts
+        c = self._spec.cluster
         ref: ClusterRef = {
-            "name": stack.cluster.name,
-            "location": stack.cluster.location,
-            "project": args["project"],
+            "name": c.name,
+            "location": self._spec.facts.location,
+            "project": self._project,
             "node_service_account": node_service_account,
-            "node_locations": list(stack.cluster.node_locations),
-            "mode": stack.cluster.mode,
+            "node_locations": list(c.node_locations),
+            "mode": c.mode,
         }
-        if "catalogue" in args:
-            ref["catalogue"] = args["catalogue"]
+        catalogue = self._spec.facts.catalogue
+        if catalogue.model_fields_set:
+            ref["catalogue"] = catalogue.model_dump(by_alias=True, exclude_unset=True)
         return ref
 
     def readers_for(self, image: str) -> list[pulumi.Resource]:
@@ -341,10 +362,9 @@ class _Cluster(Component):
         # The cluster's name, location, project and mode are what a stack policy (and synth)
         # reads off this component to tell which cluster its provider reaches and how to judge
         # it: a Kubernetes object names only its provider, whose parent this is.
-        stack, args = self._facts
-        self.location = pulumi.Output.from_input(stack.cluster.location)
-        self.project = pulumi.Output.from_input(args["project"])
-        self.mode = pulumi.Output.from_input(stack.cluster.mode)
+        self.location = pulumi.Output.from_input(self._spec.facts.location)
+        self.project = pulumi.Output.from_input(self._project)
+        self.mode = pulumi.Output.from_input(self._spec.cluster.mode)
         self.register_outputs(
             {
                 "name": self.name,
@@ -390,27 +410,32 @@ class GkeCluster(_Cluster):
     _outputs_only = ("node_service_account",)
 
     def __init__(self, name: str, args: GkeClusterArgs, opts: pulumi.ResourceOptions | None = None):
-        stack = self._begin(name, args, opts)
-        c = stack.cluster
-        project = args["project"]
+        spec = self._checked(name, args, opts)
+        self._build(name, spec, args["project"], args.get("node_service_account"), opts)
+
+    def _build(
+        self, name: str, spec: ClusterSpec, project: pulumi.Input[str], account: pulumi.Input[str] | None, opts
+    ) -> None:
+        self._begin(name, spec, project, opts)
+        c = spec.cluster
         base = c.name
         # The GCP children: the component as parent (protect, providers), its depends_on (on a
         # new project GKE, IAM and Resource Manager refuse calls until their API is on) and
         # retain_on_delete; GKE names are fixed, so a replacement deletes the old one first.
         self.service_account: gcp.serviceaccount.Account | None = None
         self.node_role: gcp.projects.IAMMember | None = None
-        if "node_service_account" in args:
+        if account is not None:
             # Created elsewhere, with its role (the bootstrap, bootstrap/resources.py, which also
             # lets the deployer act as this one account): nothing here creates, deletes or
             # grants on it, so the deployer needs no right to change the project's IAM policy,
             # which IAM could narrow to this role but not to this account
             # (https://cloud.google.com/iam/docs/setting-limits-on-granting-roles: limits are on
             # the roles granted, modifiedGrantsByRole).
-            node_email: pulumi.Output[str] = pulumi.Output.from_input(args["node_service_account"])
+            node_email: pulumi.Output[str] = pulumi.Output.from_input(account)
         else:
             self.service_account = gcp.serviceaccount.Account(
                 self._child(name, base, "nodes"),
-                account_id=node_service_account_id(c.name, c.location),
+                account_id=node_service_account_id(c.name, spec.facts.location),
                 display_name=f"GKE nodes of {c.name}",
                 project=project,
                 opts=child_options(self, opts, delete_before_replace=True),
@@ -427,11 +452,8 @@ class GkeCluster(_Cluster):
             )
         # Autopilot nodes run as the same account (auto-provisioning defaults below), so both
         # modes need the registry grants.
-        self._finish(name, stack, args, opts, member)
-        cargs = cluster_args(stack, project)
-        cargs.update(addons_config(c.standard, **args.get("addons", {})))
-        if "monitoring" in args:
-            cargs["monitoring_config"] = monitoring_config(**args["monitoring"])
+        self._finish(name, opts, member)
+        cargs = spec.cluster_args(typing.cast(str, project))
         if not c.standard:
             # Autopilot takes the node service account through auto-provisioning defaults.
             cargs["cluster_autoscaling"] = {
@@ -456,7 +478,7 @@ class GkeCluster(_Cluster):
             opts=child_options(self, opts, depends_on=[self.node_role] if self.node_role else [], delete_before_replace=True),
         )
         self.system_pool: gcp.container.NodePool | None = None
-        system = system_pool_args(stack)
+        system = spec.system_pool
         if system is not None:
             system["node_config"] = {**system["node_config"], "service_account": node_email}
             self.system_pool = gcp.container.NodePool(
@@ -498,11 +520,11 @@ class GkeCluster(_Cluster):
         """This cluster as data, for the pool components (gke_ai_batch/components/nodepools.py).
         Its node_service_account resolves only once the cluster exists, so the pools made from
         this ref wait for their cluster, as they would on its name."""
-        stack, _ = self._facts
+        c = self._spec.cluster
         ref = self._ref(pulumi.Output.all(self.cluster.name, self.node_service_account).apply(lambda a: a[1]))
-        ref["release_channel"] = stack.cluster.release_channel
-        if stack.cluster.min_master_version is not None:
-            ref["min_master_version"] = stack.cluster.min_master_version
+        ref["release_channel"] = c.release_channel
+        if c.min_master_version is not None:
+            ref["min_master_version"] = c.min_master_version
         return ref
 
 
@@ -517,10 +539,19 @@ class ExistingCluster(_Cluster):
     _args = ExistingClusterArgs
 
     def __init__(self, name: str, args: ExistingClusterArgs, opts: pulumi.ResourceOptions | None = None):
-        stack = self._begin(name, args, opts)
-        c = stack.cluster
-        node_email = pulumi.Output.from_input(args["node_service_account"])
-        self._finish(name, stack, args, opts, node_email.apply(lambda e: f"serviceAccount:{e}"))
+        spec = self._checked(name, args, opts)
+        self._build(name, spec, args["project"], args["node_service_account"], opts)
+
+    def _build(
+        self, name: str, spec: ClusterSpec, project: pulumi.Input[str], account: pulumi.Input[str] | None, opts
+    ) -> None:
+        self._begin(name, spec, project, opts)
+        c = spec.cluster
+        # An existing cluster's account is given (ClusterConfig requires it), declared or an Output.
+        assert account is not None and c.endpoint is not None
+        self._account = account
+        node_email = pulumi.Output.from_input(account)
+        self._finish(name, opts, node_email.apply(lambda e: f"serviceAccount:{e}"))
         self.name = pulumi.Output.from_input(c.name)
         self.endpoint = pulumi.Output.from_input(c.endpoint)
         self.node_service_account = node_email
@@ -532,10 +563,10 @@ class ExistingCluster(_Cluster):
 
     def ref(self) -> ClusterRef:
         """The declared facts; version marks the cluster as existing for the pools' checks."""
-        stack, args = self._facts
-        ref = self._ref(args["node_service_account"])
-        ref["version"] = stack.cluster.version
-        ref["endpoint"] = stack.cluster.endpoint
+        c = self._spec.cluster
+        ref = self._ref(self._account)
+        ref["version"] = typing.cast(str, c.version)
+        ref["endpoint"] = typing.cast(str, c.endpoint)
         return ref
 
 
@@ -553,20 +584,18 @@ class StackExistingCluster(ExistingCluster):
     _token_of = ExistingCluster
 
 
-# Keys whose own keys are the user's (label keys, accelerator types), not arg names.
-_USER_KEYS = ("labels", "accelerators")
-# Args that are not keys of the stack's cluster entry.
-_NOT_CLUSTER_KEYS = ("project", "registry_images", "catalogue", "addons", "monitoring")
-
-
 def _checked_cluster(
     component: str, name: str, args: Any, spec: type, outputs_only: tuple[str, ...], opts
-) -> StackConfig:
-    """The args as the stack {cluster, catalogue}, validated; ArgsError with every problem."""
+) -> ClusterSpec:
+    """The args as the cluster they state: the stack's cluster key by field name, the catalogue
+    as the stack spells it, judged by the stack's rules about that key; ArgsError with every
+    problem at its arg path."""
     where = f"{component} {name}"
     if not isinstance(args, dict):
         raise ArgsError(where, [("args", f"must be a mapping ({spec.__name__}), not {type(args).__name__}")])
-    problems = opts_problems(opts) + _undeclared(args, spec, ("args",))
+    args = whole_numbers(args)
+    declared, problems = _declared(args, spec, ("args",))
+    problems = opts_problems(opts) + problems
     problems += [(f"args.{k}", "required") for k in sorted(spec.__required_keys__) if k not in args]
     for key, value in args.items():
         if key not in outputs_only and _has_output(value):
@@ -586,36 +615,56 @@ def _checked_cluster(
     project = args.get("project")
     problems += project_problems(args, "args", "project" in outputs_only)
     said = {path for path, _ in problems}
-    known = spec.__required_keys__ | spec.__optional_keys__
-    cluster = {
-        to_camel(k): declared_account(v) if k == "node_service_account" else camel(v, k in _USER_KEYS)
-        for k, v in args.items()
-        if k in known and k not in _NOT_CLUSTER_KEYS and f"args.{k}" not in said
+    # The cluster key's fields, as named (the args that are not the key's: project, images,
+    # catalogue, addons, monitoring), but those refused already: every problem is said once.
+    entry = {
+        k: declared_account(v) if k == "node_service_account" else v
+        for k, v in declared.items()
+        if k in ClusterConfig.model_fields and f"args.{k}" not in said
     }
     if spec is ExistingClusterArgs:
-        cluster["existing"] = True
-    catalogue = args.get("catalogue") if isinstance(args.get("catalogue"), dict) else None
-    stack, found = cluster_alone(cluster, catalogue, project if isinstance(project, str) else None)
-    for loc, msg in found:
-        path = join_path("args", _arg_path(loc))
-        if path not in said:
-            problems.append((path, msg))
-    addons = args.get("addons")
-    if stack is not None and isinstance(addons, dict) and addons.get("lustre_csi_driver") is True:
+        entry["existing"] = True
+    found, cluster, facts = _cluster_of(entry, declared.get("catalogue"), project if isinstance(project, str) else None)
+    problems += [(path, msg) for path, msg in ((join_path("args", loc), msg) for loc, msg in found) if path not in said]
+    addons, monitoring = declared.get("addons", {}), declared.get("monitoring")
+    if facts is not None and isinstance(addons, dict) and addons.get("lustre_csi_driver") is True:
         # The stack's checkpoints.lustre rule, for the driver a program turns on itself.
-        problems += [(join_path("args", e.path), e.message) for e in lustre_driver_problems(stack, ("addons", "lustre_csi_driver"))]
-    monitoring = args.get("monitoring")
-    if stack is not None and isinstance(monitoring, dict) and monitoring.get("dcgm") is True:
+        problems += [(join_path("args", e.path), e.message) for e in lustre_driver_problems(facts, ("addons", "lustre_csi_driver"))]
+    if facts is not None and isinstance(monitoring, dict) and monitoring.get("dcgm") is True:
         # The stack's metrics.dcgm rules (GKE's floor for the DCGM package, collection by managed
         # Prometheus) for the package a program turns on itself; managed_prometheus unset is off,
         # as monitoring_config renders it.
         on = Collected(monitoring.get("managed_prometheus") is True, dcgm=True, tpu=False, dashboard=False, existing=False)
-        found_dcgm = metrics_problems(MetricsConfig.model_construct(dcgm=True), on, partial(version_floor, stack.facts), ("monitoring",),
+        found_dcgm = metrics_problems(MetricsConfig.model_construct(dcgm=True), on, partial(version_floor, facts), ("monitoring",),
                                       "monitoring.managed_prometheus")
         problems += [(join_path("args", e.path), e.message) for e in found_dcgm]
-    if problems or stack is None:
+    if problems or cluster is None or facts is None:
         raise ArgsError(where, problems)
-    return stack
+    return ClusterSpec(cluster, facts, tuple(images), dict(addons), dict(monitoring) if monitoring is not None else None)
+
+
+def _cluster_of(
+    entry: dict[str, Any], catalogue: Any, project: str | None
+) -> tuple[list[tuple[tuple, str]], ClusterConfig | None, ClusterFacts | None]:
+    """The cluster key validated by field name (its model's error locations are arg paths; a
+    rule's, named by the key's aliases, become them through field_path), the catalogue as the
+    stack spells it, and the stack's rules about that key on their facts, as a stack runs them
+    once both are valid: every problem at its path below args, the cluster and its facts."""
+    found: list[tuple[tuple, str]] = []
+    cluster = override = None
+    try:
+        cluster = ClusterConfig.model_validate(entry, by_alias=False, by_name=True)
+    except ValidationError as exc:
+        found += [(field_path(ClusterConfig, loc), msg) for loc, msg in located_problems(exc, ClusterConfig)]
+    try:
+        override = CatalogueOverride.model_validate(catalogue if isinstance(catalogue, dict) else {})
+    except ValidationError as exc:
+        found += [(("catalogue", *loc), msg) for loc, msg in located_problems(exc, CatalogueOverride)]
+    if cluster is None or override is None:
+        return found, None, None
+    facts = ClusterFacts.of(cluster, override)
+    found += [(field_path(ClusterConfig, e.path), e.message) for e in cluster_problems(cluster, facts, project)]
+    return found, cluster, facts
 
 
 def _has_output(value: Any) -> bool:
@@ -628,56 +677,37 @@ def _has_output(value: Any) -> bool:
     return False
 
 
-def camel(value: Any, user_keys: bool = False) -> Any:
-    """An arg's value as the stack file spells it: camelCase keys (but a label's or an
-    accelerator type's, which are the user's)."""
-    if isinstance(value, dict):
-        return {
-            (k if user_keys or not isinstance(k, str) else to_camel(k)): camel(v, not user_keys and k in _USER_KEYS)
-            for k, v in value.items()
-        }
-    if isinstance(value, list):
-        return [camel(v) for v in value]
-    return value
-
-
-def _arg_path(loc: tuple) -> tuple:
-    """A key path of the stack {cluster, catalogue} -> the arg it came from (snake_case)."""
-    head, rest = (loc[0], loc[1:]) if loc else (None, ())
-    if head == "catalogue":
-        return ("catalogue", *rest)
-    if head != "cluster":
-        return ()
-    out, user = [], False
-    for part in rest:
-        out.append(part if user or not isinstance(part, str) else to_snake(part))
-        user = not user and part in _USER_KEYS
-    return tuple(out)
-
-
-def _undeclared(value: Any, spec: Any, path: tuple) -> list[tuple[str, str]]:
-    """Keys a TypedDict (and the TypedDicts inside it) does not declare, at their arg paths: a
-    TypedDict is not checked at run time, and a camelCase key inside one would pass for the
-    stack key it spells."""
-    if not (typing.is_typeddict(spec) and isinstance(value, dict)):
-        if typing.get_origin(spec) is list and isinstance(value, list):
-            return [p for i, v in enumerate(value) for p in _undeclared(v, typing.get_args(spec)[0], (*path, i))]
-        if typing.get_origin(spec) is dict and isinstance(value, dict):
-            inner = typing.get_args(spec)[1]
-            return [p for k, v in value.items() for p in _undeclared(v, inner, (*path, k))]
-        return []
-    # The raw annotations: resolving them (typing.get_type_hints) trips on pulumi.Input's
-    # forward reference to Output, and only the nested TypedDicts matter here.
-    hints = {k: _required(v) for k, v in spec.__annotations__.items()}
-    known = sorted(hints)
-    found = []
-    for key, v in value.items():
-        if key in hints:
-            found += _undeclared(v, hints[key], (*path, key))
-        else:
+def _declared(value: Any, spec: Any, path: tuple) -> tuple[Any, list[tuple[str, str]]]:
+    """`value` without the keys its TypedDict (and the TypedDicts inside it) does not declare, and
+    those keys as problems at their arg paths: a TypedDict is not checked at run time, and a
+    camelCase key (the stack file's spelling) is no arg; the model then judges the declared args
+    alone, so that each problem is said once."""
+    known: list[str] = []
+    if typing.is_typeddict(spec) and isinstance(value, dict):
+        # The raw annotations: resolving them (typing.get_type_hints) trips on pulumi.Input's
+        # forward reference to Output, and only the nested TypedDicts matter here.
+        hints = {k: _required(v) for k, v in spec.__annotations__.items()}
+        known = sorted(hints)
+        inner = [(k, v, hints.get(k, _UNDECLARED)) for k, v in value.items()]
+    elif typing.get_origin(spec) is dict and isinstance(value, dict):
+        inner = [(k, v, typing.get_args(spec)[1]) for k, v in value.items()]
+    elif typing.get_origin(spec) is list and isinstance(value, list):
+        inner = [(i, v, typing.get_args(spec)[0]) for i, v in enumerate(value)]
+    else:
+        return value, []
+    kept: dict[Any, Any] = {}
+    found: list[tuple[str, str]] = []
+    for key, v, annotation in inner:
+        if annotation is _UNDECLARED:
             where = join_path(path[0], (*path[1:], key))
             found.append((where, f"unknown arg{did_you_mean(str(key), known)}; known: {', '.join(known)}"))
-    return found
+        else:
+            kept[key], more = _declared(v, annotation, (*path, key))
+            found += more
+    return (list(kept.values()) if isinstance(value, list) else kept), found
+
+
+_UNDECLARED = object()
 
 
 def _required(annotation: Any) -> Any:

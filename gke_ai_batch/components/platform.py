@@ -24,7 +24,6 @@ from gke_ai_batch.components.multikueue import BASE as MULTIKUEUE, MultiKueueMan
 from gke_ai_batch.domain.naming import scoped
 from gke_ai_batch.components.nodepools import POOL_COMPONENTS
 from gke_ai_batch.plan import Plan
-from gke_ai_batch.plan.cluster import cluster_component_args
 from gke_ai_batch.plan.kueue import provisioned_flavors
 from gke_ai_batch.plan.rbac import namespace_rbac_manifests
 from gke_ai_batch.components.priorities import Priorities, stack_priorities_args
@@ -84,10 +83,9 @@ def deploy_cluster(
     # the tpu7x workload policy): through the components' opts, which their children inherit.
     # Every Google Cloud resource waits for the project's APIs.
     opts = pulumi.ResourceOptions(protect=cfg.production, depends_on=list(apis))
+    # The cluster from the plan, as the stack validated it: registered as planned.
     kind = StackExistingCluster if cfg.cluster.existing else StackGkeCluster
-    cluster = kind(
-        scoped(scope, cfg.cluster.name), cluster_component_args(cfg, plan.project, plan.registry_images), opts
-    )
+    cluster = kind.from_spec(scoped(scope, cfg.cluster.name), plan.cluster_spec, plan.project, opts)
     ref = cluster.ref()
     # Each pool entry's component from the plan: the entry the stack validated and the pools it
     # planned, registered as they are.

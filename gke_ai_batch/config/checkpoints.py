@@ -14,7 +14,7 @@ from pydantic import Field, field_validator
 
 from gke_ai_batch.config.base import K8sName, Model, Quantity, RuleError
 from gke_ai_batch.config.gcpnames import is_project_id
-from gke_ai_batch.config.lookups import version_floor
+from gke_ai_batch.config.lookups import ClusterFacts, version_floor
 from gke_ai_batch.domain import gcsfuse, naming, regions, versions
 
 # A project number is a positive decimal integer (Resource Manager Project.name is
@@ -197,14 +197,14 @@ def _driver_problems(cfg, ck: CheckpointsConfig) -> Iterator[RuleError]:
             "only for an existing cluster (existing: true): this program turns the driver on in the cluster it creates; remove it",
         )
     if ck.lustre:
-        yield from lustre_driver_problems(cfg, (*at, "lustre"))
+        yield from lustre_driver_problems(cfg.facts, (*at, "lustre"))
 
 
-def lustre_driver_problems(cfg, at: tuple) -> Iterator[RuleError]:
-    """Why the Managed Lustre CSI driver cannot serve the cluster of `cfg` (a StackConfig), at
-    `at`: the stack's checkpoints.lustre, or a cluster component's addons.lustre_csi_driver."""
-    if cfg.cluster.location is not None:
-        region = regions.region_of(cfg.cluster.location)
+def lustre_driver_problems(facts: ClusterFacts, at: tuple) -> Iterator[RuleError]:
+    """Why the Managed Lustre CSI driver cannot serve the cluster of `facts`, at `at`: the
+    stack's checkpoints.lustre, or a cluster component's addons.lustre_csi_driver."""
+    if facts.location:
+        region = facts.region
         if region not in regions.LUSTRE_REGIONS:
             yield RuleError(
                 at,
@@ -212,7 +212,7 @@ def lustre_driver_problems(cfg, at: tuple) -> Iterator[RuleError]:
                 f"so the driver would have nothing of the cluster's region to mount; it is offered in "
                 f"{', '.join(sorted(regions.LUSTRE_REGIONS))}",
             )
-    yield from version_floor(cfg.facts, at, versions.LUSTRE_CSI_MIN, "the Managed Lustre CSI driver and its volumes")
+    yield from version_floor(facts, at, versions.LUSTRE_CSI_MIN, "the Managed Lustre CSI driver and its volumes")
 
 
 def _workload_problems(cfg) -> Iterator[RuleError]:

@@ -1,7 +1,8 @@
-"""A component's args, checked as the stack keys they mirror: a cluster as a stack of its own;
-an install's key, a flavor, a cluster queue or a team namespace by the stack's rules for those
-keys. (A node pool is not among them: its component validates it as a pool entry and runs the
-stack's per-entry rules on its cluster's facts, gke_ai_batch/components/nodepools.py.)
+"""A component's args, checked as the stack keys they mirror: an install's key, a flavor, a
+cluster queue or a team namespace by the stack's rules for those keys. (A node pool and a
+cluster are not among them: their components validate their args as the entry or key they are,
+by field name, and run the stack's rules about it on the cluster's facts,
+gke_ai_batch/components/nodepools.py and cluster.py.)
 
 A component used from any Pulumi program (gke_ai_batch/components/) takes its pool, cluster,
 queue or team and the facts it stands on as args, not as a stack file. Written as the stack keys
@@ -25,27 +26,8 @@ from gke_ai_batch.config.checks.kueue import kueue_release_problems
 from gke_ai_batch.config.checks.priorities import priority_problems
 from gke_ai_batch.config.checks.queues import cluster_queue_problems
 from gke_ai_batch.config.checks.teams import local_queue_problems, namespace_settings_problems, team_namespace_problems
-from gke_ai_batch.config.stack import MAX_ENTRIES, StackConfig
+from gke_ai_batch.config.stack import MAX_ENTRIES
 
-
-
-def cluster_alone(
-    cluster: Mapping[str, Any], catalogue: Mapping[str, Any] | None = None, project: str | None = None
-) -> tuple[StackConfig | None, list[tuple[tuple, str]]]:
-    """The stack {cluster, catalogue} validated as gcp:project `project` would have it (a network
-    named without its project is the cluster's project's), or None and every problem."""
-    return _validated({"cluster": dict(cluster)}, catalogue, project)
-
-
-def _validated(
-    data: dict[str, Any], catalogue: Mapping[str, Any] | None, project: str | None
-) -> tuple[StackConfig | None, list[tuple[tuple, str]]]:
-    if catalogue:
-        data["catalogue"] = dict(catalogue)
-    try:
-        return StackConfig.model_validate(data, context={"project": project} if project else None), []
-    except ValidationError as exc:
-        return None, located_problems(exc, StackConfig)
 
 
 # The batch layer's install components (gke_ai_batch/components/batch.py, priorities.py) take

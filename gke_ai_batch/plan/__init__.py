@@ -13,7 +13,7 @@ from gke_ai_batch.config.stack import StackConfig
 from gke_ai_batch.plan.apis import required_apis
 from gke_ai_batch.plan.checkpoints import BucketPlan, plan_buckets
 from gke_ai_batch.plan.computeclasses import compute_class_manifest
-from gke_ai_batch.plan.cluster import RegistryGrant, cluster_args, grants_for, registry_images
+from gke_ai_batch.plan.cluster import ClusterSpec, RegistryGrant, cluster_spec, grants_for, registry_images
 from gke_ai_batch.plan.flavors import FlavorPlan, PoolSpec, plan_flavors, pool_spec
 from gke_ai_batch.plan.kueue import (
     QueuePlan,
@@ -104,8 +104,13 @@ class Plan:
         return plan_buckets(self.config, self.project)
 
     @property
+    def cluster_spec(self) -> ClusterSpec:
+        """The stack's cluster as its component registers it (gke_ai_batch/components/platform.py)."""
+        return cluster_spec(self.config, self.registry_images)
+
+    @property
     def cluster_args(self) -> dict[str, Any]:
-        return cluster_args(self.config, self.project)
+        return self.cluster_spec.cluster_args(self.project)
 
     @property
     def pool_specs(self) -> list[PoolSpec]:
@@ -148,7 +153,7 @@ def build_plan(cfg: StackConfig, project: str = "my-project") -> Plan:
         config=cfg,
         project=project,
         pools=pools,
-        system_pool=system_pool_args(cfg),
+        system_pool=system_pool_args(cfg.cluster),
         flavors=flavors,
         queues=queues,
         provisioning=provisioning_manifests(cfg, flavors, queues),

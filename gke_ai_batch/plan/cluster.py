@@ -1,19 +1,22 @@
-"""The GKE cluster's arguments, less what only exists at deploy time (the node service
-account's email), which the component adds."""
+"""The GKE cluster as its component registers it (ClusterSpec: from a stack's plan, or from a
+program's args), and the Cluster resource's arguments, less what only exists at deploy time (the
+node service account's email), which the component adds."""
 
 from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from gke_ai_batch.config.cluster import ClusterConfig
+from gke_ai_batch.config.lookups import ClusterFacts
 from gke_ai_batch.config.maintenance import Exclusion, MaintenancePolicy
 from gke_ai_batch.config.stack import StackConfig
 from gke_ai_batch.plan.checkpoints import addons_args, addons_config
-from gke_ai_batch.plan.metrics import monitoring_config_args
-from gke_ai_batch.plan.pools import CLOUD_PLATFORM_SCOPE
+from gke_ai_batch.plan.metrics import monitoring_config
+from gke_ai_batch.plan.pools import CLOUD_PLATFORM_SCOPE, system_pool_args
 
 # pulumi-gcp Cluster: datapath_provider ADVANCED_DATAPATH is Dataplane V2 (the default,
 # LEGACY_DATAPATH, is kube-proxy on iptables); binary_authorization.evaluation_mode.
@@ -87,26 +90,6 @@ def registry_grants(cfg: StackConfig) -> list[RegistryGrant]:
     return grants_for(registry_images(cfg))
 
 
-def cluster_component_args(cfg: StackConfig, project: str, images: list[str]) -> dict[str, Any]:
-    """The args of the cluster component (gke_ai_batch/components/cluster.py: GkeClusterArgs, or
-    ExistingClusterArgs for cluster.existing) for this stack's cluster: its keys as set in the
-    stack file, in snake_case, with the location it resolved to, the project, the images its
-    pods pull (`images`: the plan's registry_images) and the catalogue override."""
-    c = cfg.cluster
-    args: dict[str, Any] = c.model_dump(exclude_unset=True, exclude={"existing"})
-    args.update(name=c.name, location=c.location, project=project)
-    if images:
-        args["registry_images"] = list(images)
-    addons = addons_args(cfg)
-    if addons:
-        args["addons"] = addons
-    if cfg.collected is not None and not cfg.collected.existing:
-        args["monitoring"] = {"managed_prometheus": cfg.collected.managed_prometheus, "dcgm": cfg.collected.dcgm}
-    if cfg.catalogue.model_fields_set:
-        args["catalogue"] = cfg.catalogue.model_dump(by_alias=True, exclude_unset=True)
-    return args
-
-
 SA_ID_HASH_LEN = 6
 
 
@@ -125,56 +108,88 @@ def node_service_account_id(cluster: str, location: str) -> str:
     return f"{cluster[:room].rstrip('-')}-{digest}{suffix}"
 
 
-def cluster_args(cfg: StackConfig, project: str) -> dict[str, Any]:
-    c = cfg.cluster
-    args: dict[str, Any] = {
-        "name": c.name,
-        "location": c.location,
-        "release_channel": {"channel": c.release_channel},
-        "deletion_protection": c.deletion_protection,
-        "network": c.network,
-        # VPC-native (alias IPs): required for private nodes and the default GKE recommends.
-        "ip_allocation_policy": {},
-        "workload_identity_config": {"workload_pool": f"{project}.svc.id.goog"},
-    }
-    if c.node_locations:
-        args["node_locations"] = list(c.node_locations)
-    if c.min_master_version:
-        args["min_master_version"] = c.min_master_version
-    if c.subnetwork:
-        args["subnetwork"] = c.subnetwork
-    args.update(control_plane_args(c))
-    if c.database_encryption is not None:
-        args["database_encryption"] = {"state": "ENCRYPTED", "key_name": c.database_encryption.key_name}
-    if c.binary_authorization:
-        # evaluation_mode replaces the deprecated `enabled` (pulumi-gcp ClusterBinaryAuthorization).
-        args["binary_authorization"] = {"evaluation_mode": BINAUTHZ_ENFORCE}
-    if c.labels:
-        args["resource_labels"] = dict(c.labels)
-    if c.maintenance is not None:
-        args["maintenance_policy"] = maintenance_policy_args(c.maintenance)
-    args.update(addons_config(cfg.cluster.standard, **addons_args(cfg)))
-    monitoring = monitoring_config_args(cfg.collected) if cfg.collected is not None else None
-    if monitoring is not None:
-        args["monitoring_config"] = monitoring
-    if c.security_group:
-        # Google Groups for RBAC, Standard and Autopilot alike (gcloud's create-auto takes
-        # --security-group: 'authenticatorsecurity' is among its auto_flags).
-        args["authenticator_groups_config"] = {"security_group": c.security_group}
-    if c.standard:
-        # The default pool is removed at once; the system pool and accelerator pools are
-        # separate resources, so changing them never touches the cluster.
-        args["remove_default_node_pool"] = True
-        args["initial_node_count"] = 1
-        args["enable_shielded_nodes"] = True
-        if c.dataplane_v2:
-            # Autopilot always runs Dataplane V2 and takes no datapath_provider of ours.
-            args["datapath_provider"] = ADVANCED_DATAPATH
-        if c.auto_provisioning is not None:
-            args["cluster_autoscaling"] = auto_provisioning_args(cfg)
-    else:
-        args["enable_autopilot"] = True
-    return args
+@dataclass(frozen=True)
+class ClusterSpec:
+    """A cluster as its component registers it (gke_ai_batch/components/cluster.py): the
+    validated cluster key, the facts its rules (and its pools' rules) stand on, the images its
+    pods pull, and what else the cluster turns on: the CSI drivers of `addons` (AddonsArgs: a
+    stack's checkpoints key, addons_args) and the metrics of `monitoring` (MonitoringArgs: a
+    stack's metrics key; None: GKE's defaults). The stack's plan makes it from the stack
+    (cluster_spec), a cluster component from its args."""
+
+    cluster: ClusterConfig
+    facts: ClusterFacts
+    registry_images: tuple[str, ...] = ()
+    addons: Mapping[str, bool] = field(default_factory=dict)
+    monitoring: Mapping[str, bool] | None = None
+
+    @property
+    def registry_grants(self) -> list[RegistryGrant]:
+        return grants_for(list(self.registry_images))
+
+    @property
+    def system_pool(self) -> dict[str, Any] | None:
+        return system_pool_args(self.cluster)
+
+    def cluster_args(self, project: str) -> dict[str, Any]:
+        """The Cluster resource's arguments, less the node service account's email."""
+        c = self.cluster
+        args: dict[str, Any] = {
+            "name": c.name,
+            "location": c.location,
+            "release_channel": {"channel": c.release_channel},
+            "deletion_protection": c.deletion_protection,
+            "network": c.network,
+            # VPC-native (alias IPs): required for private nodes and the default GKE recommends.
+            "ip_allocation_policy": {},
+            "workload_identity_config": {"workload_pool": f"{project}.svc.id.goog"},
+        }
+        if c.node_locations:
+            args["node_locations"] = list(c.node_locations)
+        if c.min_master_version:
+            args["min_master_version"] = c.min_master_version
+        if c.subnetwork:
+            args["subnetwork"] = c.subnetwork
+        args.update(control_plane_args(c))
+        if c.database_encryption is not None:
+            args["database_encryption"] = {"state": "ENCRYPTED", "key_name": c.database_encryption.key_name}
+        if c.binary_authorization:
+            # evaluation_mode replaces the deprecated `enabled` (pulumi-gcp ClusterBinaryAuthorization).
+            args["binary_authorization"] = {"evaluation_mode": BINAUTHZ_ENFORCE}
+        if c.labels:
+            args["resource_labels"] = dict(c.labels)
+        if c.maintenance is not None:
+            args["maintenance_policy"] = maintenance_policy_args(c.maintenance)
+        args.update(addons_config(c.standard, **self.addons))
+        if self.monitoring is not None:
+            args["monitoring_config"] = monitoring_config(**self.monitoring)
+        if c.security_group:
+            # Google Groups for RBAC, Standard and Autopilot alike (gcloud's create-auto takes
+            # --security-group: 'authenticatorsecurity' is among its auto_flags).
+            args["authenticator_groups_config"] = {"security_group": c.security_group}
+        if c.standard:
+            # The default pool is removed at once; the system pool and accelerator pools are
+            # separate resources, so changing them never touches the cluster.
+            args["remove_default_node_pool"] = True
+            args["initial_node_count"] = 1
+            args["enable_shielded_nodes"] = True
+            if c.dataplane_v2:
+                # Autopilot always runs Dataplane V2 and takes no datapath_provider of ours.
+                args["datapath_provider"] = ADVANCED_DATAPATH
+            if c.auto_provisioning is not None:
+                args["cluster_autoscaling"] = auto_provisioning_args(c)
+        else:
+            args["enable_autopilot"] = True
+        return args
+
+
+def cluster_spec(cfg: StackConfig, images: Sequence[str] = ()) -> ClusterSpec:
+    """The stack's cluster as its component registers it; `images`: the plan's registry_images.
+    An existing cluster's drivers and metrics are set where it is managed (the stack's rules
+    refuse them here), so it turns none on."""
+    c = cfg.collected
+    monitoring = {"managed_prometheus": c.managed_prometheus, "dcgm": c.dcgm} if c is not None and not c.existing else None
+    return ClusterSpec(cfg.cluster, cfg.facts, tuple(images), addons_args(cfg), monitoring)
 
 
 def maintenance_policy_args(policy: MaintenancePolicy) -> dict[str, Any]:
@@ -240,8 +255,9 @@ def control_plane_args(c: ClusterConfig) -> dict[str, Any]:
     return args
 
 
-def auto_provisioning_args(cfg: StackConfig) -> dict[str, Any]:
-    ap = cfg.cluster.auto_provisioning
+def auto_provisioning_args(cluster: ClusterConfig) -> dict[str, Any]:
+    ap = cluster.auto_provisioning
+    assert ap is not None
     limits = [
         {"resource_type": "cpu", "minimum": ap.cpu.min, "maximum": ap.cpu.max},
         {"resource_type": "memory", "minimum": ap.memory_gb.min, "maximum": ap.memory_gb.max},
@@ -261,7 +277,7 @@ def auto_provisioning_args(cfg: StackConfig) -> dict[str, Any]:
             "management": {"auto_repair": False, "auto_upgrade": True},
         },
     }
-    locations = ap.locations or cfg.cluster.node_locations
+    locations = ap.locations or cluster.node_locations
     if locations:
         args["auto_provisioning_locations"] = list(locations)
     return args

@@ -21,6 +21,7 @@ from gke_ai_batch.domain import naming
 
 from gke_ai_batch.domain import regions
 from gke_ai_batch.config.base import duration_seconds
+from gke_ai_batch.config.cluster import ClusterConfig
 from gke_ai_batch.config.lookups import ClusterFacts, pool_zones
 from gke_ai_batch.config.maintenance import UpgradeSettings
 from gke_ai_batch.config.pools import PROVISIONED_ON_DEMAND, NodePoolConfig
@@ -241,11 +242,11 @@ def secure_node_defaults() -> dict[str, Any]:
     }
 
 
-def system_pool_args(cfg: StackConfig) -> dict[str, Any] | None:
-    pool = cfg.cluster.system
+def system_pool_args(cluster: ClusterConfig) -> dict[str, Any] | None:
+    pool = cluster.system
     if pool is None:
         return None
-    zones = tuple(cfg.cluster.node_locations)
+    zones = tuple(cluster.node_locations)
     return {
         "name": naming.SYSTEM_POOL,
         "initial_node_count": _per_zone(pool.min_nodes, zones),

@@ -1,4 +1,8 @@
-"""The cluster's own rules: production settings, locations, versions, the system pool."""
+"""The cluster's own rules: production settings, locations, versions, the system pool.
+
+Each rule but production (a stack's setting) is a function of the cluster key and the facts of
+its cluster (ClusterFacts), with paths relative to the key: a stack runs it under `cluster`, a
+cluster component (gke_ai_batch/components/cluster.py) on its args, through cluster_problems."""
 
 from __future__ import annotations
 
@@ -6,6 +10,8 @@ from typing import Iterator
 
 from gke_ai_batch.config.base import RuleError
 from gke_ai_batch.config.checks import check
+from gke_ai_batch.config.checks import network
+from gke_ai_batch.config.cluster import ClusterConfig
 from gke_ai_batch.config.lookups import ClusterFacts, master_version_problems, under, unknown_zone
 
 
@@ -32,11 +38,15 @@ def production(cfg, ctx) -> Iterator[RuleError]:
 @check("cluster")
 def locations(cfg, ctx) -> Iterator[RuleError]:
     """Regions and zones must exist (gke_ai_batch/domain/regions.py, or the stack's catalogue override)."""
-    facts = cfg.facts
-    yield from under(("cluster",), place_problems(facts))
-    for i, zone in enumerate(cfg.cluster.auto_provisioning.locations if cfg.cluster.auto_provisioning else []):
-        yield from unknown_zone(facts, ("cluster", "autoProvisioning", "locations", i), zone)
+    yield from under(("cluster",), location_problems(cfg.cluster, cfg.facts))
     # A pool's zones: the nodePools check (pools.entry_problems).
+
+
+def location_problems(cluster: ClusterConfig, facts: ClusterFacts) -> Iterator[RuleError]:
+    """The cluster's region and zones, and its auto-provisioning zones, exist."""
+    yield from place_problems(facts)
+    for i, zone in enumerate(cluster.auto_provisioning.locations if cluster.auto_provisioning else []):
+        yield from unknown_zone(facts, ("autoProvisioning", "locations", i), zone)
 
 
 def place_problems(facts: ClusterFacts) -> Iterator[RuleError]:
@@ -58,23 +68,42 @@ def place_problems(facts: ClusterFacts) -> Iterator[RuleError]:
 def version(cfg, ctx) -> Iterator[RuleError]:
     """minMasterVersion must be a minor the cluster's release channel offers
     (gke_ai_batch/domain/versions.py, from GKE's release notes)."""
-    yield from master_version_problems(cfg.facts)
+    yield from under(("cluster",), version_problems(cfg.facts))
+
+
+def version_problems(facts: ClusterFacts) -> Iterator[RuleError]:
+    # master_version_problems names the stack's key path (cluster.minMasterVersion), as
+    # version_floor reads it.
+    yield from (RuleError(e.path[1:], e.message) for e in master_version_problems(facts))
 
 
 def fact_problems(facts: ClusterFacts) -> Iterator[RuleError]:
     """What the locations and version checks say of the facts a pool entry's rules stand on
     (paths relative to the cluster key): a pool component's cluster, given as data."""
     yield from place_problems(facts)
-    # master_version_problems names the stack's key path (cluster.minMasterVersion).
-    yield from (RuleError(e.path[1:], e.message) for e in master_version_problems(facts))
+    yield from version_problems(facts)
 
 
 @check("cluster")
 def system_pool(cfg, ctx) -> Iterator[RuleError]:
     """Compute Engine creates no VM of a machine type it does not have; GKE refuses the pool
     (the machine types: gke_ai_batch/domain/machines.py, and the stack's catalogue override)."""
-    system = cfg.cluster.system_pool
-    if system is not None and cfg.cluster.standard:  # Autopilot's is refused as such
-        problem = cfg.catalogue.machine_type_problem(system.machine_type)
+    yield from under(("cluster",), system_pool_problems(cfg.cluster, cfg.facts))
+
+
+def system_pool_problems(cluster: ClusterConfig, facts: ClusterFacts) -> Iterator[RuleError]:
+    system = cluster.system_pool
+    if system is not None and cluster.standard:  # Autopilot's is refused as such
+        problem = facts.catalogue.machine_type_problem(system.machine_type)
         if problem:
-            yield RuleError(("cluster", "systemPool", "machineType"), problem)
+            yield RuleError(("systemPool", "machineType"), problem)
+
+
+def cluster_problems(cluster: ClusterConfig, facts: ClusterFacts, project: str | None) -> Iterator[RuleError]:
+    """Every rule of a stack about its cluster key alone, in the order the stack runs them,
+    paths relative to the key: what a cluster component runs on its args (`project`: the
+    cluster's, which a network named without one is in)."""
+    yield from location_problems(cluster, facts)
+    yield from version_problems(facts)
+    yield from system_pool_problems(cluster, facts)
+    yield from network.network_problems(cluster, project)
