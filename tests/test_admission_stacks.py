@@ -137,7 +137,7 @@ def test_every_sample_of_every_stack_is_admissible(stack):
         return
     assert result.admission.verdicts or not result.plan.workloads
     for v in result.admission.verdicts:
-        assert v.admissible, f"{stack}: {v.workload.name}: {v.never}"
+        assert v.admissible, f"{stack}: {v.workload.name}: {v.refusal}"
     assert "❌ never" not in result.extra_files["report.md"]
 
 
