@@ -60,7 +60,7 @@ class FleetPlan:
         out: list[tuple[str, str]] = []
         checks = [m for m in self.multikueue if m["kind"] == "AdmissionCheck"]
         for q in self.manager.queues:
-            out += [(f"gke-ai-batch:clusterQueues[{q.name}]", p) for p in cluster_queue_problems(q.manifest, checks)]
+            out += [(f"gke-ai-batch:clusterQueues[{q.name}]", p.render()) for p in cluster_queue_problems(q.manifest, checks)]
         seen: dict[str, tuple[str, FlavorPlan]] = {}
         for w in self.workers:
             for f in w.plan.flavors:
