@@ -340,8 +340,8 @@ def test_side_by_side_simulation_admits_by_priority_then_order():
     high = Workload("high", "JobSet", "ns", "lq", "high", (PodSet("slice", pod({"google.com/tpu": 4}), 1, 2),), "x")
     big = Workload("big", "JobSet", "ns", "lq", None, (PodSet("slice", pod({"google.com/tpu": 4}), 2, 2),), "x")
     at_once = simulate(w, [judge(w, x) for x in (low, high, big)])
-    assert at_once["high"] == at_once["low"] == "admitted"
-    assert at_once["big"].startswith("waits for quota: needs 16 google.com/tpu of tpu, 0 left")
+    assert at_once["high"] is None and at_once["low"] is None
+    assert at_once["big"].message.startswith("waits for quota: needs 16 google.com/tpu of tpu, 0 left")
 
 
 @pytest.mark.parametrize("requests, expected", [

@@ -55,7 +55,7 @@ NEAR_MISSES = [
 @pytest.mark.parametrize("slices, request_", [n[1:] for n in NEAR_MISSES], ids=[n[0] for n in NEAR_MISSES])
 def test_slice_near_misses_render_and_are_admitted(tmp_path, slices, request_):
     result = synth_rendered(tmp_path, config(workloads=[sample(slices=slices, **request_)]))
-    assert result.admission.at_once["train"] == "admitted"
+    assert result.admission.at_once["train"] is None
 
 
 def test_the_slice_annotations_are_on_every_pod_template(tmp_path):

@@ -246,20 +246,21 @@ def workload_keys(workloads: list[Workload]) -> list[str]:
     ]
 
 
-def simulate(world: World, verdicts: list[Verdict]) -> dict[str, str]:
+def simulate(world: World, verdicts: list[Verdict]) -> dict[str, Finding | None]:
     """What happens when every admissible sample is submitted at once to an empty cluster, in
     Kueue's order (higher priority first, then submission order, as BestEffortFIFO heads are
-    ordered): workload key (workload_keys) -> 'admitted' or why it waits. Admission needs no preemption here, as
-    nothing runs yet; what a later, higher-priority arrival may preempt is the report's
-    preemption section."""
+    ordered): workload key (workload_keys) -> None where it is admitted, else why it waits (a
+    WAIT finding of the quota rule). Admission needs no preemption here, as nothing runs yet;
+    what a later, higher-priority arrival may preempt is the report's preemption section."""
     usage: dict[tuple[str, str, str], int] = {}
     keyed = list(zip(workload_keys([v.workload for v in verdicts]), verdicts))
     order = sorted(
         ((key, v) for key, v in keyed if v.admissible and v.cluster_queue),
         key=lambda kv: -world.priorities.get(kv[1].workload.priority_class or "", 0),
     )
-    out: dict[str, str] = {}
+    out: dict[str, Finding | None] = {}
     for key, v in order:
+        assert v.cluster_queue is not None and v.assignment is not None  # admissible and queued
         cq = world.queues[v.cluster_queue]
         need: dict[tuple[str, str], int] = {}
         for p in v.assignment.pod_sets:
@@ -269,14 +270,16 @@ def simulate(world: World, verdicts: list[Verdict]) -> dict[str, str]:
         for (f, r), n in need.items():
             left = assigner.available(world, cq, f, r, usage)
             if n > left:
-                blocked = f"waits for quota: needs {show(r, n)} {r} of {f}, {show(r, max(left, 0))} left"
+                blocked = Finding(
+                    assigner.RULE, f"waits for quota: needs {show(r, n)} {r} of {f}, {show(r, max(left, 0))} left", severity=WAIT
+                )
                 break
         if blocked:
             out[key] = blocked
             continue
         for (f, r), n in need.items():
             usage[(cq.name, f, r)] = usage.get((cq.name, f, r), 0) + n
-        out[key] = "admitted"
+        out[key] = None
     return out
 
 

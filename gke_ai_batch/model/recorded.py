@@ -385,7 +385,7 @@ class Judgement:
         return [judge(self.world, wl, self.capacity_types) for wl, _ in self.workloads]
 
     @cached_property
-    def at_once(self) -> dict[str, str]:
+    def at_once(self) -> dict[str, Finding | None]:
         return simulate(self.world, self.verdicts)
 
     @cached_property

@@ -124,7 +124,7 @@ class Admission:
         return self.judgement.verdicts
 
     @property
-    def at_once(self) -> dict[str, str]:
+    def at_once(self) -> dict[str, Finding | None]:
         return self.judgement.at_once
 
     def problems(self) -> list[Finding]:

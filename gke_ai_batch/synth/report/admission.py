@@ -25,7 +25,7 @@ def workloads(admission) -> list[str]:
             codes(v.flavors) or DASH,
             borrowed or "none",
             (_pools(where) if where else "; ".join(dict.fromkeys(notes)) or DASH),
-            "✅ " + admission.at_once.get(key, "runs") if v.refusal is None else f"❌ never: {v.refusal.message}",
+            "✅ " + _at_once(admission, key) if v.refusal is None else f"❌ never: {v.refusal.message}",
             "<br>".join(w.message for w in v.waits) or DASH,
         ])
     swaps = hotswap(admission)
@@ -49,7 +49,7 @@ def hotswap(admission) -> list[str]:
     prio = admission.world.priorities
     running = [
         v for key, v in _keyed(admission.verdicts)
-        if v.admissible and v.workload.exclusive_key and admission.at_once.get(key) == "admitted"
+        if v.admissible and v.workload.exclusive_key and _at_once(admission, key) == ADMITTED
     ]
     lines = []
     for hi in running:
@@ -65,6 +65,18 @@ def hotswap(admission) -> list[str]:
                 f"{code(lo.workload.name)} waits until a pool is free again."
             )
     return lines
+
+
+ADMITTED = "admitted"
+
+
+def _at_once(admission, key: str) -> str:
+    """A sample's lot when every sample is submitted at once: admitted, why it waits, or
+    "runs" for one Kueue does not queue."""
+    if key not in admission.at_once:
+        return "runs"
+    wait = admission.at_once[key]
+    return ADMITTED if wait is None else wait.message
 
 
 def _keyed(verdicts) -> list:
