@@ -123,6 +123,7 @@ def test_every_problem_is_reported_at_once(tmp_path):
 # -- the committed stacks: every sample can run, and the seeds show what their documents claim --
 
 from conftest import STACKS, synth_stack  # noqa: E402
+from gke_ai_batch.model.model import RULES  # noqa: E402
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -138,6 +139,8 @@ def test_every_sample_of_every_stack_is_admissible(stack):
     assert result.admission.verdicts or not result.plan.workloads
     for v in result.admission.verdicts:
         assert v.admissible, f"{stack}: {v.workload.name}: {v.refusal}"
+        # What it may wait for names a rule of the model's, each citing its upstream source.
+        assert {r.rule for r in v.reasons} <= set(RULES), v.reasons
     assert "❌ never" not in result.extra_files["report.md"]
 
 

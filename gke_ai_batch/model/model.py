@@ -16,16 +16,23 @@ from gke_ai_batch.model.outcome import WAIT, Mode
 from gke_ai_batch.model.requests import drop_excluded, pod_requests, show, times
 
 
-RULES = {
-    "namespace": "kueue v0.19.2 pkg/workload/resources.go:ValidateAdmissibility (namespaceSelector)",
-    "local-queue": "kueue v0.19.2 pkg/queue/manager.go (a workload waits for its LocalQueue)",
-    "quota": assigner.SOURCE,
-    "placement": "kube-scheduler NodeAffinity, TaintToleration, NodeResourcesFit filters",
-}
-
-
+LOCAL_QUEUE, NAMESPACE, STOP_POLICY = "local-queue", "namespace", "stop-policy"
+ADMISSION_CHECK, CAPACITY = "admission-check", "capacity"
 QUEUE = "queue"
 """The rule id of a ClusterQueue Kueue refuses, or that can never admit a team's work."""
+
+RULES = {
+    LOCAL_QUEUE: "kueue v0.19.2 pkg/cache/queue/manager.go (ErrLocalQueueDoesNotExistOrInactive: a workload waits for its LocalQueue)",
+    NAMESPACE: "kueue v0.19.2 pkg/workload/resources.go:ValidateAdmissibility (namespaceSelector)",
+    STOP_POLICY: "kueue v0.19.2 apis/kueue/v1beta2/clusterqueue_types.go (ClusterQueueSpec.stopPolicy)",
+    assigner.RULE: assigner.SOURCE,
+    ADMISSION_CHECK: "kueue v0.19.2 pkg/controller/admissionchecks/provisioning (a ProvisioningRequest check admits once GKE provisions)",
+    CAPACITY: "GKE concepts/spot-vms and concepts/dws (flex-start): nodes GKE may reclaim or creates when it has them",
+    placement.RULE: "kube-scheduler NodeAffinity, TaintToleration, NodeResourcesFit filters",
+    topology.RULE: "kueue v0.19.2 pkg/scheduler/flavorassigner/tas_flavorassigner.go, pkg/cache/scheduler/tas_flavor_snapshot.go",
+    QUEUE: "kueue v0.19.2 pkg/webhooks/clusterqueue_webhook.go and the ClusterQueue CRD's limits",
+}
+"""Every rule a verdict's reasons or a queue problem name, and the upstream source it follows."""
 
 
 @dataclass(frozen=True)
@@ -70,7 +77,7 @@ def judge(world: World, wl: Workload, capacity_types: dict[str, set[str]] | None
     if not wl.queued:
         placements, found = _place(world, wl, [])
         why = "not queued: the pods wait for the ProvisioningRequest's nodes" if wl.kind == "ProvisioningRequest" else "not queued"
-        return _verdict(wl, None, [Finding("local-queue", why, severity=WAIT), *found], placements=placements)
+        return _verdict(wl, None, [Finding(LOCAL_QUEUE, why, severity=WAIT), *found], placements=placements)
     cq_name = world.local_queues.get((wl.namespace, wl.local_queue))
     refused = _queue_refusal(world, wl, cq_name)
     if refused is not None:
@@ -89,12 +96,12 @@ def judge(world: World, wl: Workload, capacity_types: dict[str, set[str]] | None
         wait(assigner.RULE, f"borrows {show(resource, amount)} {resource} of {flavor} from cohort {cq.cohort}")
     for flavor in assignment.flavors:
         for check in cq.checks.get(flavor, ()):
-            wait("admission-check", f"admission check {check} on {flavor} (a ProvisioningRequest: GKE's DWS provisions the nodes first)")
+            wait(ADMISSION_CHECK, f"admission check {check} on {flavor} (a ProvisioningRequest: GKE's DWS provisions the nodes first)")
         for model in sorted((capacity_types or {}).get(flavor, ())):
             if model == "flexStart":
-                wait("capacity", f"{flavor} is flex-start capacity: nodes are created when GKE has them")
+                wait(CAPACITY, f"{flavor} is flex-start capacity: nodes are created when GKE has them")
             elif model == "spot":
-                wait("capacity", f"{flavor} is spot capacity: GKE may reclaim the nodes")
+                wait(CAPACITY, f"{flavor} is spot capacity: GKE may reclaim the nodes")
     placements, found = _place(world, wl, [world.flavors[f] for f in assignment.flavors if f in world.flavors])
     reasons += found
     for ps, psa, p in zip(wl.pod_sets, assignment.pod_sets, placements):
@@ -106,16 +113,16 @@ def judge(world: World, wl: Workload, capacity_types: dict[str, set[str]] | None
 def _queue_refusal(world: World, wl: Workload, cq_name: str | None) -> Finding | None:
     """Why the workload's queues can never admit it, before any flavor is tried; None if they may."""
     if cq_name is None or cq_name not in world.queues:
-        return Finding("local-queue", f"LocalQueue {wl.namespace}/{wl.local_queue} does not exist or names no ClusterQueue")
+        return Finding(LOCAL_QUEUE, f"LocalQueue {wl.namespace}/{wl.local_queue} does not exist or names no ClusterQueue")
     cq = world.queues[cq_name]
     if wl.namespace in UNMANAGED_JOB_NAMESPACES:
-        return Finding("namespace", (
+        return Finding(NAMESPACE, (
             f"Kueue does not manage jobs in {wl.namespace}: the managedJobsNamespaceSelector excludes the "
             "system namespaces (gke_ai_batch/model/objects.py UNMANAGED_JOB_NAMESPACES), so the job "
             "stays suspended or runs outside every quota"
         ))
     if not selector_matches(cq.namespace_selector, world.namespace_labels(wl.namespace)):
-        return Finding("namespace", (
+        return Finding(NAMESPACE, (
             f"namespace {wl.namespace} doesn't match ClusterQueue {cq.name}'s namespaceSelector "
             f"({'none: Kueue reads a missing selector as no namespace' if cq.namespace_selector is None else cq.namespace_selector})"
         ))
@@ -124,7 +131,7 @@ def _queue_refusal(world: World, wl: Workload, cq_name: str | None) -> Finding |
         # new reservation being made" (ClusterQueueSpec.stopPolicy,
         # apis/kueue/v1beta2/clusterqueue_types.go:132-144, v0.19.2): Hold lets what is admitted
         # finish, HoldAndDrain evicts it too; neither admits a workload created with the stack.
-        return Finding("stop-policy", (
+        return Finding(STOP_POLICY, (
             f"ClusterQueue {cq.name} is stopped (stopPolicy {cq.stop_policy}): Kueue admits nothing "
             "new from it; remove its stopPolicy (or set None), or drop the workload"
         ))
