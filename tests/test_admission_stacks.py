@@ -123,6 +123,7 @@ def test_every_problem_is_reported_at_once(tmp_path):
 # -- the committed stacks: every sample can run, and the seeds show what their documents claim --
 
 from conftest import STACKS, synth_stack  # noqa: E402
+from gke_ai_batch.model.model import RULES  # noqa: E402
 
 
 @pytest.mark.parametrize("stack", STACKS)
@@ -137,14 +138,16 @@ def test_every_sample_of_every_stack_is_admissible(stack):
         return
     assert result.admission.verdicts or not result.plan.workloads
     for v in result.admission.verdicts:
-        assert v.admissible, f"{stack}: {v.workload.name}: {v.never}"
+        assert v.admissible, f"{stack}: {v.workload.name}: {v.refusal}"
+        # What it may wait for names a rule of the model's, each citing its upstream source.
+        assert {r.rule for r in v.reasons} <= set(RULES), v.reasons
     assert "❌ never" not in result.extra_files["report.md"]
 
 
 def test_hotswap_runs_both_jobsets_side_by_side_and_shows_the_swap():
     result = synth_stack("tpu-hotswap")
     assert {v.workload.name: result.admission.at_once[v.workload.name] for v in result.admission.verdicts} == {
-        "high-jax-trillium": "admitted", "low-jax-trillium": "admitted",
+        "high-jax-trillium": None, "low-jax-trillium": None,
     }
     report = result.extra_files["report.md"]
     assert "**Hotswap:**" in report
@@ -153,10 +156,10 @@ def test_hotswap_runs_both_jobsets_side_by_side_and_shows_the_swap():
 
 def test_multislice_admits_by_priority_and_queues_the_rest():
     at_once = synth_stack("tpu-multislice").admission.at_once
-    assert at_once["multislice-1slice"] == at_once["multislice-2slice"] == "admitted"
-    assert at_once["multislice-3slice"].startswith("waits for quota: needs 24 google.com/tpu of vlp-24, 0 left")
+    assert at_once["multislice-1slice"] is None and at_once["multislice-2slice"] is None
+    assert at_once["multislice-3slice"].message.startswith("waits for quota: needs 24 google.com/tpu of vlp-24, 0 left")
     # the low-priority JobSet is below the unprioritised ones (seed 002), so it waits too
-    assert at_once["low-priority"].startswith("waits for quota")
+    assert at_once["low-priority"].message.startswith("waits for quota")
 
 
 # -- found by red-teaming the model ------------------------------------------------------------

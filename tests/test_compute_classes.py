@@ -208,8 +208,8 @@ def test_a_flavors_capacity_is_its_priorities(tmp_path):
     top = [{"name": "top", "value": 100}]
     result = rendered(tmp_path, config(workloads=[job(priority="top")], priorities=top))
     [verdict] = result.admission.verdicts
-    assert any("fallback is flex-start capacity" in w for w in verdict.waits), verdict.waits
-    assert any("fallback is spot capacity" in w for w in verdict.waits), verdict.waits
+    assert any("fallback is flex-start capacity" in w.message for w in verdict.waits), verdict.waits
+    assert any("fallback is spot capacity" in w.message for w in verdict.waits), verdict.waits
     assert result.admission.capacity_types["fallback"] == {"flexStart", "spot", "onDemand"}
     assert not [v for v in result.violations if v["policy"] == "queue-interruptible-only"]
     interruptible = [{**FALLBACK, "priorities": FALLBACK["priorities"][:2]}]

@@ -122,3 +122,33 @@ def test_a_diagnostic_is_a_finding_placed_in_a_file():
     assert dataclasses.replace(d, path="--out").render() == "stacks/Pulumi.x.yaml:3:7: --out: no such stack file"
     note = Diagnostic("not registered", "registration", file="f.yaml", severity="note")
     assert note.render() == "f.yaml: note: not registered"
+
+
+def test_the_yaml_readers_problems_and_pod_security_violations_are_findings():
+    from gke_ai_batch.model import podsecurity
+    from gke_ai_batch.synth import yamlread
+
+    # A problem in a file that parses, named by the reader's key path, placed in no file yet.
+    [problem] = yamlread.load("config:\n  a: !!binary eA==\n").problems
+    assert isinstance(problem, Diagnostic) and (problem.rule, problem.path, problem.line, problem.file) == (
+        "yaml.tag", "config.a", 2, None)
+    with pytest.raises(yamlread.YamlError) as refused:
+        yamlread.load("a: [1\n")
+    assert all(isinstance(p, Diagnostic) and p.rule == "yaml.syntax" for p in refused.value.problems)
+    # The Pod Security control broken is the rule, the pod spec field the path.
+    [violation] = podsecurity.violations({"hostPID": True, "containers": [{"name": "c"}]}, "baseline")
+    assert isinstance(violation, Finding) and (violation.rule, violation.path, violation.severity) == (
+        "Host Namespaces", "spec.hostPID", ERROR)
+    assert violation.render() == "spec.hostPID: shares the node's namespace (baseline: Host Namespaces)"
+
+
+def test_an_admission_verdict_is_a_frozen_mode_with_findings_as_reasons():
+    from gke_ai_batch.model.outcome import Mode
+
+    config = base_config(nodePools=[V6E], clusterQueues=[SMALL_QUEUE], teams=[TEAM], workloads=[TOO_BIG])
+    [verdict] = Admission(build_plan(_config(config))).verdicts
+    assert verdict.mode == Mode.NO_FIT and not verdict.admissible
+    assert all(isinstance(r, Finding) for r in verdict.reasons) and verdict.refusal is verdict.reasons[0]
+    assert (verdict.refusal.rule, verdict.refusal.severity) == ("quota", ERROR)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        verdict.mode = Mode.FIT  # type: ignore[misc]

@@ -31,7 +31,7 @@ def _world(w) -> dict:
 
 
 def _verdict(v) -> tuple:
-    return (v.workload, v.cluster_queue, v.never, v.rule, v.waits, v.flavors, [dataclasses.asdict(p) for p in v.placements])
+    return (v.workload, v.cluster_queue, v.mode, v.reasons, v.flavors, [dataclasses.asdict(p) for p in v.placements])
 
 
 def _clusters(result) -> list[tuple[str, object]]:
@@ -116,9 +116,9 @@ def test_a_program_without_a_stack_file_gets_the_verdicts():
     than any flavor holds is refused with the model's reason, and the one that fits exactly is not."""
     resources = list(library_resources())
     verdicts = {v.workload.name: v for v in Judgement(resources).verdicts}
-    assert verdicts["fits"].admissible, verdicts["fits"].never
+    assert verdicts["fits"].admissible, verdicts["fits"].refusal
     assert verdicts["fits"].flavors == ["v6e"]
-    assert not verdicts["too-big"].admissible and verdicts["too-big"].rule == "quota"
+    assert not verdicts["too-big"].admissible and verdicts["too-big"].refusal.rule == "quota"
     found = list(rules.run(rules.by_name("kueue-admissible"), resources))
     (jobset,) = [r.urn for r in resources if r.name == "research/too-big"]
     assert [urn for urn, _ in found] == [jobset], found

@@ -226,7 +226,7 @@ def test_a_topology_request_on_nodes_another_flavor_brings_up_waits(tmp_path):
     result = rendered(tmp_path, tas_config(FLEX_L4, flavors=flavors, queue_flavors=["tas"]) | {
         "gke-ai-batch:clusterQueues": [{"name": "cq", "flavors": ["tas"]}, {"name": "other", "flavors": [
         {"name": "plain", "quotas": {"cpu": 48, "memory": "192Gi", "nvidia.com/gpu": 4}}]}]})
-    assert any("that other workloads keep up (ResourceFlavor plain)" in w for v in result.admission.verdicts for w in v.waits)
+    assert any("that other workloads keep up (ResourceFlavor plain)" in w.message for v in result.admission.verdicts for w in v.waits)
 
 
 def test_an_implied_topology_request_on_a_flex_start_pool_is_never_admitted(tmp_path):

@@ -55,7 +55,7 @@ NEAR_MISSES = [
 @pytest.mark.parametrize("slices, request_", [n[1:] for n in NEAR_MISSES], ids=[n[0] for n in NEAR_MISSES])
 def test_slice_near_misses_render_and_are_admitted(tmp_path, slices, request_):
     result = synth_rendered(tmp_path, config(workloads=[sample(slices=slices, **request_)]))
-    assert result.admission.at_once["train"] == "admitted"
+    assert result.admission.at_once["train"] is None
 
 
 def test_the_slice_annotations_are_on_every_pod_template(tmp_path):
@@ -94,7 +94,8 @@ def _pod_set(count: int, **annotations: str) -> PodSet:
     ({"slice": HOSTNAME, "size": "3"}, "\"must not be greater than pod set count 2\""),
 ])
 def test_the_model_refuses_what_kueues_webhook_refuses(annotations, words):
-    never, _ = model_topology.judge(_world({"t": (NODEPOOL, HOSTNAME)}), _pod_set(2, required=NODEPOOL, **annotations), ["f"], ONE_POD_PER_HOST)
+    [found] = model_topology.judge(_world({"t": (NODEPOOL, HOSTNAME)}), _pod_set(2, required=NODEPOOL, **annotations), ["f"], ONE_POD_PER_HOST)
+    never = found.message if found.severity == "error" else None
     assert never is not None and never.startswith("Kueue's webhook refuses its slice annotations") and words in never, never
 
 
@@ -105,11 +106,12 @@ def test_the_model_refuses_what_kueues_webhook_refuses(annotations, words):
 ])
 def test_near_miss_the_model_admits_slices_the_webhook_takes(annotations):
     world = _world({"t": (NODEPOOL, HOSTNAME)})
-    assert model_topology.judge(world, _pod_set(2, required=NODEPOOL, **annotations), ["f"], ONE_POD_PER_HOST) == (None, None)
+    assert model_topology.judge(world, _pod_set(2, required=NODEPOOL, **annotations), ["f"], ONE_POD_PER_HOST) == ()
 
 
 def test_the_model_refuses_a_slice_level_the_registered_topology_lacks():
-    never, _ = model_topology.judge(_world({"t": (NODEPOOL,)}), _pod_set(2, slice=HOSTNAME, size="1"), ["f"], ONE_POD_PER_HOST)
+    [found] = model_topology.judge(_world({"t": (NODEPOOL,)}), _pod_set(2, slice=HOSTNAME, size="1"), ["f"], ONE_POD_PER_HOST)
+    never = found.message if found.severity == "error" else None
     assert never is not None and "no requested topology level for slices" in never
 
 
@@ -117,6 +119,7 @@ def test_a_host_domain_holds_only_its_own_slices():
     # Two pods per host on two hosts: one host holds 2 slices of 1, never the pool's 4.
     world = _world({"t": (NODEPOOL, HOSTNAME)})
     two_per_host = Placement("main", ["pool-0"], {"pool-0": 2})
-    assert model_topology.judge(world, _pod_set(2, required=HOSTNAME, slice=HOSTNAME, size="1"), ["f"], two_per_host) == (None, None)
-    never, _ = model_topology.judge(world, _pod_set(3, required=HOSTNAME, slice=HOSTNAME, size="1"), ["f"], two_per_host)
+    assert model_topology.judge(world, _pod_set(2, required=HOSTNAME, slice=HOSTNAME, size="1"), ["f"], two_per_host) == ()
+    [found] = model_topology.judge(world, _pod_set(3, required=HOSTNAME, slice=HOSTNAME, size="1"), ["f"], two_per_host)
+    never = found.message if found.severity == "error" else None
     assert never is not None and f"the largest {HOSTNAME} domain of ResourceFlavor f holds 2" in never, never

@@ -198,7 +198,9 @@ def test_cluster_queue_rules(rules, fragment, validator):
     if fragment is None:
         assert problems == []
     else:
-        assert len(problems) == 1 and fragment in problems[0], problems
+        [problem] = problems
+        assert problem.rule == fragment and problem.subject == ("ClusterQueue", "", "research"), problem
+        assert problem.render().startswith("ClusterQueue research: ") and fragment in problem.message
 
 
 def test_a_queue_without_multikueue_may_keep_its_provisioning_check():

@@ -60,7 +60,7 @@ BREACHES = [
 @pytest.mark.parametrize("spec, level, check, field", [b[1:] for b in BREACHES], ids=[b[0] for b in BREACHES])
 def test_each_check_refuses_at_its_level_and_not_below(spec, level, check, field):
     found = ps.violations(spec, level)
-    assert (check, field) in {(v.check, v.field) for v in found}, found
+    assert (check, field) in {(v.rule, v.path) for v in found}, found
     below = ps.LEVELS[ps.LEVELS.index(level) - 1]
     assert ps.lowest_level(spec) == below
     assert ps.violations(spec, "privileged") == []
@@ -77,7 +77,7 @@ def test_the_restricted_profile_passes_restricted():
 def test_host_network_makes_container_ports_host_ports():
     """The API server defaults hostPort to containerPort under hostNetwork, before admission."""
     spec = {**with_container(ports=[{"containerPort": 8471}]), "hostNetwork": True}
-    fields = {v.field for v in ps.violations(spec, "baseline")}
+    fields = {v.path for v in ps.violations(spec, "baseline")}
     assert fields == {"spec.hostNetwork", "spec.containers[0].ports[0].hostPort"}
     assert ps.violations(with_container(ports=[{"containerPort": 8471}]), "baseline") == []
 

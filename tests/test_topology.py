@@ -61,7 +61,7 @@ def test_the_multislice_stack_renders_a_topology_a_flavor_naming_it_and_a_sample
     template = js["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]
     assert template["metadata"]["annotations"][topology.REQUIRED_ANNOTATION] == NODEPOOL
     (verdict,) = [v for v in result.admission.verdicts if v.workload.name == "multislice-tas"]
-    assert verdict.admissible, verdict.never
+    assert verdict.admissible, verdict.refusal
     report = result.extra_files["report.md"]
     assert "### Topology" in report
     assert f"| `vlp-24` | `tpu-slices` | `{NODEPOOL}` | 3 | 2 |" in report
@@ -162,10 +162,10 @@ def test_a_sample_without_a_request_on_a_mixed_queue_whose_tas_flavor_alone_fits
 def test_near_miss_a_sample_without_a_request_on_a_tas_only_queue_renders(tmp_path):
     plain = {k: v for k, v in sample().items() if k != "topology"}
     result = synth_rendered(tmp_path, config(workloads=[plain]))
-    assert result.admission.at_once["train"] == "admitted"
+    assert result.admission.at_once["train"] is None
     # On the mixed queue, the same sample with a request is admitted.
     mixed = synth_rendered(tmp_path, _mixed_queue(sample()))
-    assert mixed.admission.at_once["train"] == "admitted"
+    assert mixed.admission.at_once["train"] is None
 
 
 def test_a_pod_set_larger_than_any_slice_is_refused_by_the_model(tmp_path):
@@ -176,14 +176,14 @@ def test_a_pod_set_larger_than_any_slice_is_refused_by_the_model(tmp_path):
 
 def test_near_miss_a_pod_set_that_fills_one_slice_is_admitted(tmp_path):
     result = synth_rendered(tmp_path, config())
-    assert result.admission.at_once["train"] == "admitted"
+    assert result.admission.at_once["train"] is None
 
 
 def test_preferred_larger_than_a_domain_waits_instead_of_refusing(tmp_path):
     result = synth_rendered(tmp_path, config(workloads=[sample(slices=2, preferred=NODEPOOL)]))
     (verdict,) = result.admission.verdicts
     assert verdict.admissible
-    assert any(f"prefers one {NODEPOOL} domain for its 4 pods" in w for w in verdict.waits), verdict.waits
+    assert any(f"prefers one {NODEPOOL} domain for its 4 pods" in w.message for w in verdict.waits), verdict.waits
 
 
 # -- the model on objects as registered -------------------------------------------------------------
@@ -204,14 +204,16 @@ def _pod_set(count: int) -> PodSet:
     ({"t": (HOSTNAME,)}, "has no such level"),
 ])
 def test_the_model_refuses_what_a_program_registers_without_the_topology_or_level(topologies, words):
-    never, _ = model_topology.judge(_world(topologies), _pod_set(2), ["f"], Placement("main", ["pool-0"], {"pool-0": 1}))
+    [found] = model_topology.judge(_world(topologies), _pod_set(2), ["f"], Placement("main", ["pool-0"], {"pool-0": 1}))
+    never = found.message if found.severity == "error" else None
     assert never is not None and words in never
 
 
 def test_near_miss_the_model_admits_a_registered_topology_with_the_level():
     world = _world({"t": (NODEPOOL, HOSTNAME)})
-    assert model_topology.judge(world, _pod_set(2), ["f"], Placement("main", ["pool-0"], {"pool-0": 1})) == (None, None)
-    never, _ = model_topology.judge(world, _pod_set(3), ["f"], Placement("main", ["pool-0"], {"pool-0": 1}))
+    assert model_topology.judge(world, _pod_set(2), ["f"], Placement("main", ["pool-0"], {"pool-0": 1})) == ()
+    [found] = model_topology.judge(world, _pod_set(3), ["f"], Placement("main", ["pool-0"], {"pool-0": 1}))
+    never = found.message if found.severity == "error" else None
     assert never is not None and "holds 2" in never
 
 
@@ -282,7 +284,7 @@ def test_a_topology_flavor_on_autopilot_without_a_provisioning_check_is_refused(
 def test_near_miss_a_topology_flavor_on_autopilot_behind_a_provisioning_check_renders(tmp_path):
     result = synth_rendered(tmp_path, autopilot_tas(queuedProvisioning=True))
     (verdict,) = result.admission.verdicts
-    assert verdict.admissible, verdict.never
+    assert verdict.admissible, verdict.refusal
 
 
 # -- levels the flavor's nodes carry ---------------------------------------------------------------
@@ -342,9 +344,10 @@ def test_a_capacity_label_the_pools_nodes_lack_is_refused(tmp_path):
 def test_the_model_refuses_a_registered_topology_whose_level_no_node_carries():
     # As the policy pack and --program judge it: the same rule on objects as registered.
     world = _world({"t": ("example.com/rack", NODEPOOL, HOSTNAME)})
-    never, _ = model_topology.judge(world, _pod_set(2), ["f"], Placement("main", ["pool-0"], {"pool-0": 1}))
+    [found] = model_topology.judge(world, _pod_set(2), ["f"], Placement("main", ["pool-0"], {"pool-0": 1}))
+    never = found.message if found.severity == "error" else None
     assert never is not None and "pool-0 lacks example.com/rack" in never and "NodeMatchesFlavor" in never
     labelled = World(world.flavors, {}, {}, {}, (NodeGroup("pool-0", {"pool": "a", "example.com/rack": "r"}, (),
                      {"google.com/tpu": 4}, 2, "ct5lp-hightpu-4t", "onDemand", slice_hosts=2),),
                      topologies={"t": ("example.com/rack", NODEPOOL, HOSTNAME)})
-    assert model_topology.judge(labelled, _pod_set(2), ["f"], Placement("main", ["pool-0"], {"pool-0": 1})) == (None, None)
+    assert model_topology.judge(labelled, _pod_set(2), ["f"], Placement("main", ["pool-0"], {"pool-0": 1})) == ()

@@ -7,111 +7,147 @@ provisions on request (queued provisioning, flex-start, spot) are waits, reporte
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 
-from gke_ai_batch.model import assigner, placement, topology
+from gke_ai_batch.domain.findings import ERROR, Finding
+from gke_ai_batch.model import assigner, outcome, placement, topology
 from gke_ai_batch.model.objects import UNMANAGED_JOB_NAMESPACES, ClusterQueue, Workload, World, selector_matches
+from gke_ai_batch.model.outcome import WAIT, Mode
 from gke_ai_batch.model.requests import drop_excluded, pod_requests, show, times
 
 
+LOCAL_QUEUE, NAMESPACE, STOP_POLICY = "local-queue", "namespace", "stop-policy"
+ADMISSION_CHECK, CAPACITY = "admission-check", "capacity"
+QUEUE = "queue"
+"""The rule id of a ClusterQueue Kueue refuses, or that can never admit a team's work."""
+
 RULES = {
-    "namespace": "kueue v0.19.2 pkg/workload/resources.go:ValidateAdmissibility (namespaceSelector)",
-    "local-queue": "kueue v0.19.2 pkg/queue/manager.go (a workload waits for its LocalQueue)",
-    "quota": assigner.SOURCE,
-    "placement": "kube-scheduler NodeAffinity, TaintToleration, NodeResourcesFit filters",
+    LOCAL_QUEUE: "kueue v0.19.2 pkg/cache/queue/manager.go (ErrLocalQueueDoesNotExistOrInactive: a workload waits for its LocalQueue)",
+    NAMESPACE: "kueue v0.19.2 pkg/workload/resources.go:ValidateAdmissibility (namespaceSelector)",
+    STOP_POLICY: "kueue v0.19.2 apis/kueue/v1beta2/clusterqueue_types.go (ClusterQueueSpec.stopPolicy)",
+    assigner.RULE: assigner.SOURCE,
+    ADMISSION_CHECK: "kueue v0.19.2 pkg/controller/admissionchecks/provisioning (a ProvisioningRequest check admits once GKE provisions)",
+    CAPACITY: "GKE concepts/spot-vms and concepts/dws (flex-start): nodes GKE may reclaim or creates when it has them",
+    placement.RULE: "kube-scheduler NodeAffinity, TaintToleration, NodeResourcesFit filters",
+    topology.RULE: "kueue v0.19.2 pkg/scheduler/flavorassigner/tas_flavorassigner.go, pkg/cache/scheduler/tas_flavor_snapshot.go",
+    QUEUE: "kueue v0.19.2 pkg/webhooks/clusterqueue_webhook.go and the ClusterQueue CRD's limits",
 }
+"""Every rule a verdict's reasons or a queue problem name, and the upstream source it follows."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class Verdict:
+    """One workload's answer, as Kueue's flavor assigner and kube-scheduler would give it on an
+    empty cluster: its mode (gke_ai_batch/model/outcome.py: NO_FIT means never) and the reasons,
+    in the order they were found: the first error is why it can never run, the WAIT ones what
+    it may wait for though it can run (a refused workload may have both)."""
+
     workload: Workload
     cluster_queue: str | None
+    mode: Mode
+    reasons: tuple[Finding, ...] = ()
     assignment: assigner.Assignment | None = None
-    placements: list[placement.Placement] = field(default_factory=list)
-    never: str | None = None  # why it can never run
-    rule: str | None = None
-    waits: list[str] = field(default_factory=list)  # why it may wait, though it can run
+    placements: tuple[placement.Placement, ...] = ()
 
     @property
     def admissible(self) -> bool:
-        return self.never is None
+        return self.mode != Mode.NO_FIT
+
+    @property
+    def refusal(self) -> Finding | None:
+        """Why it can never run: the first error among its reasons; None when it can."""
+        return outcome.refusal(self.reasons)
+
+    @property
+    def waits(self) -> tuple[Finding, ...]:
+        return outcome.waits(self.reasons)
 
     @property
     def flavors(self) -> list[str]:
         return self.assignment.flavors if self.assignment else []
 
 
+def _verdict(wl: Workload, cluster_queue: str | None, reasons: list[Finding], assignment=None, placements=()) -> Verdict:
+    mode = Mode.NO_FIT if outcome.refusal(reasons) else assignment.mode if assignment else Mode.FIT
+    return Verdict(wl, cluster_queue, mode, tuple(reasons), assignment, tuple(placements))
+
+
 def judge(world: World, wl: Workload, capacity_types: dict[str, set[str]] | None = None) -> Verdict:
     """capacity_types: flavor -> the GKE provisioning models of its nodes (for the waits)."""
     if not wl.queued:
-        v = Verdict(wl, None)
-        v.waits.append("not queued: the pods wait for the ProvisioningRequest's nodes" if wl.kind == "ProvisioningRequest" else "not queued")
-        _place(world, v, [])
-        return v
+        placements, found = _place(world, wl, [])
+        why = "not queued: the pods wait for the ProvisioningRequest's nodes" if wl.kind == "ProvisioningRequest" else "not queued"
+        return _verdict(wl, None, [Finding(LOCAL_QUEUE, why, severity=WAIT), *found], placements=placements)
     cq_name = world.local_queues.get((wl.namespace, wl.local_queue))
-    v = Verdict(wl, cq_name)
+    refused = _queue_refusal(world, wl, cq_name)
+    if refused is not None:
+        return _verdict(wl, cq_name, [refused])
+    assert cq_name is not None  # _queue_refusal refuses a workload whose LocalQueue names none
+    cq = world.queues[cq_name]
+    assignment = assigner.assign(world, cq, wl.pod_sets)
+    reasons = [r for p in assignment.pod_sets for r in p.reasons]
+    if assignment.mode == Mode.NO_FIT:
+        return _verdict(wl, cq_name, reasons, assignment)
+
+    def wait(rule: str, message: str) -> None:
+        reasons.append(Finding(rule, message, severity=WAIT))
+
+    for (flavor, resource), amount in sorted(assignment.borrowed.items()):
+        wait(assigner.RULE, f"borrows {show(resource, amount)} {resource} of {flavor} from cohort {cq.cohort}")
+    for flavor in assignment.flavors:
+        for check in cq.checks.get(flavor, ()):
+            wait(ADMISSION_CHECK, f"admission check {check} on {flavor} (a ProvisioningRequest: GKE's DWS provisions the nodes first)")
+        for model in sorted((capacity_types or {}).get(flavor, ())):
+            if model == "flexStart":
+                wait(CAPACITY, f"{flavor} is flex-start capacity: nodes are created when GKE has them")
+            elif model == "spot":
+                wait(CAPACITY, f"{flavor} is spot capacity: GKE may reclaim the nodes")
+    placements, found = _place(world, wl, [world.flavors[f] for f in assignment.flavors if f in world.flavors])
+    reasons += found
+    for ps, psa, p in zip(wl.pod_sets, assignment.pod_sets, placements):
+        for r in topology.judge(world, ps, sorted(set(psa.flavors.values())), p, cq.checks):
+            reasons.append(replace(r, message=f"pod set {ps.name}{':' if r.severity == ERROR else ''} {r.message}"))
+    return _verdict(wl, cq_name, reasons, assignment, placements)
+
+
+def _queue_refusal(world: World, wl: Workload, cq_name: str | None) -> Finding | None:
+    """Why the workload's queues can never admit it, before any flavor is tried; None if they may."""
     if cq_name is None or cq_name not in world.queues:
-        v.never, v.rule = f"LocalQueue {wl.namespace}/{wl.local_queue} does not exist or names no ClusterQueue", "local-queue"
-        return v
+        return Finding(LOCAL_QUEUE, f"LocalQueue {wl.namespace}/{wl.local_queue} does not exist or names no ClusterQueue")
     cq = world.queues[cq_name]
     if wl.namespace in UNMANAGED_JOB_NAMESPACES:
-        v.never, v.rule = (
+        return Finding(NAMESPACE, (
             f"Kueue does not manage jobs in {wl.namespace}: the managedJobsNamespaceSelector excludes the "
             "system namespaces (gke_ai_batch/model/objects.py UNMANAGED_JOB_NAMESPACES), so the job "
-            "stays suspended or runs outside every quota",
-            "namespace",
-        )
-        return v
+            "stays suspended or runs outside every quota"
+        ))
     if not selector_matches(cq.namespace_selector, world.namespace_labels(wl.namespace)):
-        v.never, v.rule = (
+        return Finding(NAMESPACE, (
             f"namespace {wl.namespace} doesn't match ClusterQueue {cq.name}'s namespaceSelector "
-            f"({'none: Kueue reads a missing selector as no namespace' if cq.namespace_selector is None else cq.namespace_selector})",
-            "namespace",
-        )
-        return v
+            f"({'none: Kueue reads a missing selector as no namespace' if cq.namespace_selector is None else cq.namespace_selector})"
+        ))
     if cq.stop_policy != "None":
         # "if set to a value different from None, the ClusterQueue is considered Inactive, no
         # new reservation being made" (ClusterQueueSpec.stopPolicy,
         # apis/kueue/v1beta2/clusterqueue_types.go:132-144, v0.19.2): Hold lets what is admitted
         # finish, HoldAndDrain evicts it too; neither admits a workload created with the stack.
-        v.never, v.rule = (
+        return Finding(STOP_POLICY, (
             f"ClusterQueue {cq.name} is stopped (stopPolicy {cq.stop_policy}): Kueue admits nothing "
-            "new from it; remove its stopPolicy (or set None), or drop the workload",
-            "stop-policy",
-        )
-        return v
-    v.assignment = assigner.assign(world, cq, wl.pod_sets)
-    if v.assignment.error:
-        v.never, v.rule = v.assignment.error, "quota"
-        return v
-    for (flavor, resource), amount in sorted(v.assignment.borrowed.items()):
-        v.waits.append(f"borrows {show(resource, amount)} {resource} of {flavor} from cohort {cq.cohort}")
-    for flavor in v.flavors:
-        for check in cq.checks.get(flavor, ()):
-            v.waits.append(f"admission check {check} on {flavor} (a ProvisioningRequest: GKE's DWS provisions the nodes first)")
-        for model in sorted((capacity_types or {}).get(flavor, ())):
-            if model == "flexStart":
-                v.waits.append(f"{flavor} is flex-start capacity: nodes are created when GKE has them")
-            elif model == "spot":
-                v.waits.append(f"{flavor} is spot capacity: GKE may reclaim the nodes")
-    _place(world, v, [world.flavors[f] for f in v.flavors if f in world.flavors])
-    for ps, psa, p in zip(v.workload.pod_sets, v.assignment.pod_sets, v.placements):
-        never, wait = topology.judge(world, ps, sorted(set(psa.flavors.values())), p, cq.checks)
-        if never and v.never is None:
-            v.never, v.rule = f"pod set {ps.name}: {never}", "topology"
-        if wait:
-            v.waits.append(f"pod set {ps.name} {wait}")
-    return v
+            "new from it; remove its stopPolicy (or set None), or drop the workload"
+        ))
+    return None
 
 
-def _place(world: World, v: Verdict, flavors) -> None:
-    for ps in v.workload.pod_sets:
-        p = placement.place(world, ps, flavors, v.workload.exclusive_key)
-        v.placements.append(p)
+def _place(world: World, wl: Workload, flavors) -> tuple[tuple[placement.Placement, ...], list[Finding]]:
+    """Each pod set's placement, and the reasons they give the workload, in pod set order."""
+    placements = tuple(placement.place(world, ps, flavors, wl.exclusive_key) for ps in wl.pod_sets)
+    reasons = []
+    for ps, p in zip(wl.pod_sets, placements):
         if p.note and p.groups:
-            v.waits.append(f"pod set {ps.name} {p.note}")
-        if p.error and v.never is None:
-            v.never, v.rule = f"pod set {ps.name}: {p.error}", "placement"
+            reasons.append(Finding(placement.RULE, f"pod set {ps.name} {p.note}", severity=WAIT))
+        if p.refusal is not None:
+            reasons.append(replace(p.refusal, message=f"pod set {ps.name}: {p.refusal.message}"))
+    return placements, reasons
 
 
 @dataclass(frozen=True)
@@ -172,17 +208,26 @@ def queue_shape(cq: ClusterQueue) -> str | None:
     return None
 
 
-def queue_problems(world: World) -> list[tuple[str, str, str]]:
-    """(ClusterQueue, its field at fault, reason) for queues Kueue refuses, or that can never
-    admit anything of some team."""
-    out = [(cq.name, "flavors", reason) for cq in world.queues.values() if (reason := queue_shape(cq)) is not None]
+def queue_problems(world: World) -> list[Finding]:
+    """ClusterQueues Kueue refuses, or that can never admit anything of some team: each a
+    finding about the queue, at its field at fault."""
+    out = [
+        Finding(QUEUE, reason, subject=("ClusterQueue", "", cq.name), path="flavors")
+        for cq in world.queues.values()
+        if (reason := queue_shape(cq)) is not None
+    ]
     for (namespace, lq), cq_name in sorted(world.local_queues.items()):
         cq = world.queues.get(cq_name)
         if cq is None:
             continue
         if not selector_matches(cq.namespace_selector, world.namespace_labels(namespace)):
-            out.append((cq_name, "namespaceSelector", f"LocalQueue {namespace}/{lq} points at ClusterQueue {cq_name}, whose namespaceSelector "
-                        f"does not match namespace {namespace}: Kueue never admits its workloads"))
+            out.append(Finding(
+                QUEUE,
+                f"LocalQueue {namespace}/{lq} points at ClusterQueue {cq_name}, whose namespaceSelector "
+                f"does not match namespace {namespace}: Kueue never admits its workloads",
+                subject=("ClusterQueue", "", cq_name),
+                path="namespaceSelector",
+            ))
     return out
 
 
@@ -208,20 +253,21 @@ def workload_keys(workloads: list[Workload]) -> list[str]:
     ]
 
 
-def simulate(world: World, verdicts: list[Verdict]) -> dict[str, str]:
+def simulate(world: World, verdicts: list[Verdict]) -> dict[str, Finding | None]:
     """What happens when every admissible sample is submitted at once to an empty cluster, in
     Kueue's order (higher priority first, then submission order, as BestEffortFIFO heads are
-    ordered): workload key (workload_keys) -> 'admitted' or why it waits. Admission needs no preemption here, as
-    nothing runs yet; what a later, higher-priority arrival may preempt is the report's
-    preemption section."""
+    ordered): workload key (workload_keys) -> None where it is admitted, else why it waits (a
+    WAIT finding of the quota rule). Admission needs no preemption here, as nothing runs yet;
+    what a later, higher-priority arrival may preempt is the report's preemption section."""
     usage: dict[tuple[str, str, str], int] = {}
     keyed = list(zip(workload_keys([v.workload for v in verdicts]), verdicts))
     order = sorted(
         ((key, v) for key, v in keyed if v.admissible and v.cluster_queue),
         key=lambda kv: -world.priorities.get(kv[1].workload.priority_class or "", 0),
     )
-    out: dict[str, str] = {}
+    out: dict[str, Finding | None] = {}
     for key, v in order:
+        assert v.cluster_queue is not None and v.assignment is not None  # admissible and queued
         cq = world.queues[v.cluster_queue]
         need: dict[tuple[str, str], int] = {}
         for p in v.assignment.pod_sets:
@@ -231,14 +277,16 @@ def simulate(world: World, verdicts: list[Verdict]) -> dict[str, str]:
         for (f, r), n in need.items():
             left = assigner.available(world, cq, f, r, usage)
             if n > left:
-                blocked = f"waits for quota: needs {show(r, n)} {r} of {f}, {show(r, max(left, 0))} left"
+                blocked = Finding(
+                    assigner.RULE, f"waits for quota: needs {show(r, n)} {r} of {f}, {show(r, max(left, 0))} left", severity=WAIT
+                )
                 break
         if blocked:
             out[key] = blocked
             continue
         for (f, r), n in need.items():
             usage[(cq.name, f, r)] = usage.get((cq.name, f, r), 0) + n
-        out[key] = "admitted"
+        out[key] = None
     return out
 
 

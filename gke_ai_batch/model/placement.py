@@ -22,13 +22,15 @@ Beyond one pod, a workload has to fit as a whole:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from gke_ai_batch.domain import catalogue, gcsfuse, naming
+from gke_ai_batch.domain.findings import Finding
 from gke_ai_batch.model import selection
 from gke_ai_batch.model.objects import Flavor, NodeGroup, PodSet, World
+from gke_ai_batch.model.outcome import Mode
 from gke_ai_batch.model.requests import pod_requests, scheduled_pod_requests, show
 
 GPU_LABEL = catalogue.GPU_ACCELERATOR_LABEL
@@ -38,14 +40,26 @@ COMPUTE_CLASS_LABEL = naming.COMPUTE_CLASS_LABEL
 MAX_PODS_PER_NODE = 110
 
 
-@dataclass
+RULE = "placement"
+"""The rule id of a pod set kube-scheduler could never place."""
+
+
+@dataclass(frozen=True)
 class Placement:
+    """Where a pod set's pods can go: the node pools that take them (and how many per node),
+    why the others cannot, and either why none ever will (`refusal`) or a note on how they
+    are placed (waves, nodes GKE creates)."""
+
     pod_set: str
-    groups: list[str] = field(default_factory=list)  # node pools that can take its pods
-    per_node: dict[str, int] = field(default_factory=dict)
-    misses: list[str] = field(default_factory=list)  # why the other pools cannot
-    error: str | None = None
+    groups: Sequence[str] = ()  # node pools that can take its pods
+    per_node: Mapping[str, int] = field(default_factory=dict)
+    misses: Sequence[str] = ()  # why the other pools cannot
+    refusal: Finding | None = None
     note: str | None = None  # placement not checked, and why
+
+    @property
+    def mode(self) -> Mode:
+        return Mode.NO_FIT if self.refusal is not None else Mode.FIT
 
 
 def injected_spec(spec: Mapping[str, Any], flavors: list[Flavor]) -> dict[str, Any]:
@@ -108,94 +122,97 @@ def fits_node(
 
 
 def place(world: World, ps: PodSet, flavors: list[Flavor], exclusive_key: str | None) -> Placement:
-    out = Placement(ps.name)
     spec = injected_spec(ps.spec, flavors)
     requests = scheduled_pod_requests(ps.spec, ps.annotations)
+    groups: list[str] = []
+    per_node: dict[str, int] = {}
+    misses: list[str] = []
+
+    def refused(message: str) -> Placement:
+        return Placement(ps.name, tuple(groups), per_node, tuple(misses), refusal=Finding(RULE, message))
+
+    def noted(note: str | None = None) -> Placement:
+        return Placement(ps.name, tuple(groups), per_node, tuple(misses), note=note)
+
     chosen = (spec.get("nodeSelector") or {}).get(COMPUTE_CLASS_LABEL)
     custom = chosen if chosen in world.compute_classes else None
     if custom is not None and world.autopilot:
         clash = [k for k in spec.get("nodeSelector") or {} if k in naming.COMPUTE_CLASS_FIELD_LABELS]
         if clash:
             fields = ", ".join(f"{k} ({naming.COMPUTE_CLASS_FIELD_LABELS[k]})" for k in clash)
-            out.error = (
+            return refused(
                 f"its pods select ComputeClass {custom} and the system node label{'s' if len(clash) > 1 else ''} "
                 f"{fields}, which the ComputeClass decides, and GKE rejects such Pods (about-custom-compute-classes, "
                 "\"Node selectors for system node labels\"): let the class's priorities choose it (a sample on a "
                 "ComputeClass flavor names no gpu or tpu shape; its requests say how many)"
             )
-            return out
     if world.autopilot and custom is None:
-        return _autopilot(out, spec, requests)
+        return _autopilot(ps.name, spec, requests)
     modelled = {k for g in world.node_groups for k in g.labels}
     for g in world.node_groups:
-        per_node, why = fits_node(spec, requests, g, modelled)
+        fit, why = fits_node(spec, requests, g, modelled)
         if why:
-            out.misses.append(why)
+            misses.append(why)
         else:
-            out.groups.append(g.name)
-            out.per_node[g.name] = per_node
-    if not out.groups:
+            groups.append(g.name)
+            per_node[g.name] = fit
+    if not groups:
         if custom is not None and world.compute_classes[custom] == "DoNotScaleUp":
             # GKE creates nodes for the class only as its priorities say (whenUnsatisfiable
             # DoNotScaleUp: "GKE doesn't create nodes", concepts/about-custom-compute-classes).
-            misses = [m for m in out.misses if m.startswith(f"ComputeClass {custom}[")]
-            out.error = f"no priority of ComputeClass {custom} can run its pods: " + "; ".join(
-                misses or ["it has no priorities"]
-            )
-            return out
+            mine = [m for m in misses if m.startswith(f"ComputeClass {custom}[")]
+            return refused(f"no priority of ComputeClass {custom} can run its pods: " + "; ".join(
+                mine or ["it has no priorities"]
+            ))
         if custom is not None:
-            out.note = f"no priority of ComputeClass {custom} fits; with whenUnsatisfiable ScaleUpAnyway GKE creates other nodes"
-            return out
+            return noted(f"no priority of ComputeClass {custom} fits; with whenUnsatisfiable ScaleUpAnyway GKE creates other nodes")
         if world.auto_provisioning:
-            out.note = "no node pool fits; node auto-provisioning may create one"
-            return out
-        out.error = "no node pool can run its pods: " + "; ".join(out.misses or ["the cluster has no node pools"])
+            return noted("no node pool fits; node auto-provisioning may create one")
+        error = "no node pool can run its pods: " + "; ".join(misses or ["the cluster has no node pools"])
         sidecar = gcsfuse.sidecar_requests(ps.annotations)
         if sidecar:
-            out.error += (
+            error += (
                 f" (each pod's requests include the {gcsfuse.SIDECAR_NAME} container GKE adds for its "
                 f"{gcsfuse.VOLUMES_ANNOTATION} annotation: " + ", ".join(f"{r} {q}" for r, q in sidecar.items()) + ")"
             )
-        return out
-    groups = {g.name: g for g in world.node_groups}
-    matched = [groups[n] for n in out.groups]
+        return refused(error)
+    by_name = {g.name: g for g in world.node_groups}
+    matched = [by_name[n] for n in groups]
     takes_chips = requests.get(catalogue.TPU_RESOURCE, 0) > 0
     for g in matched:
         if takes_chips and g.slice_hosts and g.slice_hosts > 1 and ps.pods_per_replica % g.slice_hosts:
-            out.error = (
+            return refused(
                 f"{g.name} is a multi-host TPU slice of {g.slice_hosts} hosts that runs one pod per host, all "
                 f"together; {ps.pods_per_replica} pods per {'replica' if ps.replicas > 1 or exclusive_key else 'Job'} "
                 f"would leave the slice {'short' if ps.pods_per_replica < g.slice_hosts else 'split'}: use "
                 f"{g.slice_hosts} (parallelism = completions = hosts)"
             )
-            return out
     if exclusive_key:
-        homes = [g for g in matched if out.per_node[g.name] * g.nodes >= ps.pods_per_replica]
+        homes = [g for g in matched if per_node[g.name] * g.nodes >= ps.pods_per_replica]
         # GKE creates a node pool of an auto-created shape for each replica that needs one.
         if len(homes) < ps.replicas and not any(g.auto_created for g in homes):
-            out.error = (
+            return refused(
                 f"exclusive placement ({exclusive_key}) puts each of its {ps.replicas} replicas on a node pool of "
                 f"its own, and only {len(homes)} pool{'s' if len(homes) != 1 else ''} can hold a replica of "
                 f"{ps.pods_per_replica} pods ({', '.join(g.name for g in homes) or 'none'})"
             )
-        return out
-    room = sum(out.per_node[g.name] * g.nodes for g in matched)
+        return noted()
+    room = sum(per_node[g.name] * g.nodes for g in matched)
     if room < ps.count:
         if all(g.capacity == "queued" for g in matched):
             # A ProvisioningRequest is all or nothing: GKE provisions every pod's node or none
             # (GKE "Dynamic Workload Scheduler", provisioningrequest).
-            out.error = (
+            return refused(
                 f"queued provisioning creates the nodes of all {ps.count} pods at once or none, and the pools "
-                f"that fit them hold at most {room} ({', '.join(out.groups)})"
+                f"that fit them hold at most {room} ({', '.join(groups)})"
             )
-        else:
-            # Kueue's PodsReady counts succeeded pods as well as ready ones
-            # (pkg/controller/jobs/job/job_controller.go PodsReady), so pods may run in waves.
-            out.note = f"runs in waves: at most {room} of its {ps.count} pods at once"
-    return out
+        # Kueue's PodsReady counts succeeded pods as well as ready ones
+        # (pkg/controller/jobs/job/job_controller.go PodsReady), so pods may run in waves.
+        return noted(f"runs in waves: at most {room} of its {ps.count} pods at once")
+    return noted()
 
 
-def _autopilot(out: Placement, spec: Mapping[str, Any], requests: Mapping[str, int]) -> Placement:
+def _autopilot(pod_set: str, spec: Mapping[str, Any], requests: Mapping[str, int]) -> Placement:
     """Autopilot makes a node for each pod's nodeSelector, within the requests its compute
     classes accept (gke_ai_batch/domain/autopilot.py cites GKE's "Autopilot resource requests")."""
     from gke_ai_batch.domain import autopilot
@@ -208,7 +225,5 @@ def _autopilot(out: Placement, spec: Mapping[str, Any], requests: Mapping[str, i
         selector.get(COMPUTE_CLASS_LABEL, "general-purpose").lower() if accelerator is None else "general-purpose",
     )
     if problems:
-        out.error = "Autopilot would not run its pods: " + "; ".join(problems)
-    else:
-        out.note = "Autopilot creates a node for each pod"
-    return out
+        return Placement(pod_set, refusal=Finding(RULE, "Autopilot would not run its pods: " + "; ".join(problems)))
+    return Placement(pod_set, note="Autopilot creates a node for each pod")

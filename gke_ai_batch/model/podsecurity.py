@@ -6,8 +6,8 @@ pods break its namespace's `enforce` level is created, admitted by Kueue, and th
 create fails, so the workload waits forever holding its quota. Hence the program refuses such
 a workload before deploy (gke_ai_batch/plan/podsecurity.py), and this is the decision it uses.
 
-`violations(pod_spec, level)` returns a reason for every check the pod fails, like Kueue's
-flavor assigner returns why each flavor was passed over. The checks follow the Pod Security
+`violations(pod_spec, level)` returns a Finding (a Violation) for every check the pod fails,
+like Kueue's flavor assigner returns why each flavor was passed over. The checks follow the Pod Security
 Standards page (https://kubernetes.io/docs/concepts/security/pod-security-standards/) and
 their implementation, k8s.io/pod-security-admission/policy (check_*.go), as of v1.34:
 
@@ -41,6 +41,8 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from gke_ai_batch.domain.findings import Finding
+
 SOURCE = "https://kubernetes.io/docs/concepts/security/pod-security-standards/"
 LEVELS = ("privileged", "baseline", "restricted")  # least to most strict
 LABEL_PREFIX = "pod-security.kubernetes.io/"
@@ -66,14 +68,15 @@ _CONTAINER_LISTS = ("initContainers", "containers", "ephemeralContainers")
 
 
 @dataclass(frozen=True)
-class Violation:
-    level: str  # the lowest level that forbids it: baseline or restricted
-    check: str  # the Pod Security Standards control, e.g. "Host Namespaces"
-    field: str  # where in the pod spec, e.g. spec.hostNetwork
-    detail: str
+class Violation(Finding):
+    """A check a pod fails, as a Finding: `rule` the Pod Security Standards control it breaks
+    ("Host Namespaces"), `path` where in the pod spec (spec.hostNetwork), `message` what is
+    wrong; `level` the lowest level that forbids it, baseline or restricted."""
 
-    def __str__(self) -> str:
-        return f"{self.field}: {self.detail} ({self.level}: {self.check})"
+    level: str = "baseline"
+
+    def render(self) -> str:
+        return f"{super().render()} ({self.level}: {self.rule})"
 
 
 def stricter(a: str, b: str) -> bool:
@@ -113,7 +116,7 @@ def _sc(obj: Mapping[str, Any]) -> Mapping[str, Any]:
 
 def _baseline(spec: Mapping[str, Any]) -> Iterator[Violation]:
     def v(check: str, field: str, detail: str) -> Violation:
-        return Violation("baseline", check, field, detail)
+        return Violation(check, detail, path=field, level="baseline")
 
     for key in ("hostNetwork", "hostPID", "hostIPC"):
         if spec.get(key) is True:
@@ -152,7 +155,7 @@ def _baseline(spec: Mapping[str, Any]) -> Iterator[Violation]:
 
 def _restricted(spec: Mapping[str, Any]) -> Iterator[Violation]:
     def v(check: str, field: str, detail: str) -> Violation:
-        return Violation("restricted", check, field, detail)
+        return Violation(check, detail, path=field, level="restricted")
 
     for i, vol in enumerate(spec.get("volumes") or []):
         if not isinstance(vol, Mapping):

@@ -24,6 +24,7 @@ the stack file's key paths, any other program shows the object."""
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from collections.abc import Mapping, Sequence
 from functools import cached_property
 from typing import Any
@@ -55,7 +56,7 @@ from gke_ai_batch.domain.registered import (
     is_type,
     of_type,
 )
-from gke_ai_batch.model import computeclass, facts, selection
+from gke_ai_batch.model import computeclass, facts, placement, selection
 from gke_ai_batch.model.model import Verdict, judge, queue_problems, simulate
 from gke_ai_batch.model.multikueue import MULTIKUEUE_CONTROLLER
 from gke_ai_batch.model.objects import ClusterQueue, Flavor, NodeGroup, Workload, World, workload_from_manifests
@@ -384,23 +385,22 @@ class Judgement:
         return [judge(self.world, wl, self.capacity_types) for wl, _ in self.workloads]
 
     @cached_property
-    def at_once(self) -> dict[str, str]:
+    def at_once(self) -> dict[str, Finding | None]:
         return simulate(self.world, self.verdicts)
 
     @cached_property
     def problems(self) -> list[Finding]:
         out = []
         for v in self.verdicts:
-            if v.admissible or (v.rule == "placement" and v.cluster_queue in self.dispatched):
+            refusal = v.refusal
+            if refusal is None or (refusal.rule == placement.RULE and v.cluster_queue in self.dispatched):
                 continue
             wl = v.workload
             where = f"{wl.kind} {wl.namespace}/{wl.name}"
             if v.cluster_queue:
                 where += f" (LocalQueue {wl.local_queue} → ClusterQueue {v.cluster_queue})"
-            subject = (wl.kind, wl.namespace, wl.name)
-            out.append(Finding(v.rule or "never", f"{where} can never run: {v.never}", subject=subject))
-        for cq, key, reason in queue_problems(self.world):
-            out.append(Finding("queue", reason, subject=("ClusterQueue", "", cq), path=key))
+            out.append(replace(refusal, message=f"{where} can never run: {refusal.message}", subject=(wl.kind, wl.namespace, wl.name)))
+        out += queue_problems(self.world)
         out += self._flavors_without_nodes()
         return out
 

@@ -40,11 +40,23 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from gke_ai_batch.domain import gcsfuse, topology
+from gke_ai_batch.domain.findings import Finding
 from gke_ai_batch.domain.podtemplates import PodSet
 from gke_ai_batch.model.objects import Flavor, NodeGroup, World
+from gke_ai_batch.model.outcome import WAIT
 from gke_ai_batch.model.placement import Placement
 
 PER_NODE = (topology.HOSTNAME_LABEL, topology.HOST_LABEL)
+RULE = "topology"
+"""The rule id of a pod set Kueue's TAS would never admit, or may make wait."""
+
+
+def _never(message: str) -> tuple[Finding, ...]:
+    return (Finding(RULE, message),)
+
+
+def _wait(message: str) -> tuple[Finding, ...]:
+    return (Finding(RULE, message, severity=WAIT),)
 
 
 @dataclass(frozen=True)
@@ -176,27 +188,26 @@ def uncarried(world: World, name: str, flavor: Flavor) -> str | None:
 
 def _unprovisioned(
     world: World, name: str, flavor: Flavor, p: Placement, checks: Mapping[str, tuple[str, ...]] | None
-) -> tuple[str | None, str | None]:
+) -> tuple[Finding, ...]:
     """A TAS flavor whose nodes (those the pod set fits) exist only once a pod asks for them (node
     pools scaling from zero, a ComputeClass's priorities, Autopilot's nodes) and that no admission
     check provisions: its pod set waits on nodes another flavor's pods bring up, or, with none,
     is never admitted."""
     if (checks or {}).get(name):
-        return None, None
+        return ()
     groups = [g for g in flavor_groups(world, flavor) if g.name in p.per_node]
     if world.autopilot and not groups:
         # Autopilot creates a node for each pending pod and keeps none spare (placement._autopilot;
         # GKE docs concepts/autopilot-overview), so before Kueue admits the pod set no node of the
         # flavor exists for TAS to count.
-        return (
+        return _never(
             f"ResourceFlavor {name}'s nodes are Autopilot's, which GKE creates only once a pending pod asks for them, "
             "and Kueue's TAS places a pod set only on nodes that exist, reaching the autoscaler only through a "
             "ProvisioningRequest admission check on the flavor: Kueue never admits it; put the flavor behind a "
-            "ProvisioningRequest check (a stack's flavor: queuedProvisioning: true), or drop its topologyName",
-            None,
+            "ProvisioningRequest check (a stack's flavor: queuedProvisioning: true), or drop its topologyName"
         )
     if not groups or not all(g.from_zero for g in groups):
-        return None, None
+        return ()
     pools = ", ".join(g.name for g in groups)
     others = sorted(
         other.name
@@ -204,27 +215,27 @@ def _unprovisioned(
         if other.topology_name is None and any(g in flavor_groups(world, other) for g in groups)
     )
     if others:
-        return None, (
+        return _wait(
             f"runs only on nodes of {pools} that other workloads keep up (ResourceFlavor {', '.join(others)}): Kueue's TAS "
             f"places pods on existing nodes only, and ResourceFlavor {name}'s scale from zero"
         )
-    return (
+    return _never(
         f"ResourceFlavor {name}'s nodes ({pools}) exist only once a pending pod asks the autoscaler for them, and "
         "Kueue's TAS places a pod set only on nodes that exist, reaching the autoscaler only through a "
         "ProvisioningRequest admission check on the flavor: Kueue never admits it; give the pool nodes that "
-        "stay (a fixed size or minNodes above 0), or put the flavor behind a ProvisioningRequest check",
-        None,
+        "stay (a fixed size or minNodes above 0), or put the flavor behind a ProvisioningRequest check"
     )
 
 
 def judge(
     world: World, ps: PodSet, flavors: list[str], p: Placement, checks: Mapping[str, tuple[str, ...]] | None = None
-) -> tuple[str | None, str | None]:
-    """(why it can never run, why it may wait) for one pod set on its assigned flavors; `checks`:
-    the ClusterQueue's admission checks per flavor."""
+) -> tuple[Finding, ...]:
+    """Why one pod set on its assigned flavors can never run (an error) or may wait, if either:
+    at most one reason, none when TAS has nothing to say; `checks`: the ClusterQueue's
+    admission checks per flavor."""
     refused = slice_refusal(ps)
     if refused is not None:
-        return f"Kueue's webhook refuses its slice annotations: {refused}", None
+        return _never(f"Kueue's webhook refuses its slice annotations: {refused}")
     asked = request(ps)
     slice_level, size = slice_request(ps)[0], slice_size(ps)
     if asked is None and slice_level is None:
@@ -235,46 +246,43 @@ def judge(
             if flavor is not None and flavor.topology_name is not None:
                 never = uncarried(world, name, flavor)
                 if never:
-                    return never, None
-                never, wait = _unprovisioned(world, name, flavor, p, checks)
-                if never or wait:
-                    return never, wait
-        return None, None
+                    return _never(never)
+                found = _unprovisioned(world, name, flavor, p, checks)
+                if found:
+                    return found
+        return ()
     mode, level = asked if asked is not None else ("slices", slice_level)
     for name in flavors:
         flavor = world.flavors.get(name)
         if flavor is None:
             continue
         if flavor.topology_name is None:
-            return f"it asks for a {level} domain and ResourceFlavor {name} has no topologyName (Kueue: \"does not support TopologyAwareScheduling\")", None
+            return _never(f"it asks for a {level} domain and ResourceFlavor {name} has no topologyName (Kueue: \"does not support TopologyAwareScheduling\")")
         levels = world.topologies.get(flavor.topology_name)
         if levels is None:
-            return f"ResourceFlavor {name} names Topology {flavor.topology_name}, which does not exist", None
+            return _never(f"ResourceFlavor {name} names Topology {flavor.topology_name}, which does not exist")
         if asked is not None and level not in levels:
-            return (
+            return _never(
                 f"it asks for a {level} domain and Topology {flavor.topology_name} of ResourceFlavor {name} has no such "
-                f"level ({', '.join(levels)})",
-                None,
+                f"level ({', '.join(levels)})"
             )
         if slice_level is not None:
             if slice_level not in levels:
-                return (
+                return _never(
                     f"its slices ask for {slice_level} domains and Topology {flavor.topology_name} of ResourceFlavor {name} "
-                    f"has no such level ({', '.join(levels)}; Kueue: \"no requested topology level for slices\")",
-                    None,
+                    f"has no such level ({', '.join(levels)}; Kueue: \"no requested topology level for slices\")"
                 )
             if asked is not None and levels.index(slice_level) < levels.index(level):
-                return (
+                return _never(
                     f"its slice level {slice_level} is wider than its {mode} level {level} in Topology {flavor.topology_name} "
-                    f"(Kueue: \"podset slice topology {slice_level} is above the podset topology {level}\")",
-                    None,
+                    f"(Kueue: \"podset slice topology {slice_level} is above the podset topology {level}\")"
                 )
         never = uncarried(world, name, flavor)
         if never:
-            return never, None
-        never, wait = _unprovisioned(world, name, flavor, p, checks)
-        if never or wait:
-            return never, wait
+            return _never(never)
+        found = _unprovisioned(world, name, flavor, p, checks)
+        if found:
+            return found
         groups = [g for g in flavor_groups(world, flavor) if g.name in p.per_node]
         if not groups:
             continue  # placement says why no node fits
@@ -282,18 +290,16 @@ def judge(
             wanted = ps.count // size
             anywhere = _whole_slices(slice_level, groups, p, size)
             if anywhere < wanted:
-                return (
+                return _never(
                     f"its {ps.count} pods make {wanted} slices of {size} ({topology.SLICE_SIZE_ANNOTATION}), each in one "
-                    f"{slice_level} domain, and those of ResourceFlavor {name} hold {anywhere} whole slices: Kueue never admits it",
-                    None,
+                    f"{slice_level} domain, and those of ResourceFlavor {name} hold {anywhere} whole slices: Kueue never admits it"
                 )
             if mode == "required":
                 inside = _whole_slices(slice_level, groups, p, size, within=level)
                 if inside < wanted:
-                    return (
+                    return _never(
                         f"it requires one {level} domain for its {wanted} slices of {size} pods, each in one {slice_level} "
-                        f"domain, and the largest {level} domain of ResourceFlavor {name} holds {inside}: Kueue never admits it",
-                        None,
+                        f"domain, and the largest {level} domain of ResourceFlavor {name} holds {inside}: Kueue never admits it"
                     )
         if asked is None:
             continue
@@ -312,10 +318,9 @@ def judge(
                 if sidecar
                 else "Kueue never admits it"
             )
-            return (
+            return _never(
                 f"it requires one {level} domain for all {ps.count} pods ({topology.REQUIRED_ANNOTATION}) and {where}: "
-                f"{outcome}",
-                None,
+                f"{outcome}"
             )
-        return None, f"prefers one {level} domain for its {ps.count} pods and {where}: Kueue spreads it over more"
-    return None, None
+        return _wait(f"prefers one {level} domain for its {ps.count} pods and {where}: Kueue spreads it over more")
+    return ()

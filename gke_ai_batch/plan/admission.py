@@ -18,7 +18,7 @@ from functools import cached_property
 from typing import Any
 
 from gke_ai_batch.domain import regions
-from gke_ai_batch.domain.findings import Finding, as_finding
+from gke_ai_batch.domain.findings import Finding
 from gke_ai_batch.domain.registered import CLUSTER, NODE_POOL, Registered
 from gke_ai_batch.model import Verdict, World
 from gke_ai_batch.model.facts import ClusterFacts
@@ -27,8 +27,6 @@ from gke_ai_batch.plan import podsecurity
 from gke_ai_batch.plan.kueue import KUEUE_CHART
 
 KEY = "gke-ai-batch:"
-POD_SECURITY = "pod-security"
-"""The rule id of a sample whose pods its namespace's Pod Security level rejects (plan/podsecurity.py)."""
 # Map keys the provider passes through as they are (label keys, VM metadata), not property names.
 _VERBATIM = ("labels", "metadata", "resource_labels")
 
@@ -126,7 +124,7 @@ class Admission:
         return self.judgement.verdicts
 
     @property
-    def at_once(self) -> dict[str, str]:
+    def at_once(self) -> dict[str, Finding | None]:
         return self.judgement.at_once
 
     def problems(self) -> list[Finding]:
@@ -141,4 +139,4 @@ class Admission:
         for p in self.judgement.problems:
             path = paths.get(p.subject)
             out.append(p if path is None else replace(p, subject=None, path=path + (f".{p.path}" if p.path else "")))
-        return out + [as_finding(p, POD_SECURITY) for p in podsecurity.problems(self.plan)]
+        return out + podsecurity.problems(self.plan)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gke_ai_batch.domain import quantity
+from gke_ai_batch.domain.findings import Finding
 from gke_ai_batch.model.requests import CPU, MEMORY
 from gke_ai_batch.config.batch import FlavorConfig, QueueFlavor
 from gke_ai_batch.config.fleet import worker_stack
@@ -48,9 +49,10 @@ class FleetPlan:
     manager: Plan
     workers: list[WorkerPlan]
     multikueue: list[dict[str, Any]]  # AdmissionCheck, MultiKueueConfig, MultiKueueClusters, kubeconfig Secrets (shape)
-    landing: dict[str, dict[str, str | None]] = dataclasses.field(default_factory=dict)
+    landing: dict[str, dict[str, Finding | None]] = dataclasses.field(default_factory=dict)
     """workload -> worker -> None where that worker's Kueue could admit it and its nodes run it,
-    else why not (the admission model, gke_ai_batch/model): where each sample can land."""
+    else why not, the verdict's refusal (the admission model, gke_ai_batch/model): where each
+    sample can land."""
 
     def problems(self) -> list[tuple[str, str]]:
         """What Kueue would refuse or deactivate on the manager, and flavors the workers define
@@ -58,7 +60,7 @@ class FleetPlan:
         out: list[tuple[str, str]] = []
         checks = [m for m in self.multikueue if m["kind"] == "AdmissionCheck"]
         for q in self.manager.queues:
-            out += [(f"gke-ai-batch:clusterQueues[{q.name}]", p) for p in cluster_queue_problems(q.manifest, checks)]
+            out += [(f"gke-ai-batch:clusterQueues[{q.name}]", p.render()) for p in cluster_queue_problems(q.manifest, checks)]
         seen: dict[str, tuple[str, FlavorPlan]] = {}
         for w in self.workers:
             for f in w.plan.flavors:
@@ -71,8 +73,8 @@ class FleetPlan:
                     ))
         index = {w.name: i for i, w in enumerate(self.manager.config.workloads)}
         for name, verdicts in self.landing.items():
-            if verdicts and all(reason is not None for reason in verdicts.values()):
-                why = "; ".join(f"worker {w}: {reason}" for w, reason in verdicts.items())
+            if verdicts and all(refusal is not None for refusal in verdicts.values()):
+                why = "; ".join(f"worker {w}: {refusal.message}" for w, refusal in verdicts.items() if refusal)
                 out.append((f"gke-ai-batch:workloads[{index[name]}]", f"no worker could ever run it: {why}"))
         return out
 
@@ -100,11 +102,11 @@ def build_fleet_plan(cfg: StackConfig, project: str = "my-project") -> FleetPlan
     return FleetPlan(manager, workers, manager_manifests(fleet.name, [w.name for w in fleet.workers], used), landing)
 
 
-def _landing(cfg: StackConfig, plans: dict[str, Plan]) -> dict[str, dict[str, str | None]]:
-    out: dict[str, dict[str, str | None]] = {wl.name: {} for wl in cfg.workloads}
+def _landing(cfg: StackConfig, plans: dict[str, Plan]) -> dict[str, dict[str, Finding | None]]:
+    out: dict[str, dict[str, Finding | None]] = {wl.name: {} for wl in cfg.workloads}
     for worker, plan in plans.items():
         for verdict in Admission(plan).verdicts:
-            out[verdict.workload.name][worker] = None if verdict.admissible else verdict.never
+            out[verdict.workload.name][worker] = verdict.refusal
     return out
 
 

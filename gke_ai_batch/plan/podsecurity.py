@@ -11,9 +11,12 @@ from __future__ import annotations
 from typing import Any
 
 from gke_ai_batch.domain import podtemplates
+from gke_ai_batch.domain.findings import Finding
 from gke_ai_batch.model import podsecurity
 from gke_ai_batch.plan.workloads import namespace_level
 
+RULE = "pod-security"
+"""The rule id of a sample whose pods its namespace's Pod Security level rejects."""
 # A violation's pod field, and the workload key that put it there.
 _CAUSE = {"privileged": "privileged", "hostNetwork": "pool", "hostPort": "ports"}
 
@@ -29,7 +32,8 @@ def pod_specs(manifests: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def problems(plan) -> list[tuple[str, str]]:
+def problems(plan) -> list[Finding]:
+    """Each sample whose pods its namespace's enforce level rejects, at its stack key."""
     cfg = plan.config
     teams = {}
     for j, team in enumerate(cfg.teams):
@@ -47,16 +51,17 @@ def problems(plan) -> list[tuple[str, str]]:
             # and dnsPolicy ClusterFirstWithHostNet
             # (https://cloud.google.com/kubernetes-engine/docs/how-to/tpu-multislice).
             why = " (multi-host TPU pods on Standard use the host network)" if spec.get("hostNetwork") else ""
-            cause = next((_CAUSE[k] for k in _CAUSE if any(k in v.field for v in found)), None)
+            cause = next((_CAUSE[k] for k in _CAUSE if any(k in (v.path or "") for v in found)), None)
             if cause == "pool" and wl.pool is None:
                 cause = "tpu"  # a bare multi-host shape
             key = f"gke-ai-batch:workloads[{i}]" + (f".{cause}" if cause else "")
             kind = planned.manifests[-1]["kind"]
-            out.append((
-                key,
+            out.append(Finding(
+                RULE,
                 f"{kind} {wl.team}/{wl.name}: its pods set {_fields(found)}, which Pod Security level {level} "
                 f"of namespace {wl.team} rejects at pod creation, so the {kind} would wait forever; set "
                 f"{setting}: {podsecurity.lowest_level(spec)}{why}",
+                path=key,
             ))
             break  # one message per workload: its replicated jobs share a pod spec
     return out
@@ -66,5 +71,5 @@ def _fields(found: list[podsecurity.Violation]) -> str:
     """spec.hostNetwork (Host Namespaces), spec.containers[0].ports[0].hostPort and ... (Host Ports)."""
     by_check: dict[str, list[str]] = {}
     for v in found:
-        by_check.setdefault(v.check, []).append(v.field)
+        by_check.setdefault(v.rule, []).append(v.path or "")
     return ", ".join(f"{' and '.join(fields)} ({check})" for check, fields in by_check.items())

@@ -36,6 +36,7 @@ from pulumi.runtime.sync_await import _sync_await
 from gke_ai_batch.domain import urns
 
 from . import leanrpc
+from .diagnostics import Diagnostic
 
 # The SDK's internals this file relies on (MockMonitor, _get_stack_trace, run_pulumi_func,
 # _sync_await, the proto messages, these signatures, Output.future) are pinned with pulumi in
@@ -309,7 +310,7 @@ class YamlRefused(Exception):
     limits, synth/yamlread.py): the program's input, refused (exit 2) naming the file it came
     from (yaml_source) with the problem's line in it."""
 
-    def __init__(self, problem, text: str):
+    def __init__(self, problem: Diagnostic, text: str):
         self.rule, self.line, self.text = problem.rule, problem.line, text
         super().__init__(problem.message)
 
@@ -353,7 +354,7 @@ def _decode_yaml(text: Any) -> list[dict[str, Any]]:
     except yaml.YAMLError as exc:  # the provider fails the invoke on a file that is not YAML too
         mark = getattr(exc, "problem_mark", None)
         why = " ".join(str(getattr(exc, "problem", None) or exc).split())
-        raise YamlRefused(yamlread.Problem(mark.line + 1 if mark else None, None, (), "yaml.syntax", f"invalid YAML: {why}"), text) from None
+        raise YamlRefused(Diagnostic(f"invalid YAML: {why}", "yaml.syntax", line=mark.line + 1 if mark else None), text) from None
     out = []
     for doc in docs:
         if doc is None:

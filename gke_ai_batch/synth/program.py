@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -83,10 +83,10 @@ def read_project(directory: Path) -> Project:
     if not os.path.lexists(path):
         raise StackFileError([Diagnostic(f"no {PROJECT_FILE}: --program takes a Pulumi project folder", "usage", "--program", str(directory))])
     try:
-        doc = yamlread.load(yamlread.decode(yamlread.read_bytes(path)))
+        doc = yamlread.load(yamlread.decode(yamlread.read_bytes(path)), _dotted)
     except yamlread.YamlError as exc:
-        raise StackFileError([_placed(p.message, p.rule, p.path, file, (p.line, p.column)) for p in exc.problems]) from None
-    problems = [_placed(p.message, p.rule, p.path, file, (p.line, p.column)) for p in doc.problems]
+        raise StackFileError([replace(p, file=file) for p in exc.problems]) from None
+    problems = [replace(p, file=file) for p in doc.problems]
     data = doc.data if isinstance(doc.data, dict) else None
     if data is None:
         raise StackFileError([Diagnostic("not a Pulumi project file: expected a mapping with name and runtime", "pulumi.project", file=file, line=1, column=1)])
@@ -253,7 +253,11 @@ def _program_line(error: BaseException, project: Project) -> tuple[str, int] | N
     return found
 
 
+def _dotted(path: tuple) -> str:
+    """A Pulumi.yaml key path as its diagnostics name it: runtime.options."""
+    return ".".join(str(p) for p in path)
+
+
 def _placed(message: str, rule: str, path: tuple, file: str, at) -> Diagnostic:
-    key = ".".join(str(p) for p in path) or None
     line, column = at if at else (None, None)
-    return Diagnostic(message, rule, key, file, line, column)
+    return Diagnostic(message, rule, _dotted(path) or None, file, line, column)

@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -156,11 +156,11 @@ def read(stack_file: StackFile, *, any_secret: bool = False, project: str = NAME
     project, whose name is the namespace a key without one is told to take."""
     file = stack_file.display()
     try:
-        doc = yamlread.load(yamlread.decode(yamlread.read_bytes(stack_file.path)))
+        doc = yamlread.load(yamlread.decode(yamlread.read_bytes(stack_file.path)), _format)
     except yamlread.YamlError as exc:
-        raise StackFileError([_diagnostic(p, file) for p in exc.problems]) from None
+        raise StackFileError([replace(p, file=file) for p in exc.problems]) from None
     positions = {_format(path): at for path, at in doc.positions.items() if path}
-    problems: list[Diagnostic] = [_diagnostic(p, file) for p in doc.problems]
+    problems: list[Diagnostic] = [replace(p, file=file) for p in doc.problems]
 
     def refuse(path: tuple, rule: str, message: str) -> None:
         at = doc.positions.get(path)
@@ -274,17 +274,12 @@ def _mask_secure(value: Any) -> Any:
 
 def _format(path: tuple) -> str:
     """A document path as the key path diagnostics name: config entries by their config key."""
-    if not path:
-        return ""
-    if path[0] == "config" and len(path) > 1 and isinstance(path[1], str):
+    if len(path) > 1 and path[0] == "config" and isinstance(path[1], str):
         return join_path(path[1], path[2:])
-    return join_path(str(path[0]), path[1:])
+    return yamlread.key_path(path)
 
 
 def _rekey(positions: dict[str, tuple[int, int]], old: str, new: str) -> None:
     for path in [p for p in positions if p == old or p.startswith((f"{old}.", f"{old}["))]:
         positions[new + path[len(old) :]] = positions[path]
 
-
-def _diagnostic(problem: yamlread.Problem, file: str) -> Diagnostic:
-    return Diagnostic(problem.message, problem.rule, _format(problem.path) or None, file, problem.line, problem.column)

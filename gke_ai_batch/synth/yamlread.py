@@ -21,12 +21,16 @@ from __future__ import annotations
 import bisect
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import yaml
 
+from gke_ai_batch.config.errors import join_path
 from gke_ai_batch.domain import quantity
+
+from .diagnostics import Diagnostic
 
 # libyaml's event parser when PyYAML has it (several times faster), else the pure-Python one.
 _PARSER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
@@ -59,20 +63,20 @@ _CORE = "tag:yaml.org,2002:"
 _SCALAR_TAGS = {f"{_CORE}{t}" for t in ("str", "int", "float", "bool", "null")}
 
 
-@dataclass(frozen=True)
-class Problem:
-    """Something wrong in the file: 1-based line and column (None when the file is unreadable
-    as a whole), the key path as a tuple of keys and indexes, a rule id and a message."""
+def key_path(path: tuple) -> str:
+    """A document path (a tuple of keys and indexes) as a key path: `a.b[0]["odd key"]`."""
+    return join_path(str(path[0]), path[1:]) if path else ""
 
-    line: int | None
-    column: int | None
-    path: tuple
-    rule: str
-    message: str
+
+def _problem(rule: str, message: str, line: int | None = None, column: int | None = None, path: str = "") -> Diagnostic:
+    """Something wrong in a file, as a Diagnostic with no file yet: its reader (stackfile.py,
+    program.py) places it in the file it read (`dataclasses.replace(d, file=...)`); 1-based line
+    and column, None when the file is unreadable as a whole."""
+    return Diagnostic(message, rule, path or None, None, line, column)
 
 
 class YamlError(Exception):
-    def __init__(self, problems: list[Problem]):
+    def __init__(self, problems: list[Diagnostic]):
         self.problems = problems
         super().__init__("; ".join(p.message for p in problems))
 
@@ -82,7 +86,7 @@ class Document:
     data: Any
     positions: dict[tuple, tuple[int, int]] = field(default_factory=dict)
     """Key path -> (line, column) of the mapping key or sequence item."""
-    problems: list[Problem] = field(default_factory=list)
+    problems: list[Diagnostic] = field(default_factory=list)
     """What is wrong in a file that parses (keys, tags, numbers): the caller reports these
     with its own findings, all at once. Values at those places are left as their text."""
 
@@ -98,11 +102,11 @@ def decode(raw: bytes) -> str:
     except UnicodeDecodeError as exc:
         line = raw[: exc.start].count(b"\n") + 1
         raise YamlError(
-            [Problem(line, None, (), "yaml.encoding", f"not {encoding.upper().replace('-SIG', '')} text (byte {exc.start}: {exc.reason})")]
+            [_problem("yaml.encoding", f"not {encoding.upper().replace('-SIG', '')} text (byte {exc.start}: {exc.reason})", line)]
         ) from None
     if "\x00" in text:
         line = text[: text.index("\x00")].count("\n") + 1
-        raise YamlError([Problem(line, None, (), "yaml.encoding", "holds NUL bytes: a binary file, not YAML text")])
+        raise YamlError([_problem("yaml.encoding", "holds NUL bytes: a binary file, not YAML text", line)])
     return text
 
 
@@ -115,23 +119,24 @@ def read_bytes(path) -> bytes:
     try:
         st = os.stat(path)
     except OSError as exc:
-        raise YamlError([Problem(None, None, (), "file", f"cannot read: {exc.strerror}")]) from None
+        raise YamlError([_problem("file", f"cannot read: {exc.strerror}")]) from None
     if not stat.S_ISREG(st.st_mode):
-        raise YamlError([Problem(None, None, (), "file", "not a regular file")])
+        raise YamlError([_problem("file", "not a regular file")])
     try:
         with open(path, "rb") as f:
             raw = f.read(MAX_BYTES + 1)
     except OSError as exc:
-        raise YamlError([Problem(None, None, (), "file", f"cannot read: {exc.strerror}")]) from None
+        raise YamlError([_problem("file", f"cannot read: {exc.strerror}")]) from None
     if len(raw) > MAX_BYTES:
-        raise YamlError([Problem(None, None, (), "yaml.size", f"larger than {MAX_BYTES // (1024 * 1024)} MiB")])
+        raise YamlError([_problem("yaml.size", f"larger than {MAX_BYTES // (1024 * 1024)} MiB")])
     return raw
 
 
-def load(text: str) -> Document:
+def load(text: str, name: Callable[[tuple], str] = key_path) -> Document:
     """The single document in `text` and what is wrong in it, or YamlError when it cannot be
-    read at all (syntax, size, depth, alias expansion)."""
-    return _Builder(text).build()
+    read at all (syntax, size, depth, alias expansion); `name` names a problem's document path
+    as its reader's diagnostics do (a stack file's by config key)."""
+    return _Builder(text, name).build()
 
 
 # go-yaml's limit on alias expansion (gopkg.in/yaml.v2 v2.4.0 decode.go:317-355, the fix of
@@ -247,7 +252,7 @@ def _check_events(text: str, max_depth: int) -> None:
 
 def _refuse(event, rule: str, message: str):
     mark = event.start_mark
-    raise YamlError([Problem(mark.line + 1, mark.column + 1, (), rule, message)])
+    raise YamlError([_problem(rule, message, mark.line + 1, mark.column + 1)])
 
 
 class _Frame:
@@ -268,9 +273,10 @@ _NO_KEY = object()
 
 
 class _Builder:
-    def __init__(self, text: str):
+    def __init__(self, text: str, name: Callable[[tuple], str] = key_path):
         self.text = text
-        self.problems: list[Problem] = []
+        self.name = name
+        self.problems: list[Diagnostic] = []
         self.positions: dict[tuple, tuple[int, int]] = {}
         self.anchors: dict[str, tuple[Any, int]] = {}
         self.nodes = 0
@@ -287,7 +293,7 @@ class _Builder:
 
     def problem(self, mark, path: tuple, rule: str, message: str) -> None:
         line, column = self.position(mark.index) if mark is not None else (None, None)
-        self.problems.append(Problem(line, column, path, rule, message))
+        self.problems.append(_problem(rule, message, line, column, self.name(path) if path else ""))
 
     def build(self) -> Document:
         try:
@@ -295,7 +301,7 @@ class _Builder:
         except yaml.reader.ReaderError as exc:
             line, column = self.position(exc.position)
             self.problems.append(
-                Problem(line, column, (), "yaml.syntax", f"invalid YAML: unacceptable character #x{exc.character:04x} ({exc.reason})")
+                _problem("yaml.syntax", f"invalid YAML: unacceptable character #x{exc.character:04x} ({exc.reason})", line, column)
             )
             raise YamlError(self.problems) from None
         except yaml.YAMLError as exc:
@@ -304,7 +310,7 @@ class _Builder:
             context = getattr(exc, "context", None)
             message = " ".join((f"{context}, {what}" if context else what).split())
             self.problems.append(
-                Problem(*(self.position(mark.index) if mark else (None, None)), (), "yaml.syntax", f"invalid YAML: {message}")
+                _problem("yaml.syntax", f"invalid YAML: {message}", *(self.position(mark.index) if mark else (None, None)))
             )
             raise YamlError(self.problems) from None
         except _Abort:

@@ -23,6 +23,7 @@ from gke_ai_batch.model.objects import NAMESPACE_NAME_LABEL, PROVISIONING_CONTRO
 from gke_ai_batch.domain import multikueue_worker as multikueue_worker
 from gke_ai_batch.model.multikueue import MULTIKUEUE_CONTROLLER, cluster_queue_problems
 from gke_ai_batch.domain.multikueue_worker import NAMESPACE as KUEUE_NAMESPACE, kubeconfig_secret_name
+from gke_ai_batch.domain.findings import Finding
 from gke_ai_batch.domain.regions import region_of
 
 from .base import (
@@ -147,12 +148,14 @@ def multikueue_only(resources: Sequence[Resource], config: Mapping[str, Any] = E
             controller = controllers[name]
             # Kueue's own reasons (a second MultiKueue check, a ProvisioningRequest one) are reported above.
             if controller not in (MULTIKUEUE_CONTROLLER, PROVISIONING_CONTROLLER):
-                problems.append(
-                    f"ClusterQueue {k8s_name(q)}: AdmissionCheck {name} ({controller}) beside MultiKueue: the manager "
-                    "runs nothing, so checks belong on the workers' queues"
-                )
+                problems.append(Finding(
+                    "fleet-multikueue-only",
+                    f"AdmissionCheck {name} ({controller}) beside MultiKueue: the manager runs nothing, so checks "
+                    "belong on the workers' queues",
+                    subject=("ClusterQueue", "", str(k8s_name(q))),
+                ))
         for problem in problems:
-            yield q.urn, f"{problem}; a ClusterQueue that uses a MultiKueue AdmissionCheck uses no other check"
+            yield q.urn, f"{problem.render()}; a ClusterQueue that uses a MultiKueue AdmissionCheck uses no other check"
 
 
 def names_agree(resources: Sequence[Resource], config: Mapping[str, Any] = EMPTY) -> Iterator[tuple[str, str]]:

@@ -149,7 +149,7 @@ def node_access(spec: Mapping[str, Any]) -> list[podsecurity.Violation]:
     (gke_ai_batch/model/podsecurity.py, after k8s.io/pod-security-admission/policy)."""
     return [
         v for v in podsecurity.violations(spec, "baseline")
-        if v.check in NODE_ACCESS or (v.check == "Host Namespaces" and v.field in NODE_NAMESPACES)
+        if v.rule in NODE_ACCESS or (v.rule == "Host Namespaces" and v.path in NODE_NAMESPACES)
     ]
 
 
@@ -172,7 +172,7 @@ def workload_privileged_tpu_only(
                 yield (
                     wl.urn,
                     (
-                        f"{what} reaches into its node ({'; '.join(map(str, found))}) without selecting TPU nodes "
+                        f"{what} reaches into its node ({'; '.join(v.render() for v in found)}) without selecting TPU nodes "
                         f"({catalogue.TPU_ACCELERATOR_LABEL}); privileged containers, host PID/IPC, hostPath volumes "
                         "and added capabilities are allowed only for TPU device access"
                     ),

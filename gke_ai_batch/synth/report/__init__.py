@@ -242,7 +242,7 @@ def _isolation(plan) -> list[str]:
     lines = table(["namespace", "namespace object", "Pod Security enforce", "NetworkPolicy"], rows)
     for name in privileged:
         needs = [
-            f"{code(w.name)} ({', '.join(sorted({v.check for v in found}))})"
+            f"{code(w.name)} ({', '.join(sorted({v.rule for v in found}))})"
             for w in plan.workloads
             if w.namespace == name
             for found in [[v for spec in pod_specs(w.manifests) for v in podsecurity.violations(spec, "baseline")]]

@@ -4,6 +4,7 @@ ClusterQueue, the largest workload it can admit."""
 
 from __future__ import annotations
 
+from gke_ai_batch.domain.findings import Finding
 from gke_ai_batch.model import queue_limits, workload_keys
 from gke_ai_batch.model.requests import show
 
@@ -24,8 +25,8 @@ def workloads(admission) -> list[str]:
             codes(v.flavors) or DASH,
             borrowed or "none",
             (_pools(where) if where else "; ".join(dict.fromkeys(notes)) or DASH),
-            "✅ " + admission.at_once.get(key, "runs") if v.admissible else f"❌ never: {v.never}",
-            "<br>".join(v.waits) or DASH,
+            "✅ " + _at_once(admission, key) if v.refusal is None else f"❌ never: {v.refusal.message}",
+            "<br>".join(w.message for w in v.waits) or DASH,
         ])
     swaps = hotswap(admission)
     return [
@@ -48,7 +49,7 @@ def hotswap(admission) -> list[str]:
     prio = admission.world.priorities
     running = [
         v for key, v in _keyed(admission.verdicts)
-        if v.admissible and v.workload.exclusive_key and admission.at_once.get(key) == "admitted"
+        if v.admissible and v.workload.exclusive_key and _at_once(admission, key) == ADMITTED
     ]
     lines = []
     for hi in running:
@@ -64,6 +65,18 @@ def hotswap(admission) -> list[str]:
                 f"{code(lo.workload.name)} waits until a pool is free again."
             )
     return lines
+
+
+ADMITTED = "admitted"
+
+
+def _at_once(admission, key: str) -> str:
+    """A sample's lot when every sample is submitted at once: admitted, why it waits, or
+    "runs" for one Kueue does not queue."""
+    if key not in admission.at_once:
+        return "runs"
+    wait = admission.at_once[key]
+    return ADMITTED if wait is None else wait.message
 
 
 def _keyed(verdicts) -> list:
@@ -122,9 +135,7 @@ def compute(result) -> dict:
         judged = result.admission.items() if isinstance(result.admission, dict) else [("", result.admission)]
         worlds = [(scope, judgement.world) for scope, judgement in judged]
         verdicts = {
-            f"{scope}/{key}" if scope else key: {
-                "admissible": v.admissible, "clusterQueue": v.cluster_queue, "reason": v.never, "rule": v.rule,
-            }
+            f"{scope}/{key}" if scope else key: _entry(v.refusal, v.cluster_queue)
             for scope, judgement in judged
             for key, v in _keyed(judgement.verdicts)
         }
@@ -133,9 +144,9 @@ def compute(result) -> dict:
 
         worlds = [(w.name, Admission(w.plan).world) for w in fleet.workers]
         verdicts = {
-            f"{worker}/{workload}": {"admissible": reason is None, "clusterQueue": None, "reason": reason, "rule": None}
+            f"{worker}/{workload}": _entry(refusal, None)
             for workload, by_worker in fleet.landing.items()
-            for worker, reason in by_worker.items()
+            for worker, refusal in by_worker.items()
         }
     queues = {}
     for scope, world in worlds:
@@ -145,3 +156,13 @@ def compute(result) -> dict:
                 for lim in queue_limits(world, cq)
             }
     return {"workloads": verdicts, "queues": queues}
+
+
+def _entry(refusal: Finding | None, cluster_queue: str | None) -> dict:
+    """One workload's admission.json entry: admissible, or the rule and reason it never is."""
+    return {
+        "admissible": refusal is None,
+        "clusterQueue": cluster_queue,
+        "reason": refusal.message if refusal else None,
+        "rule": refusal.rule if refusal else None,
+    }

@@ -68,8 +68,8 @@ def landing(fleet) -> list[str]:
             if name not in verdicts:
                 cells.append(DASH)
             else:
-                reason = verdicts[name]
-                cells.append("can land" if reason is None else f"never: {reason}")
+                refusal = verdicts[name]
+                cells.append("can land" if refusal is None else f"never: {refusal.message}")
         rows.append([code(workload), *cells])
     return [
         "Per worker that serves the sample's queue (— where it has the queue idle): the admission model's answer on that "
