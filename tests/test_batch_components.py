@@ -102,7 +102,8 @@ def test_bad_args_are_refused_at_their_arg_paths_before_anything_registers(tmp_p
     assert len(jobset) == 2, jobset
     assert kueue[0].startswith("KueueInstall kueue: args.provisioning_admission_check: unknown arg"), kueue
     assert kueue[1].startswith(
-        "KueueInstall kueue: args.wait_for_pods_ready.block_admision: unknown arg (did you mean 'block_admission'?)"), kueue
+        # An unknown key of a mapping typed Any is named as written (camelCase from the package).
+        "KueueInstall kueue: args.wait_for_pods_ready.blockAdmision: unknown arg (did you mean 'block_admission'?)"), kueue
     assert kueue[2].startswith("KueueInstall kueue: args.wait_for_pods_ready.timeout: 'soon' is not a duration"), kueue
     assert len(kueue) == 3, kueue
     assert prios == ["Priorities prio: args.priorities[2].name: 'system-x': PriorityClass names starting with 'system-' "

@@ -166,3 +166,40 @@ def test_the_hosted_provider_refuses_an_input_its_schema_does_not_declare():
     assert "Unknown input 'cluster.nodeLocation'" in str(nested.value) and "nodeLocations" in str(nested.value)
     mapped = provider.map_inputs({"cluster": ref, "version": "v6e", "topology": "4x4", "slices": 2}, definition)
     assert mapped["slices"] == 2 and mapped["cluster"]["location"] == "us-central1"
+
+
+def test_a_kueue_install_from_yaml_or_typescript_keeps_its_camelcase_mapping_args(tmp_path):
+    # The provider's input mapping renames a typed arg's keys (multi_kueue) but hands an arg
+    # typed Any (wait_for_pods_ready, fair_sharing: a mapping or a boolean) on as the program
+    # wrote it, camelCase; KueueInstall reads those by its models' aliases. A misspelt key in
+    # one is still refused, named as written.
+    from gke_ai_batch.synth import engine
+
+    program = tmp_path / "__main__.py"
+    program.write_text(textwrap.dedent("""
+        import pulumi
+        from gke_ai_batch.components.package import provider as hosted
+        from gke_ai_batch.config.errors import ArgsError
+
+        provider = hosted()
+        inputs = {
+            "version": "0.19.2",
+            "waitForPodsReady": {"timeout": "1h", "blockAdmission": True},
+            "fairSharing": {"preemptionStrategies": ["LessThanInitialShare"]},
+            "multiKueue": {"dispatcher": "Incremental", "incrementalStepSize": 2.0, "gcInterval": "2m"},
+        }
+        definition = provider._component_defs["KueueInstall"]
+        args = provider.map_inputs(inputs, definition)
+        provider._components["KueueInstall"]("kueue", args)
+        try:
+            provider._components["KueueInstall"]("typo", provider.map_inputs({"waitForPodsReady": {"blockAdmision": True}}, definition))
+        except ArgsError as exc:
+            pulumi.export("refused", str(exc))
+    """))
+    recording = engine.run(program, project="example", stack="test", config={}, outputs_for=lambda t, n, i: {})
+    (release,) = [r for r in recording.resources if r.type == "kubernetes:helm.sh/v3:Release"]
+    text = release.inputs["values"]["managerConfig"]["controllerManagerConfigYaml"]
+    for setting in ("blockAdmission: true", "timeout: 1h", "- LessThanInitialShare", "stepSize: 2\n"):
+        assert setting in text, (setting, text)
+    assert recording.outputs["refused"].startswith(
+        "KueueInstall typo: args.wait_for_pods_ready.blockAdmision: unknown arg (did you mean 'block_admission'?)")

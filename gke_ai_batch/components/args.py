@@ -6,15 +6,19 @@ run before anything is registered.
 No `from __future__ import annotations`: the components' annotations are read as objects by
 Pulumi's component analyzer, and these helpers are typed alike."""
 
-from collections.abc import Mapping, Sequence
-from typing import Any
+import functools
+from collections.abc import Iterable, Mapping
+from typing import Annotated, Any, TypeVar, get_args, get_origin, get_type_hints, is_typeddict
 
 import pulumi
-from pydantic.alias_generators import to_camel, to_snake
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from gke_ai_batch.config.errors import NAMESPACE, ArgsError, did_you_mean, join_path
+from gke_ai_batch.config.base import RuleError
+from gke_ai_batch.config.errors import NAMESPACE, ArgsError, did_you_mean, field_path, join_path, located_problems
 from gke_ai_batch.config.gcpnames import project_id_problem
-from gke_ai_batch.config.standalone import batch_key
+
+M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
 
 
 def type_token(component: type) -> str:
@@ -129,52 +133,104 @@ def outputs_in(args: Mapping[str, Any]) -> list[tuple[str, str]]:
     ]
 
 
-def snake(parts: Sequence) -> tuple:
-    return tuple(to_snake(p) if isinstance(p, str) else p for p in parts)
+def declared_args(
+    component: str, name: str, args: Any, spec: type, loose: Mapping[str, tuple[type, type[BaseModel]]] = {}, inputs: tuple[str, ...] = ()
+) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+    """The args as their TypedDict `spec` declares them, and the problems found on the way:
+    every key it does not declare, at every level (the mappings of its nested TypedDicts, in
+    lists too), refused at its arg path and left out, so that the config model judges the rest
+    and every problem is said at once; an Output where a plain value is needed (all args but
+    `inputs`); a required arg missing. ArgsError at once if `args` is not a mapping or misses a
+    required arg (the rest would be judged without it). A camelCase key is unknown: a Python
+    caller writes the args' names, and the component package renames a typed arg's keys.
 
-
-def camel(value: Any) -> Any:
-    """Args (snake_case) as the stack key spells them (camelCase), at every level: no Kueue
-    arg holds a mapping whose keys are the user's own."""
-    if isinstance(value, dict):
-        return {to_camel(k) if isinstance(k, str) else k: camel(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [camel(v) for v in value]
-    return value
-
-
-def validated_key(component: str, name: str, key: str, args: Any, spec: type, nested: dict[str, type]) -> Any:
-    """The args as their stack key, validated; ArgsError with every problem at its arg path.
-    `nested`: args whose mapping values are TypedDicts of their own, checked for unknown keys."""
+    `loose`: args typed Any (a mapping or a boolean: the component analyzer takes no unions),
+    each with the TypedDict and the config model of its mapping form. Through the component
+    package such a mapping arrives as a YAML or TypeScript program wrote it, camelCase: only typed
+    args are renamed (pulumi/provider/experimental/component.py, map_input_properties). Its keys
+    that are the model's aliases (made by the models' one alias generator) are read as the
+    fields they alias; any other key is judged as written."""
     where = f"{component} {name}"
     if not isinstance(args, dict):
         raise ArgsError(where, [("args", f"must be a mapping of {spec.__name__}, not {type(args).__name__}")])
     args = whole_numbers(args)
-    problems = unknown_keys(args, spec, "args") + outputs_in(args)
-    known = spec.__required_keys__ | spec.__optional_keys__
-    args = {k: v for k, v in args.items() if k in known and not isinstance(v, pulumi.Output)}
-    for arg, inner in nested.items():
+    for arg, (_, model) in loose.items():
         if isinstance(args.get(arg), dict):
-            # Through the package, an arg typed Any arrives as the program wrote it (camelCase
-            # from YAML or TypeScript): only typed args are renamed (component.py,
-            # map_input_properties).
-            args[arg] = {to_snake(k) if isinstance(k, str) else k: v for k, v in args[arg].items()}
-            problems += unknown_keys(args[arg], inner, f"args.{arg}")
-            args[arg] = {k: v for k, v in args[arg].items() if k in inner.__required_keys__ | inner.__optional_keys__}
-    missing = [(f"args.{k}", "required") for k in sorted(spec.__required_keys__) if k not in args]
+            names = {f.alias: n for n, f in model.model_fields.items() if f.alias}
+            args[arg] = {names.get(k, k) if isinstance(k, str) else k: v for k, v in args[arg].items()}
+    problems: list[tuple[str, str]] = []
+    hints = {**get_type_hints(spec), **{arg: inner for arg, (inner, _) in loose.items()}}
+    kept = _declared(args, spec, hints, ("args",), problems)
+    problems += outputs_in({k: v for k, v in kept.items() if k not in inputs})
+    kept = {k: v for k, v in kept.items() if k in inputs or not isinstance(v, pulumi.Output)}
+    missing = [(f"args.{k}", "required") for k in sorted(spec.__required_keys__) if k not in kept]
     if missing:
         raise ArgsError(where, problems + missing)
-    # The stack key's value: the args themselves, or the one arg that holds it (a list).
-    whole = key not in known
-    multi_kueue = args.pop("multi_kueue", None)
-    data: dict[str, Any] = {key: camel(args if whole else args[key])}
-    if multi_kueue is not None:
-        data["multiKueue"] = camel(multi_kueue)
-    model, found = batch_key(key, data)
-    for loc, msg in found:
-        head, rest = (loc[0], loc[1:]) if loc else (key, ())
-        at = "args" if head == key and whole else f"args.{to_snake(head)}"
-        problems.append((join_path(at, snake(rest)), msg))
-    if problems:
-        raise ArgsError(where, problems)
-    return model
+    return kept, problems
+
+
+def _declared(value: dict, spec: type, hints: Mapping[str, Any], at: tuple, problems: list[tuple[str, str]]) -> dict:
+    problems += unknown_keys(value, spec, join_path(at[0], at[1:]))
+    return {key: _declared_in(item, hints[key], (*at, key), problems) for key, item in value.items() if key in hints}
+
+
+def _declared_in(value: Any, hint: Any, at: tuple, problems: list[tuple[str, str]]) -> Any:
+    if is_typeddict(hint) and isinstance(value, dict):
+        return _declared(value, hint, get_type_hints(hint), at, problems)
+    if get_origin(hint) is list and isinstance(value, list):
+        (inner,) = get_args(hint)
+        return [_declared_in(v, inner, (*at, i), problems) for i, v in enumerate(value)]
+    return value
+
+
+def validated(model: type[M], data: Any, at: tuple = ()) -> tuple[M | None, list[tuple[str, str]]]:
+    """`data` validated by `model` by field name, as a Python caller writes args (a camelCase key
+    is refused by the model's extra=forbid), or None; every problem at its arg path, args.`at`
+    and the fields' names (config/errors.py, field_path; a label's key as written)."""
+    try:
+        return model.model_validate(data, by_name=True, by_alias=False), []
+    except ValidationError as exc:
+        return None, [(join_path("args", (*at, *field_path(model, loc))), msg) for loc, msg in located_problems(exc, model)]
+
+
+@functools.cache
+def _list_of(cap: int) -> TypeAdapter:
+    return TypeAdapter(Annotated[list[Any], Field(max_length=cap)], config=ConfigDict(strict=True))
+
+
+def entries(model: type[M], value: Any, cap: int, at: str) -> tuple[list[M] | None, list[tuple[str, str]]]:
+    """A list arg validated entry by entry, each by `model` as its stack key's entries are
+    (validated), at most `cap` of them as the stack allows; or None and every problem."""
+    try:
+        _list_of(cap).validate_python(value)
+    except ValidationError as exc:
+        # The list's own problem (not a list, too long): pydantic's words, as the stack file's.
+        return None, [(join_path("args", (at, *loc)), msg) for loc, msg in located_problems(exc, model)]
+    found: list[M] = []
+    problems: list[tuple[str, str]] = []
+    for i, entry in enumerate(value):
+        valid, wrong = validated(model, entry, (at, i))
+        problems += wrong
+        if valid is not None:
+            found.append(valid)
+    return (None if problems else found), problems
+
+
+def accepted(component: str, name: str, value: T | None, problems: list[tuple[str, str]]) -> T:
+    """`value`, unless a problem was found (or no value made): then ArgsError with every one."""
+    if problems or value is None:
+        raise ArgsError(f"{component} {name}", problems)
+    return value
+
+
+def rule_problems(found: Iterable[RuleError], keys: Mapping[str, tuple[tuple, type[BaseModel]]]) -> list[tuple[str, str]]:
+    """The stack's rules' problems, whose paths start at a stack key (kueue, priorities), at
+    their arg paths: `keys` maps each stack key to its arg path and the config model below it;
+    the index of a list key's entry is kept, and the rest named by the fields' names."""
+    out = []
+    for e in found:
+        head, rest = e.path[0], e.path[1:]
+        at, model = keys[str(head)]
+        index = rest[:1] if rest and isinstance(rest[0], int) else ()
+        out.append((join_path("args", (*at, *index, *field_path(model, rest[len(index):]))), e.message))
+    return out

@@ -2,9 +2,9 @@
 any Pulumi program can use: JobSetInstall and KueueInstall, each X(name, args: XArgs, opts).
 
 Args mirror the stack's gke-ai-batch:jobset and gke-ai-batch:kueue keys in snake_case and are
-checked on construction by the stack config's own rules (gke_ai_batch/config/standalone.py),
-every problem at once, at its arg path. The Kubernetes provider, protect and the parent come
-from `opts` through Pulumi's inheritance (a child's providers default to its parent's:
+checked on construction by the keys' own config models (by field name) and the stack's rules
+that read only them (config/checks/kueue.py), every problem at once, at its arg path. The
+Kubernetes provider, protect and the parent come from `opts` through Pulumi's inheritance (a child's providers default to its parent's:
 pulumi/resource.py, Resource.__init__, "Infer providers ... from parent"), so nothing here
 takes a provider.
 
@@ -25,8 +25,9 @@ import pulumi_kubernetes as k8s
 
 from gke_ai_batch.components.component import Component
 from gke_ai_batch.components import k8s as k8s_objects
-from gke_ai_batch.components.args import aliased, depends_on_of, type_token, validated_key
-from gke_ai_batch.config.batch import JobSetConfig, KueueConfig
+from gke_ai_batch.components.args import accepted, aliased, declared_args, depends_on_of, rule_problems, type_token, validated
+from gke_ai_batch.config.batch import FairSharing, JobSetConfig, KueueConfig, WaitForPodsReady
+from gke_ai_batch.config.checks.kueue import kueue_release_problems
 from gke_ai_batch.config.fleet import MultiKueueSettings
 from gke_ai_batch.domain.naming import child_name
 from gke_ai_batch.plan.installs import kueue_install_values, webhook_probe
@@ -77,9 +78,12 @@ class JobSetInstall(Component):
 
     def __init__(self, name: str, args: JobSetInstallArgs, opts: pulumi.ResourceOptions | None = None):
         # Checked before anything registers: bad args leave no half-made component behind.
-        checked = validated_key(type(self).__name__, name, "jobset", args, JobSetInstallArgs, {})
+        component = type(self).__name__
+        kept, problems = declared_args(component, name, args, JobSetInstallArgs)
+        config, found = validated(JobSetConfig, kept)
+        config = accepted(component, name, config, problems + found)
         super().__init__(type_token(type(self)), name, None, aliased(opts, JOBSET_OLD_TYPE))
-        self.config: JobSetConfig = checked.jobset
+        self.config: JobSetConfig = config
         self.release = _release(
             child_name(name, "jobset", "jobset"),
             "jobset",
@@ -170,13 +174,10 @@ class KueueInstall(Component):
     """The namespace Kueue runs in."""
 
     def __init__(self, name: str, args: KueueInstallArgs, opts: pulumi.ResourceOptions | None = None):
-        checked = validated_key(
-            type(self).__name__, name, "kueue", args, KueueInstallArgs,
-            {"multi_kueue": MultiKueueArgs, "wait_for_pods_ready": WaitForPodsReadyArgs, "fair_sharing": FairSharingArgs},
-        )
+        config, multi_kueue = _kueue_install(type(self).__name__, name, args)
         super().__init__(type_token(type(self)), name, None, aliased(opts, KUEUE_OLD_TYPE))
-        self.config: KueueConfig = checked.kueue
-        self.multi_kueue: MultiKueueSettings | None = checked.multi_kueue
+        self.config: KueueConfig = config
+        self.multi_kueue: MultiKueueSettings | None = multi_kueue
         waits = depends_on_of(opts)
         self.release = _release(
             child_name(name, "kueue", "kueue"),
@@ -205,6 +206,26 @@ class KueueInstall(Component):
         self.version = cast(pulumi.Output[str], self.release.version)
         self.namespace = pulumi.Output.from_input(KUEUE_NAMESPACE)
         self.register_outputs({"version": self.version, "namespace": self.namespace})
+
+
+# The args typed Any, by the config model of their mapping form (args.declared_args).
+_LOOSE = {"wait_for_pods_ready": (WaitForPodsReadyArgs, WaitForPodsReady), "fair_sharing": (FairSharingArgs, FairSharing)}
+
+
+def _kueue_install(component: str, name: str, args: Any) -> tuple[KueueConfig, MultiKueueSettings | None]:
+    """The args as the stack's kueue key and a fleet manager's multiKueue, each validated by its
+    own model, then judged by the stack's rule that reads only them; ArgsError with every problem."""
+    kept, problems = declared_args(component, name, args, KueueInstallArgs, _LOOSE)
+    given = kept.pop("multi_kueue", None)
+    config, found = validated(KueueConfig, kept)
+    multi_kueue, wrong = validated(MultiKueueSettings, given, ("multi_kueue",)) if given is not None else (None, [])
+    problems += found + wrong
+    if config is not None and not wrong:
+        problems += rule_problems(
+            kueue_release_problems(config, multi_kueue, ("multiKueue",)),
+            {"kueue": ((), KueueConfig), "multiKueue": (("multi_kueue",), MultiKueueSettings)},
+        )
+    return accepted(component, name, config, problems), multi_kueue
 
 
 def stack_kueue_args(kueue: KueueConfig, multi_kueue: MultiKueueSettings | None = None) -> dict[str, Any]:

@@ -5,8 +5,9 @@ Kueue ResourceFlavor to select by the node label cloud.google.com/compute-class
 (docs/capacity-fallback.md).
 
 Args mirror the stack's gke-ai-batch:computeClasses key in snake_case and are checked on
-construction by the stack config's own rules (gke_ai_batch/config/standalone.py), every problem
-at once, at its arg path. The rules that need the cluster (its mode, version and
+construction as the stack's entries are: each by its config model (by field name), the list by
+the stack's rule that reads only it (config/computeclasses.py, duplicate_class_names), every
+problem at once, at its arg path. The rules that need the cluster (its mode, version and
 auto-provisioning) are the stack's: this component does not know the cluster. The Kubernetes
 provider comes from `opts`, inherited by the children.
 
@@ -19,8 +20,8 @@ import pulumi
 
 from gke_ai_batch.components.component import Component
 from gke_ai_batch.components import k8s as k8s_objects
-from gke_ai_batch.components.args import type_token, validated_key
-from gke_ai_batch.config.computeclasses import ComputeClassConfig
+from gke_ai_batch.components.args import accepted, declared_args, entries, rule_problems, type_token
+from gke_ai_batch.config.computeclasses import MAX_CLASSES, ComputeClassConfig, duplicate_class_names
 from gke_ai_batch.domain.naming import child_name
 from gke_ai_batch.plan.computeclasses import compute_class_manifest
 
@@ -82,9 +83,14 @@ class ComputeClasses(Component):
     """The classes' names, in order."""
 
     def __init__(self, name: str, args: ComputeClassesArgs, opts: pulumi.ResourceOptions | None = None):
-        checked = validated_key(type(self).__name__, name, "classes", args, ComputeClassesArgs, {})
+        component = type(self).__name__
+        kept, problems = declared_args(component, name, args, ComputeClassesArgs)
+        config, found = entries(ComputeClassConfig, kept["classes"], MAX_CLASSES, "classes")
+        if config is not None:
+            found += rule_problems(duplicate_class_names(config), {"computeClasses": (("classes",), ComputeClassConfig)})
+        config = accepted(component, name, config, problems + found)
         super().__init__(type_token(type(self)), name, None, opts)
-        self.config: list[ComputeClassConfig] = checked.classes
+        self.config: list[ComputeClassConfig] = config
         for cc in self.config:
             manifest = compute_class_manifest(cc)
             k8s_objects.apply(

@@ -16,13 +16,10 @@ from typing import NotRequired, TypedDict
 
 import pulumi
 import pulumi_gcp as gcp
-from pydantic import ValidationError
-from pydantic.alias_generators import to_camel, to_snake
 
 from gke_ai_batch.components.component import Component
 from gke_ai_batch.components import k8s as k8s_objects
-from gke_ai_batch.components.args import depends_on_of, outputs_in, project_problems, type_token, unknown_keys
-from gke_ai_batch.config.errors import ArgsError, join_path, located_problems
+from gke_ai_batch.components.args import accepted, declared_args, depends_on_of, project_problems, type_token, validated
 from gke_ai_batch.config.metrics import MetricsOnCluster
 from gke_ai_batch.domain.naming import child_name
 from gke_ai_batch.plan import Plan
@@ -50,26 +47,12 @@ class MetricsArgs(TypedDict):
 
 
 def _checked(name: str, args: MetricsArgs) -> MetricsOnCluster:
-    where = f"Metrics {name}"
-    if not isinstance(args, dict):
-        raise ArgsError(where, [("args", f"must be a mapping of MetricsArgs, not {type(args).__name__}")])
     # Every arg but the project decides what is registered and is checked on construction.
-    problems = unknown_keys(args, MetricsArgs, "args") + outputs_in({k: v for k, v in args.items() if k != "project"})
+    kept, problems = declared_args("Metrics", name, args, MetricsArgs, inputs=("project",))
     # The dashboard's project passes through, and may be an Output; a number is not a project.
-    problems += project_problems(args, "args", True)
-    known = MetricsArgs.__required_keys__ | MetricsArgs.__optional_keys__
-    data = {to_camel(k): v for k, v in args.items() if k in known and k != "project" and not isinstance(v, pulumi.Output)}
-    try:
-        model = MetricsOnCluster.model_validate(data)
-    except ValidationError as exc:
-        problems += [
-            (join_path("args", [to_snake(p) if isinstance(p, str) else p for p in loc]), msg)
-            for loc, msg in located_problems(exc, MetricsOnCluster)
-        ]
-        raise ArgsError(where, problems) from None
-    if problems:
-        raise ArgsError(where, problems)
-    return model
+    problems += project_problems(kept, "args", True)
+    model, found = validated(MetricsOnCluster, {k: v for k, v in kept.items() if k != "project"})
+    return accepted("Metrics", name, model, problems + found)
 
 
 class Metrics(Component):

@@ -3,8 +3,9 @@ each priority twice, same name and value: a PriorityClass for kube-scheduler and
 WorkloadPriorityClass for Kueue.
 
 Args mirror the stack's gke-ai-batch:priorities key in snake_case and are checked on
-construction by the stack config's own rules (gke_ai_batch/config/standalone.py), every problem
-at once, at its arg path. The Kubernetes provider comes from `opts`, inherited by the children.
+construction as the stack's entries are: each by its config model (by field name), the list by
+the stack's rule (config/checks/priorities.py), every problem at once, at its arg path. The
+Kubernetes provider comes from `opts`, inherited by the children.
 
 No `from __future__ import annotations`: Pulumi's component analyzer reads these annotations
 as objects."""
@@ -15,8 +16,10 @@ import pulumi
 
 from gke_ai_batch.components.component import Component
 from gke_ai_batch.components import k8s as k8s_objects
-from gke_ai_batch.components.args import aliased, depends_on_of, type_token, validated_key
+from gke_ai_batch.components.args import accepted, aliased, declared_args, depends_on_of, entries, rule_problems, type_token
 from gke_ai_batch.config.batch import PriorityConfig
+from gke_ai_batch.config.checks.priorities import priority_problems
+from gke_ai_batch.config.stack import MAX_ENTRIES
 from gke_ai_batch.domain.naming import child_name
 from gke_ai_batch.plan.kueue import priority_manifests
 
@@ -47,9 +50,15 @@ class Priorities(Component):
     """Each priority's value, by name."""
 
     def __init__(self, name: str, args: PrioritiesArgs, opts: pulumi.ResourceOptions | None = None):
-        checked = validated_key(type(self).__name__, name, "priorities", args, PrioritiesArgs, {})
+        component = type(self).__name__
+        kept, problems = declared_args(component, name, args, PrioritiesArgs)
+        config, found = entries(PriorityConfig, kept["priorities"], MAX_ENTRIES["priorities"], "priorities")
+        if config is not None:
+            # The workloads that name no priority are other components': none is known here.
+            found += rule_problems(priority_problems(config, []), {"priorities": (("priorities",), PriorityConfig)})
+        config = accepted(component, name, config, problems + found)
         super().__init__(type_token(type(self)), name, None, aliased(opts, OLD_TYPE))
-        self.config: list[PriorityConfig] = checked.priorities
+        self.config: list[PriorityConfig] = config
         waits = depends_on_of(opts)
         self.classes: dict[str, list[pulumi.Resource]] = {}
         for p in self.config:

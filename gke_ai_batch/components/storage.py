@@ -22,10 +22,10 @@ from pydantic import TypeAdapter, ValidationError
 
 from gke_ai_batch.components.component import Component
 from gke_ai_batch.components import k8s as k8s_objects
-from gke_ai_batch.components.args import depends_on_of, not_strings, outputs_in, project_problems, type_token, unknown_keys, whole_numbers
+from gke_ai_batch.components.args import depends_on_of, not_strings, outputs_in, project_problems, type_token, unknown_keys, validated, whole_numbers
 from gke_ai_batch.config.base import K8sName
 from gke_ai_batch.config.checkpoints import CheckpointsConfig, bucket_name_problem
-from gke_ai_batch.config.errors import ArgsError, located_problems
+from gke_ai_batch.config.errors import ArgsError
 from gke_ai_batch.domain import gcsfuse, regions
 from gke_ai_batch.domain.naming import child_name
 from gke_ai_batch.plan.checkpoints import BucketPlan
@@ -66,16 +66,10 @@ def _checked(name: str, args: CheckpointBucketArgs) -> BucketPlan:
     problems += project_problems(args, "args", False) + not_strings(args, "args", ("bucket", "location"), ())
     if problems:
         raise ArgsError(where, problems)
-    settings = {"project_number": "projectNumber", "service_account": "serviceAccount",
-                "soft_delete_days": "softDeleteDays", "delete_after_days": "deleteAfterDays"}
-    data = {camel: args[snake] for snake, camel in settings.items() if snake in args}
-    config = None
-    try:
-        config = CheckpointsConfig.model_validate(data)
-    except ValidationError as exc:
-        snake = {camel: snake for snake, camel in settings.items()}
-        problems += [(f"args.{snake.get(str(loc[0]), loc[0])}" if loc else "args", msg)
-                     for loc, msg in located_problems(exc, CheckpointsConfig)]
+    # The args the stack's checkpoints key also holds, judged by its model.
+    settings = ("project_number", "service_account", "soft_delete_days", "delete_after_days")
+    config, found = validated(CheckpointsConfig, {k: v for k, v in args.items() if k in settings})
+    problems += found
     problem = bucket_name_problem(args["bucket"])
     if problem:
         problems.append(("args.bucket", f"{args['bucket']!r} {problem}"))

@@ -3,7 +3,8 @@ registers one kueue.x-k8s.io/v1beta2 Topology per entry, for ResourceFlavors to 
 topology_name (Topology-Aware Scheduling; docs/batch-layer.md, "Topology-aware scheduling").
 
 Args mirror the stack's gke-ai-batch:topologies key in snake_case and are checked on
-construction by the stack config's own rules (gke_ai_batch/config/standalone.py). Kueue must be
+construction as the stack's entries are: each by its config model (by field name), the list by
+the stack's rule that reads only it (config/topology.py, duplicate_names). Kueue must be
 installed first: pass its readiness in `opts.depends_on`; the Kubernetes provider comes from
 `opts`, inherited by the children.
 
@@ -16,8 +17,9 @@ import pulumi
 
 from gke_ai_batch.components.component import Component
 from gke_ai_batch.components import k8s as k8s_objects
-from gke_ai_batch.components.args import depends_on_of, type_token, validated_key
-from gke_ai_batch.config.topology import TopologyConfig
+from gke_ai_batch.components.args import accepted, declared_args, depends_on_of, entries, rule_problems, type_token
+from gke_ai_batch.config.stack import MAX_ENTRIES
+from gke_ai_batch.config.topology import TopologyConfig, duplicate_names
 from gke_ai_batch.domain.naming import child_name
 from gke_ai_batch.plan.topology import topology_manifest
 
@@ -41,9 +43,14 @@ class Topologies(Component):
     """The topologies' names, in order."""
 
     def __init__(self, name: str, args: TopologiesArgs, opts: pulumi.ResourceOptions | None = None):
-        checked = validated_key(type(self).__name__, name, "topologies", args, TopologiesArgs, {})
+        component = type(self).__name__
+        kept, problems = declared_args(component, name, args, TopologiesArgs)
+        config, found = entries(TopologyConfig, kept["topologies"], MAX_ENTRIES["flavors"], "topologies")
+        if config is not None:
+            found += rule_problems(duplicate_names(config), {"topologies": (("topologies",), TopologyConfig)})
+        config = accepted(component, name, config, problems + found)
         super().__init__(type_token(type(self)), name, None, opts)
-        self.config: list[TopologyConfig] = checked.topologies
+        self.config: list[TopologyConfig] = config
         waits = depends_on_of(opts)  # Pulumi's children do not wait for what the component depends on
         for t in self.config:
             manifest = topology_manifest(t.name, t.levels)

@@ -159,16 +159,23 @@ class ComputeClassConfig(Model):
         return v
 
 
+def duplicate_class_names(classes: list[ComputeClassConfig]) -> Iterator[RuleError]:
+    """A class declared twice: GKE would hold one ComputeClass of the name. Also the
+    ComputeClasses component's rule (gke_ai_batch/components/computeclasses.py)."""
+    names = [cc.name for cc in classes]
+    for i, name in enumerate(names):
+        if name in names[:i]:
+            yield RuleError(("computeClasses", i, "name"), f"compute class {name!r} is declared twice")
+
+
 def compute_class_problems(cfg) -> Iterator[RuleError]:
     """The stack's rules that relate compute classes to its other keys (`cfg`: StackConfig):
     names declared once, flavors that name a declared class, a Standard cluster that can create
     the class's nodes, the GKE version each field needs, machine types GKE has."""
     classes = cfg.compute_classes
-    seen: set[str] = set()
+    twice = list(duplicate_class_names(classes))
     for i, cc in enumerate(classes):
-        if cc.name in seen:
-            yield RuleError(("computeClasses", i, "name"), f"compute class {cc.name!r} is declared twice")
-        seen.add(cc.name)
+        yield from (e for e in twice if e.path[:2] == ("computeClasses", i))
         yield from _class_cluster_rules(cfg, i, cc)
     names = [cc.name for cc in classes]
     for i, flavor in enumerate(cfg.flavors or []):

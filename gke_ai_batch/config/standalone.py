@@ -1,8 +1,7 @@
-"""A component's args, checked as the stack keys they mirror: an install's key, a flavor, a
-cluster queue or a team namespace by the stack's rules for those keys. (A node pool and a
-cluster are not among them: their components validate their args as the entry or key they are,
-by field name, and run the stack's rules about it on the cluster's facts,
-gke_ai_batch/components/nodepools.py and cluster.py.)
+"""A component's args, checked as the stack keys they mirror: a flavor, a cluster queue or a
+team namespace by the stack's rules for those keys. (A node pool, a cluster and the installs are
+not among them: their components validate their args as the entry or key they are, by field
+name, gke_ai_batch/components/.)
 
 A component used from any Pulumi program (gke_ai_batch/components/) takes its pool, cluster,
 queue or team and the facts it stands on as args, not as a stack file. Written as the stack keys
@@ -13,85 +12,14 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-from pydantic import Field, ValidationError, model_validator
+from pydantic import ValidationError
 
-from gke_ai_batch.config.base import Model, RuleError, raise_all
-from gke_ai_batch.config.batch import ClusterQueueConfig, FlavorConfig, JobSetConfig, KueueConfig, PriorityConfig, TeamConfig
-from gke_ai_batch.config.computeclasses import MAX_CLASSES, ComputeClassConfig
-from gke_ai_batch.config.topology import TopologyConfig, duplicate_names
+from gke_ai_batch.config.base import Model, RuleError
+from gke_ai_batch.config.batch import ClusterQueueConfig, FlavorConfig, TeamConfig
 from gke_ai_batch.config.errors import located_problems
-from gke_ai_batch.config.fleet import MultiKueueSettings
 from gke_ai_batch.config.checks.flavors import flavor_limit_problems
-from gke_ai_batch.config.checks.kueue import kueue_release_problems
-from gke_ai_batch.config.checks.priorities import priority_problems
 from gke_ai_batch.config.checks.queues import cluster_queue_problems
 from gke_ai_batch.config.checks.teams import local_queue_problems, namespace_settings_problems, team_namespace_problems
-from gke_ai_batch.config.stack import MAX_ENTRIES
-
-
-
-# The batch layer's install components (gke_ai_batch/components/batch.py, priorities.py) take
-# what one stack key holds: each is validated as that key, by its own model and the stack's rules
-# that read only it, under the key's stack name, so paths and messages are the stack file's. The
-# stack's rules that relate it to other keys (fair sharing against the cohorts, a priority
-# named low against the workloads that name none) are left out: those keys are other components'.
-
-
-class _KueueInstall(Model):
-    kueue: KueueConfig = KueueConfig()
-    multi_kueue: MultiKueueSettings | None = None
-
-    @model_validator(mode="after")
-    def _release(self):
-        raise_all(kueue_release_problems(self.kueue, self.multi_kueue, ("multiKueue",)))
-        return self
-
-
-class _JobSetInstall(Model):
-    jobset: JobSetConfig = JobSetConfig()
-
-
-class _Priorities(Model):
-    priorities: list[PriorityConfig] = Field([], max_length=MAX_ENTRIES["priorities"])
-
-    @model_validator(mode="after")
-    def _rules(self):
-        raise_all(priority_problems(self.priorities, []))
-        return self
-
-
-class _ComputeClasses(Model):
-    classes: list[ComputeClassConfig] = Field([], max_length=MAX_CLASSES)
-
-    @model_validator(mode="after")
-    def _unique(self):
-        names = [c.name for c in self.classes]
-        raise_all(
-            RuleError(("classes", i, "name"), f"compute class {n!r} is declared twice")
-            for i, n in enumerate(names)
-            if n in names[:i]
-        )
-        return self
-
-
-class _Topologies(Model):
-    topologies: list[TopologyConfig] = Field([], max_length=MAX_ENTRIES["flavors"])
-
-    @model_validator(mode="after")
-    def _unique(self):
-        raise_all(duplicate_names(self.topologies))
-        return self
-
-
-def batch_key(key: str, data: Mapping[str, Any]) -> tuple[Any, list[tuple[tuple, str]]]:
-    """`data` ({kueue, multiKueue}, {jobset}, {priorities}, {classes} or {topologies}, camelCase as a stack file
-    spells them) validated: the model, or None and every problem as (stack key path, message)."""
-    model = {
-        "kueue": _KueueInstall, "jobset": _JobSetInstall, "priorities": _Priorities, "classes": _ComputeClasses,
-        "topologies": _Topologies,
-    }[key]
-    return _as_model(model, data)
-
 
 def _as_model(model: type[Model], data: Mapping[str, Any]) -> tuple[Any, list[tuple[tuple, str]]]:
     try:

@@ -30,7 +30,7 @@ def kueue_release_problems(
 ) -> Iterator[RuleError]:
     """What the program writes into Kueue's Configuration and flags must exist in the release
     the cluster runs (gke_ai_batch/domain/kueue_releases.py): the manager would not start. Also
-    KueueInstall's rule (gke_ai_batch/config/standalone.py), whose multiKueue arg sits at
+    KueueInstall's rule (gke_ai_batch/components/batch.py), whose multi_kueue arg it passes as
     `multi_kueue_at`."""
     version = kueue.release
     for i, framework in enumerate(kueue.integrations):

@@ -40,7 +40,7 @@ def _rank(name: str) -> int | None:
 
 def priority_problems(priorities: list[PriorityConfig], unranked: list[str]) -> Iterator[RuleError]:
     """A name declared twice, and the order check below; `unranked`: the workloads that name no
-    priority. Also Priorities' rule (gke_ai_batch/config/standalone.py)."""
+    priority. Also Priorities' rule (gke_ai_batch/components/priorities.py), where none is known."""
     seen: set[str] = set()
     for i, prio in enumerate(priorities):
         if prio.name in seen:
