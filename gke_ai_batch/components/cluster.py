@@ -23,17 +23,15 @@ from typing import Any, NotRequired, Self, TypedDict
 import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
-from pydantic import ValidationError
 
 from gke_ai_batch.components.component import Component
 from gke_ai_batch.components.nodepools import ClusterRef, declared_account
 from gke_ai_batch.components.args import child_options, opts_problems, project_problems, type_token, whole_numbers
-from gke_ai_batch.config.catalogue import CatalogueOverride
 from gke_ai_batch.config.checkpoints import lustre_driver_problems
 from gke_ai_batch.config.checks.cluster import cluster_problems
 from gke_ai_batch.config.cluster import ClusterConfig
-from gke_ai_batch.config.errors import ArgsError, did_you_mean, field_path, join_path, located_problems
-from gke_ai_batch.config.lookups import ClusterFacts, version_floor
+from gke_ai_batch.config.errors import ArgsError, did_you_mean, field_path, join_path
+from gke_ai_batch.config.lookups import ClusterFacts, validated_cluster, version_floor
 from gke_ai_batch.config.metrics import Collected, MetricsConfig, metrics_problems
 from gke_ai_batch.domain.naming import KUBERNETES_PROVIDER, child_name
 from gke_ai_batch.plan.cluster import (
@@ -650,19 +648,9 @@ def _cluster_of(
     rule's, named by the key's aliases, become them through field_path), the catalogue as the
     stack spells it, and the stack's rules about that key on their facts, as a stack runs them
     once both are valid: every problem at its path below args, the cluster and its facts."""
-    found: list[tuple[tuple, str]] = []
-    cluster = override = None
-    try:
-        cluster = ClusterConfig.model_validate(entry, by_alias=False, by_name=True)
-    except ValidationError as exc:
-        found += [(field_path(ClusterConfig, loc), msg) for loc, msg in located_problems(exc, ClusterConfig)]
-    try:
-        override = CatalogueOverride.model_validate(catalogue if isinstance(catalogue, dict) else {})
-    except ValidationError as exc:
-        found += [(("catalogue", *loc), msg) for loc, msg in located_problems(exc, CatalogueOverride)]
-    if cluster is None or override is None:
+    found, cluster, facts = validated_cluster(entry, catalogue)
+    if cluster is None or facts is None:
         return found, None, None
-    facts = ClusterFacts.of(cluster, override)
     found += [(field_path(ClusterConfig, e.path), e.message) for e in cluster_problems(cluster, facts, project)]
     return found, cluster, facts
 

@@ -24,12 +24,11 @@ from gke_ai_batch.components.args import (
 from gke_ai_batch.components.component import Component
 from gke_ai_batch.components.queues import FlavorArgs
 from gke_ai_batch.config.checks.flavors import flavor_limit_problems
-from gke_ai_batch.config.catalogue import CatalogueOverride
 from gke_ai_batch.config.checks.cluster import fact_problems
 from gke_ai_batch.config.checks.pools import pool_problems
 from gke_ai_batch.config.cluster import OUTPUT_ACCOUNT, ClusterConfig, region_of
 from gke_ai_batch.config.errors import ArgsError, field_path, join_path, located_problems
-from gke_ai_batch.config.lookups import ClusterFacts
+from gke_ai_batch.config.lookups import ClusterFacts, validated_cluster
 from gke_ai_batch.config.pools import NodePoolConfig
 from gke_ai_batch.domain.naming import child_name
 from gke_ai_batch.plan.flavors import FlavorPlan, PoolSpec, pool_spec
@@ -421,19 +420,10 @@ def _cluster_facts(ref: dict[str, Any]) -> tuple[ClusterFacts | None, list[tuple
         data["existing"] = True
         if isinstance(ref.get("node_service_account"), (str, pulumi.Output)):
             data["node_service_account"] = declared_account(ref["node_service_account"])
-    problems: list[tuple[tuple, str]] = []
-    cluster = catalogue = None
-    try:
-        cluster = ClusterConfig.model_validate(data, by_alias=False, by_name=True)
-    except ValidationError as exc:
-        problems += [(("cluster", *field_path(ClusterConfig, loc)), msg) for loc, msg in located_problems(exc, ClusterConfig)]
-    try:
-        catalogue = CatalogueOverride.model_validate(ref.get("catalogue") or {})
-    except ValidationError as exc:
-        problems += [(("cluster", "catalogue", *loc), msg) for loc, msg in located_problems(exc, CatalogueOverride)]
-    if cluster is None or catalogue is None:
+    found, _, facts = validated_cluster(data, ref.get("catalogue") or {})
+    problems = [(("cluster", *loc), msg) for loc, msg in found]
+    if facts is None:
         return None, problems
-    facts = ClusterFacts.of(cluster, catalogue)
     problems += [(("cluster", *field_path(ClusterConfig, e.path)), e.message) for e in fact_problems(facts)]
     # The pools' rules run on facts with a problem too: each skips what a refused fact decides.
     return facts, problems

@@ -6,7 +6,9 @@ StackConfig is made of, so it cannot import StackConfig."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator
+
+from pydantic import ValidationError
 
 from gke_ai_batch.domain import regions, versions
 from gke_ai_batch.domain.regions import DEFAULT as DEFAULT_ZONES, Catalogue as ZoneCatalogue
@@ -14,6 +16,7 @@ from gke_ai_batch.domain.versions import DEFAULT as DEFAULT_VERSIONS, Versions
 from gke_ai_batch.config.base import RuleError
 from gke_ai_batch.config.catalogue import CatalogueOverride
 from gke_ai_batch.config.cluster import ClusterConfig, region_of
+from gke_ai_batch.config.errors import field_path, located_problems
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,29 @@ class ClusterFacts:
     @property
     def region(self) -> str:
         return region_of(self.location)
+
+
+def validated_cluster(
+    entry: dict[str, Any], catalogue: Any
+) -> tuple[list[tuple[tuple, str]], ClusterConfig | None, ClusterFacts | None]:
+    """A cluster key given by field name (a component's args, ClusterConfig) and a catalogue as a
+    stack spells it (CatalogueOverride), each validated by its model: every problem at its field
+    path (the catalogue's under "catalogue"), and the cluster and its facts once both are valid.
+    What a cluster component and a pool's ClusterRef both stand on; each runs its own rules on
+    the facts."""
+    found: list[tuple[tuple, str]] = []
+    cluster = override = None
+    try:
+        cluster = ClusterConfig.model_validate(entry, by_alias=False, by_name=True)
+    except ValidationError as exc:
+        found += [(field_path(ClusterConfig, loc), msg) for loc, msg in located_problems(exc, ClusterConfig)]
+    try:
+        override = CatalogueOverride.model_validate(catalogue if isinstance(catalogue, dict) else {})
+    except ValidationError as exc:
+        found += [(("catalogue", *loc), msg) for loc, msg in located_problems(exc, CatalogueOverride)]
+    if cluster is None or override is None:
+        return found, None, None
+    return found, cluster, ClusterFacts.of(cluster, override)
 
 
 def under(prefix: tuple, found: Iterable[RuleError]) -> Iterator[RuleError]:
