@@ -176,3 +176,9 @@ def test_an_unknown_value_answers_nothing(read):
     with pytest.raises(Unknowable):
         read(Unknown(("nodePools", 0)))
     assert Unknown(("fleet",)) is not None  # the one answer: a value was given
+
+
+def test_an_autopilot_clusters_pools_are_refused_once_past_an_invalid_one():
+    found = problems(cluster={"name": "test", "mode": "autopilot"}, nodePools=[{**TPU, "slices": "2"}, TPU, {**TPU, "name": "b"}])
+    assert paths(found) == [f"{NS}:nodePools[0].slices", f"{NS}:nodePools[0]"]
+    assert found[1][1].startswith("Autopilot clusters have no node pools")
