@@ -1,7 +1,8 @@
 """Typed stack config: pydantic models over the `gke-ai-batch:*` keys of a Pulumi stack.
 
 `load()` validates a whole stack before anything is registered and raises one ConfigError
-that lists every problem with its key path."""
+that lists every problem with its key path: with a key or entry of the wrong shape, also what
+every rule that does not need it finds (stack.every_problem)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ from typing import Any, Mapping
 
 from pydantic import ValidationError
 
-from gke_ai_batch.config.errors import NAMESPACE, ConfigError, did_you_mean, format_path, from_validation_error
+from gke_ai_batch.config.errors import NAMESPACE, ConfigError, did_you_mean, format_path
 from gke_ai_batch.config.gcpnames import PROJECT_ID_RULE, is_project_id
-from gke_ai_batch.config.stack import StackConfig
+from gke_ai_batch.config.stack import StackConfig, every_problem
 
 __all__ = ["NAMESPACE", "ConfigError", "gcp_project_problem", "StackConfig", "decode", "load", "load_from_pulumi", "format_path", "split_namespace"]
 
@@ -37,8 +38,8 @@ def load(
         # The project resolves network references that name none (gke_ai_batch/config/checks/network.py).
         return StackConfig.model_validate(data, context={"project": project})
     except ValidationError as exc:
-        err = from_validation_error(exc, StackConfig)
-        problems = err.problems
+        # Not only the keys' own errors: the rules that can run on the valid keys and entries.
+        problems = [(format_path(loc), message) for loc, message in every_problem(exc, data, project)]
         if from_region:
             # The location came from gcp:region: name the key the user wrote.
             location = f"{NAMESPACE}:cluster.location"

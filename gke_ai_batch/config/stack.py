@@ -1,11 +1,14 @@
 """StackConfig: every `gke-ai-batch:*` key of a stack. The rules that span keys are the checks
-registered in gke_ai_batch/config/checks/, which its validator runs."""
+registered in gke_ai_batch/config/checks/, which its validator runs; `every_problem` runs those
+that can run on a stack with shape errors."""
 
 from __future__ import annotations
 
-from typing import Annotated
+import difflib
+import functools
+from typing import Annotated, Any, Mapping
 
-from pydantic import Field, ValidationInfo, model_validator
+from pydantic import Field, ValidationError, ValidationInfo, create_model, model_validator
 
 from gke_ai_batch.domain import naming, regions, versions
 from gke_ai_batch.config import checks
@@ -20,6 +23,7 @@ from gke_ai_batch.config.batch import (
 )
 from gke_ai_batch.config.catalogue import CatalogueOverride
 from gke_ai_batch.config.computeclasses import MAX_CLASSES, ComputeClassConfig
+from gke_ai_batch.config.errors import located_problems
 from gke_ai_batch.config.checkpoints import CheckpointsConfig
 from gke_ai_batch.config.cluster import ClusterConfig
 from gke_ai_batch.config.fleet import FleetConfig
@@ -167,3 +171,72 @@ class StackConfig(Model):
             tpu = self.pool(wl.pool).tpu
             return tpu is not None and tpu.slice.multi_host
         return wl.tpu is not None and wl.tpu.slice.multi_host and self.cluster.standard
+
+
+def every_problem(exc: ValidationError, data: Mapping[str, Any], project: str | None) -> list[tuple[tuple, str]]:
+    """Every problem of a stack StackConfig refused (`exc`), as (key path, message): its shape
+    errors and, if it has any (the cross-key rules did not run), every rule that still can on
+    the valid part (checks.partial_problems), each once, in the order of the stack's keys
+    (within an entry, its own errors first)."""
+    shape = located_problems(exc, StackConfig)
+    if not any(err["loc"] for err in exc.errors()):
+        return shape  # the rules ran: every key was valid
+    cfg, holed = _valid_part(data, [loc for loc, _ in shape], {"project": project})
+    found = shape + [(p.path, p.message) for p in checks.partial_problems(cfg, checks.Context(project=project), holed)]
+    order = checks.stack_order(StackConfig)
+    return sorted(dict.fromkeys(found), key=lambda problem: order(problem[0]))
+
+
+def _valid_part(data: Mapping[str, Any], invalid: list[tuple], context: dict) -> tuple[StackConfig, dict[str, str]]:
+    """The stack with each key that failed validation, and each invalid entry of a list, as
+    checks.Unknown; and the lists with invalid entries (alias -> field name). A misspelt
+    top-level key leaves the key it was meant to be unknown, if the stack leaves that out: the
+    closest name, as the message's "did you mean" finds it (with none close, the key is taken
+    as one the stack does not use, which the message says it is)."""
+    fields = {field.alias or name: name for name, field in StackConfig.model_fields.items()}
+    unknown: set[str] = set()
+    holes: dict[str, set[int]] = {}
+    for loc in invalid:
+        head = loc[0] if loc else None
+        if head in fields:
+            if len(loc) > 1 and isinstance(loc[1], int) and isinstance(data.get(head), list):
+                holes.setdefault(head, set()).add(loc[1])
+            else:
+                unknown.add(head)
+        else:
+            # The key it is closest to, as the message's "did you mean" finds it.
+            meant = difflib.get_close_matches(str(head), list(fields), n=1)
+            unknown.update(key for key in meant if key not in data)
+    values: dict[str, Any] = {}
+    for alias, name in fields.items():
+        if alias in unknown:
+            values[name] = checks.Unknown((alias,))
+        elif alias in holes:
+            values[name] = [
+                checks.Unknown((alias, i)) if i in holes[alias] else _valid(name, e, context, (alias, i), entry=True)
+                for i, e in enumerate(data[alias])
+            ]
+        else:
+            values[name] = _valid(name, data.get(alias), context, (alias,))
+    holed = {alias: fields[alias] for alias in holes if alias not in unknown}
+    return StackConfig.model_construct(**values), holed
+
+
+def _valid(name: str, value: Any, context: dict, where: tuple, entry: bool = False) -> Any:
+    """One key's value (or, `entry`, one entry of its list) validated on its own, as
+    StackConfig's field; None: the key is left out (or null), its default."""
+    alias = StackConfig.model_fields[name].alias or name
+    given = {alias: [value]} if entry else {} if value is None else {alias: value}
+    try:
+        valid = getattr(_key_model(name).model_validate(given, context=context), name)
+    except ValidationError:
+        return checks.Unknown(where)  # refused in the stack already
+    return valid[0] if entry else valid
+
+
+@functools.cache
+def _key_model(name: str) -> type[Model]:
+    """A model of StackConfig's one field `name`: the same type, constraints and default."""
+    field = StackConfig.model_fields[name]
+    definition: dict[str, Any] = {name: (field.annotation, field)}
+    return create_model(f"StackConfig_{name}", __base__=Model, **definition)

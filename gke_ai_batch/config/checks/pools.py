@@ -6,7 +6,7 @@ from typing import Iterator
 
 from gke_ai_batch.domain import catalogue, naming, regions, versions
 from gke_ai_batch.config.base import RuleError
-from gke_ai_batch.config.checks import check
+from gke_ai_batch.config.checks import check, entry
 from gke_ai_batch.config.cluster import region_of
 from gke_ai_batch.config.lookups import (
     ClusterFacts, copies, override_hint, pool_zones, under, unknown_zone, version_floor, zones_known,
@@ -70,6 +70,15 @@ def pools(cfg, ctx) -> Iterator[RuleError]:
             seen.setdefault(gke_name, i)
         if i not in copied:
             yield from under(("nodePools", i), entry_problems(pool, facts))
+
+
+@entry("nodePools", on_manager=False)
+def pool_entry(cfg, ctx, i: int, pool: NodePoolConfig) -> Iterator[RuleError]:
+    """One pool among invalid ones: its rules on its cluster's facts (an Autopilot cluster's
+    pools are refused once, by the pools check)."""
+    facts = cfg.facts
+    if facts.standard:
+        yield from under(("nodePools", i), pool_problems(pool, facts))
 
 
 def entry_problems(pool: NodePoolConfig, facts: ClusterFacts) -> Iterator[RuleError]:

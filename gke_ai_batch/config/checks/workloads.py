@@ -6,7 +6,7 @@ from typing import Iterator
 
 from gke_ai_batch.domain import catalogue, quantity
 from gke_ai_batch.config.base import RuleError
-from gke_ai_batch.config.checks import check
+from gke_ai_batch.config.checks import check, entry
 from gke_ai_batch.config.cluster import region_of
 from gke_ai_batch.config.lookups import cluster_zones, each_once, known, override_hint, unknown_pools, zones_known
 from gke_ai_batch.config.pools import NodePoolConfig
@@ -20,34 +20,39 @@ def workloads(cfg, ctx) -> Iterator[RuleError]:
     cluster's zones (gke_ai_batch/domain/regions.py), names and host ports the API server takes
     (k8s.io/kubernetes pkg/apis/core/validation/validation.go), and a pool its queue can admit
     it onto (Kueue docs concepts/cluster_queue)."""
+    for i, wl, twice, own in each_once("workloads", "workload", cfg.workloads):
+        yield from twice
+        if own:
+            yield from workload_entry(cfg, ctx, i, wl)
+
+
+@entry("workloads", on_manager=False)
+def workload_entry(cfg, ctx, i: int, wl) -> Iterator[RuleError]:
+    """One workload's rules (the workloads check's, on each entry it does not find a copy)."""
+    at = ("workloads", i)
     pools = {p.name: p for p in cfg.node_pools}
     priorities = [p.name for p in cfg.priorities]
-    for i, wl, twice, own in each_once("workloads", "workload", cfg.workloads):
-        at = ("workloads", i)
-        yield from twice
-        if not own:
-            continue
-        team_problems = list(_team(cfg, at, wl))
-        yield from team_problems
-        yield from _integration(cfg, at, wl)
-        # An unknown pool is one message: every rule that looks at the pool would guess.
-        pool_known = wl.pool is None or wl.pool in pools
-        if not pool_known:
-            yield RuleError((*at, "pool"), f"unknown node pool {wl.pool!r}; known: {known(pools)}")
-        if wl.pool is None and wl.tpu is None and wl.gpu is None and cfg.cluster.standard and isinstance(
-            wl, JobSetWorkload
-        ):
-            yield RuleError((*at, "pool"), "a JobSet needs a pool (or a tpu or gpu shape) to run on")
-        if wl.priority is not None and wl.priority not in priorities:
-            yield RuleError(
-                (*at, "priority"),
-                f"unknown priority {wl.priority!r}; known: {', '.join(priorities) or 'none'}",
-            )
-        pool = pools.get(wl.pool) if wl.pool else None
-        yield from _shape_offered(cfg, at, wl)
-        yield from _generated_names(cfg, at, wl, pool)
-        if pool_known:
-            yield from _target(cfg, at, wl, pool, team_known=not team_problems)
+    team_problems = list(_team(cfg, at, wl))
+    yield from team_problems
+    yield from _integration(cfg, at, wl)
+    # An unknown pool is one message: every rule that looks at the pool would guess.
+    pool_known = wl.pool is None or wl.pool in pools
+    if not pool_known:
+        yield RuleError((*at, "pool"), f"unknown node pool {wl.pool!r}; known: {known(pools)}")
+    if wl.pool is None and wl.tpu is None and wl.gpu is None and cfg.cluster.standard and isinstance(
+        wl, JobSetWorkload
+    ):
+        yield RuleError((*at, "pool"), "a JobSet needs a pool (or a tpu or gpu shape) to run on")
+    if wl.priority is not None and wl.priority not in priorities:
+        yield RuleError(
+            (*at, "priority"),
+            f"unknown priority {wl.priority!r}; known: {', '.join(priorities) or 'none'}",
+        )
+    pool = pools.get(wl.pool) if wl.pool else None
+    yield from _shape_offered(cfg, at, wl)
+    yield from _generated_names(cfg, at, wl, pool)
+    if pool_known:
+        yield from _target(cfg, at, wl, pool, team_known=not team_problems)
 
 
 def _target(cfg, at: tuple, wl, pool: NodePoolConfig | None, team_known: bool) -> Iterator[RuleError]:

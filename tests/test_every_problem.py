@@ -1,0 +1,184 @@
+"""Every problem at once across both rounds (gke_ai_batch/config/stack.py every_problem): a key
+or entry of the wrong shape does not hide what the rules find in the others, and never makes a
+rule speak about what it cannot see (docs/synth.md, "Diagnostics")."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from gke_ai_batch.config import ConfigError, load, split_namespace
+from gke_ai_batch.config.checks import Unknowable, Unknown
+from gke_ai_batch.config.pools import NodePoolConfig
+from conftest import base_config
+from test_fleet_config import FLEET, STACK
+
+NS = "gke-ai-batch"
+TPU = {"name": "v6e", "tpu": {"version": "v6e", "topology": "2x2"}}
+# Zones outside the cluster's region (us-central1): refused by a cross-key rule.
+ABROAD = {"name": "h100", "gpu": {"type": "nvidia-h100-80gb", "count": 8}, "maxNodes": 2, "zones": ["europe-west4-a"]}
+ABROAD_ZONE = (f"{NS}:nodePools[{{}}].zones[0]", "europe-west4-a is not in the cluster's region us-central1")
+QUEUE_AND_TEAM = {
+    "clusterQueues": [{"name": "cq"}],
+    "teams": [{"namespace": "team-a", "localQueue": "lq", "clusterQueue": "cq"}],
+}
+JOBSET = {"kind": "jobset", "name": "train", "team": "team-a", "pool": "v6e", "image": "i:1"}
+
+
+def problems(**keys) -> list[tuple[str, str]]:
+    ours, region = split_namespace(base_config(**keys))
+    with pytest.raises(ConfigError) as err:
+        load(ours, region=region, project="test-project")
+    return err.value.problems
+
+
+def paths(found: list[tuple[str, str]]) -> list[str]:
+    return [p for p, _ in found]
+
+
+@pytest.mark.parametrize("broken", [0, 1])
+def test_a_pools_type_error_does_not_hide_anothers_zone(broken):
+    pools = [ABROAD, ABROAD]
+    pools[broken] = {**TPU, "slices": "2"}
+    zone = 1 - broken
+    found = problems(nodePools=pools)
+    assert found == sorted(
+        [(ABROAD_ZONE[0].format(zone), ABROAD_ZONE[1]),
+         (f"{NS}:nodePools[{broken}].slices", 'Input should be a valid integer, got \'2\': remove the quotes (write 2, not "2")')],
+        key=lambda p: p[0],
+    )
+
+
+def test_a_type_error_a_topology_and_a_zone_are_reported_together():
+    """The issue's first case: a type error and a refused TPU topology hid the zone check."""
+    found = problems(nodePools=[{**TPU, "tpu": {"version": "v6e", "topology": "3x3"}}, ABROAD], budget="5")
+    assert paths(found) == [f"{NS}:nodePools[0].tpu.topology", f"{NS}:nodePools[1].zones[0]", f"{NS}:budget"]
+    assert found[1][1] == ABROAD_ZONE[1]
+
+
+def test_three_typos_are_three_problems():
+    """The issue's second case: two keys misspelt and a misspelt reference; the reference's
+    rule needs only the valid cluster queues, so it runs."""
+    found = problems(
+        nodePools=[{**TPU, "machinType": "ct6e-standard-4t"}],
+        clusterQueues=[{"name": "cq"}],
+        teams=[{"namespace": "team-a", "localQueue": "lq", "clusterQueue": "cqq"}],
+        priorites=[{"name": "high", "value": 1000}],
+    )
+    assert paths(found) == [f"{NS}:nodePools[0].machinType", f"{NS}:teams[0].clusterQueue", f"{NS}:priorites"]
+    assert found[1][1] == "unknown cluster queue 'cqq'; known: cq"
+    assert found[2][1].startswith("unknown key 'priorites' (did you mean 'priorities'?)")
+
+
+def test_a_reference_to_an_invalid_entry_is_not_called_unknown():
+    """The pool the workload and the queue's flavor name is there, only invalid: no "unknown
+    node pool", no "unknown flavor" (its derived flavor is unknown, not absent)."""
+    found = problems(
+        nodePools=[{**TPU, "slices": "2"}],
+        clusterQueues=[{"name": "cq", "flavors": ["tpu-v6e-slice-2x2"]}],
+        teams=QUEUE_AND_TEAM["teams"],
+        workloads=[JOBSET],
+    )
+    assert paths(found) == [f"{NS}:nodePools[0].slices"]
+
+
+def test_a_misspelt_key_leaves_the_key_it_meant_unknown():
+    # nodePool for nodePools: the workload's pool is not "unknown" (the stack has no nodePools key).
+    found = problems(nodePool=[TPU], workloads=[JOBSET], **QUEUE_AND_TEAM)
+    assert paths(found) == [f"{NS}:nodePool"]
+    # clusters beside cluster: the stack is no fleet, its pools no manager's.
+    found = problems(clusters={"name": "x"}, nodePools=[TPU], **QUEUE_AND_TEAM)
+    assert paths(found) == [f"{NS}:clusters"]
+
+
+def test_the_valid_entries_of_a_list_with_an_invalid_one_are_checked():
+    """A workload entry's rules run on each valid workload (the workloads check stops at the
+    invalid one); a copy of an earlier entry adds nothing."""
+    ok = {**JOBSET, "priority": "urgent"}
+    found = problems(nodePools=[TPU], workloads=[{**JOBSET, "slices": "1"}, ok, ok], **QUEUE_AND_TEAM)
+    assert found == [
+        (f"{NS}:workloads[0].slices", 'Input should be a valid integer, got \'1\': remove the quotes (write 1, not "1")'),
+        (f"{NS}:workloads[1].priority", "unknown priority 'urgent'; known: none"),
+    ]
+
+
+def test_an_invalid_cluster_leaves_the_rules_that_need_it_quiet():
+    # The pool's zone rule needs the cluster's region; the team's queue rule does not.
+    found = problems(
+        cluster={"name": "test", "nodeLocations": "us-central1-a"},
+        nodePools=[ABROAD],
+        clusterQueues=[{"name": "cq"}],
+        teams=[{"namespace": "team-a", "localQueue": "lq", "clusterQueue": "nope"}],
+    )
+    assert paths(found) == [f"{NS}:cluster.nodeLocations", f"{NS}:teams[0].clusterQueue"]
+
+
+def test_each_problem_once_in_the_order_of_the_stack():
+    found = problems(
+        budget="5",
+        nodePools=[ABROAD, {**TPU, "slices": "2"}, {**ABROAD, "name": "h100-b"}],
+        topologies=[{"name": "t", "levels": "x"}],
+        production="yes",
+    )
+    assert paths(found) == [
+        f"{NS}:production", f"{NS}:nodePools[0].zones[0]", f"{NS}:nodePools[1].slices",
+        f"{NS}:nodePools[2].zones[0]", f"{NS}:topologies[0].levels", f"{NS}:budget",
+    ]
+    assert len(set(found)) == len(found)
+
+
+def fleet_problems(stack: dict, fleet: dict) -> list[tuple[str, str]]:
+    with pytest.raises(ConfigError) as err:
+        load({**stack, "fleet": fleet})
+    return err.value.problems
+
+
+def test_a_fleet_workers_type_error_does_not_hide_the_managers_rules():
+    fleet = copy.deepcopy(FLEET)
+    fleet["workers"][1]["nodePools"][0]["maxNodes"] = "4"
+    stack = {**copy.deepcopy(STACK), "production": True}
+    stack["cluster"]["privateNodes"] = False
+    found = fleet_problems(stack, fleet)
+    assert paths(found) == [f"{NS}:cluster.privateNodes", f"{NS}:fleet.workers[1].nodePools[0].maxNodes"]
+
+
+def test_a_fleet_with_an_invalid_worker_is_still_a_fleet():
+    """Its queues' flavors are the workers': the manager, which has no pools, is not told it
+    offers none of them."""
+    fleet = copy.deepcopy(FLEET)
+    fleet["workers"][0]["nodePools"][0]["gvnic"] = "yes"
+    found = fleet_problems(copy.deepcopy(STACK), fleet)
+    assert paths(found) == [f"{NS}:fleet.workers[0].nodePools[0].gvnic"]
+
+
+def test_a_fleets_rules_run_with_a_shape_error_elsewhere():
+    fleet = copy.deepcopy(FLEET)
+    fleet["workers"][1]["nodePools"][0]["zones"] = ["us-east4-a"]  # another region's zone
+    found = fleet_problems({**copy.deepcopy(STACK), "budget": "5"}, fleet)
+    assert found[0] == (
+        f"{NS}:fleet.workers[1].nodePools[0].zones[0]",
+        "worker europe-west4: us-east4-a is not in the cluster's region europe-west4",
+    )
+    assert paths(found) == [f"{NS}:fleet.workers[1].nodePools[0].zones[0]", f"{NS}:budget"]
+
+
+@pytest.mark.parametrize(
+    "read",
+    [
+        lambda u: u.name, lambda u: bool(u), lambda u: len(u), lambda u: list(u), lambda u: u == 1,
+        lambda u: hash(u), lambda u: f"{u!r}", lambda u: f"{u}", lambda u: isinstance(u, NodePoolConfig),
+        lambda u: NodePoolConfig.model_construct() == u, lambda u: u in [NodePoolConfig.model_construct()],
+    ],
+)
+def test_an_unknown_value_answers_nothing(read):
+    """A rule cannot take an invalid value for a valid one, whatever it asks of it."""
+    with pytest.raises(Unknowable):
+        read(Unknown(("nodePools", 0)))
+    assert Unknown(("fleet",)) is not None  # the one answer: a value was given
+
+
+def test_an_autopilot_clusters_pools_are_refused_once_past_an_invalid_one():
+    found = problems(cluster={"name": "test", "mode": "autopilot"}, nodePools=[{**TPU, "slices": "2"}, TPU, {**TPU, "name": "b"}])
+    assert paths(found) == [f"{NS}:nodePools[0].slices", f"{NS}:nodePools[0]"]
+    assert found[1][1].startswith("Autopilot clusters have no node pools")
