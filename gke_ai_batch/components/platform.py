@@ -25,7 +25,7 @@ from gke_ai_batch.domain.naming import scoped
 from gke_ai_batch.components.nodepools import POOL_COMPONENTS
 from gke_ai_batch.plan import Plan
 from gke_ai_batch.plan.cluster import cluster_component_args
-from gke_ai_batch.plan.kueue import TeamSpec, provisioned_flavors
+from gke_ai_batch.plan.kueue import TeamSpec
 from gke_ai_batch.components.priorities import Priorities, stack_priorities_args
 from gke_ai_batch.components.queues import (
     OLD_QUEUES_TYPE,
@@ -217,12 +217,7 @@ def _queues(
     checks: list[pulumi.Resource] = []
     if plan.provisioning:
         k = plan.config.kueue
-        args = {
-            "flavors": [f.args() for f in provisioned_flavors(plan.flavors, plan.queues)],
-            "admission_check": k.provisioning_admission_check,
-            "request_config": k.provisioning_request_config,
-        }
-        checks.append(ProvisioningCheck(scoped(scope, k.provisioning_admission_check), args, opts()))
+        checks.append(ProvisioningCheck.from_spec(scoped(scope, k.provisioning_admission_check), plan.provisioning, opts()))
     if manager_access is not None:
         # A fleet manager's kubeconfig Secrets and MultiKueue objects, after the workers'.
         checks.append(MultiKueueManager(scoped(scope, MULTIKUEUE), manager_access, opts(*manager_needs, *checks)))

@@ -17,7 +17,7 @@ No `from __future__ import annotations`: Pulumi's component analyzer
 (pulumi.provider.experimental.analyzer) reads these annotations as objects."""
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NotRequired, Self, TypedDict
 
 import pulumi
@@ -349,13 +349,25 @@ class ProvisioningCheck(Component):
                 problems += _check_name_problems(f"args.{arg}", field, given[arg])
         if problems:
             raise ArgsError(where, problems)
-        super().__init__(type_token(ProvisioningCheck), name, None, opts)
         check = given.get("admission_check", _KUEUE_DEFAULTS.provisioning_admission_check)
         config = given.get("request_config", _KUEUE_DEFAULTS.provisioning_request_config)
         queued = [FlavorPlan.from_args(f) for f in flavors]
+        self._register(name, provisioning_check_manifests(check, config, queued), opts)
+
+    @classmethod
+    def from_spec(cls, name: str, spec: Sequence[dict[str, Any]], opts: pulumi.ResourceOptions | None = None) -> Self:
+        """The component for the check the stack planned already (Plan.provisioning: the
+        ProvisioningRequestConfig, then its AdmissionCheck): registered as planned."""
+        self = cls.__new__(cls)
+        self._register(name, spec, opts)
+        return self
+
+    def _register(self, name: str, spec: Sequence[dict[str, Any]], opts: pulumi.ResourceOptions | None) -> None:
+        super().__init__(type_token(ProvisioningCheck), name, None, opts)
+        check = next(m["metadata"]["name"] for m in spec if m["kind"] == "AdmissionCheck")
         # The AdmissionCheck names its ProvisioningRequestConfig: created after it.
         self.resources: list[pulumi.Resource] = []
-        for manifest in provisioning_check_manifests(check, config, queued):
+        for manifest in spec:
             self.resources.append(
                 k8s_objects.apply(
                     manifest,
