@@ -21,12 +21,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, NotRequired, Self, TypedDict
 
 import pulumi
-import pulumi_kubernetes as k8s
 from pydantic import ValidationError
 
 from gke_ai_batch.components.component import Component
 from gke_ai_batch.components import k8s as k8s_objects
-from gke_ai_batch.components.args import type_token, unknown_keys, whole_numbers
+from gke_ai_batch.components.args import depends_on_of, type_token, unknown_keys, whole_numbers
 from gke_ai_batch.config.base import Model, RuleError
 from gke_ai_batch.config.batch import ClusterQueueConfig, FlavorConfig, KueueConfig, QueueFlavor, TeamConfig
 from gke_ai_batch.config.checks.flavors import flavor_limit_problems
@@ -189,16 +188,6 @@ class TeamArgs(TypedDict):
     e.g. 'v1.34'."""
     network_policy: NotRequired[bool]
     """Deny ingress except from the namespace's own pods (default true; needs Dataplane V2)."""
-
-
-def _opts(parent: pulumi.Resource, provider: k8s.Provider, depends_on: list[pulumi.Resource]) -> pulumi.ResourceOptions:
-    return pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=depends_on)
-
-
-def depends_on_of(opts: pulumi.ResourceOptions | None) -> list[Any]:
-    """What the component depends on: Pulumi's children do not wait for it, so each gets it."""
-    depends = opts.depends_on if opts is not None else None
-    return list(depends) if isinstance(depends, (list, tuple)) else ([depends] if depends is not None else [])
 
 
 def _child(name: str, base: str, manifest: dict[str, Any]) -> str:
