@@ -25,14 +25,6 @@ TpuSlices("v6e", {"cluster": {"name": "c", "location": "us-east5", "project": "p
 '''
 
 
-def _known(diagnostic: dict, line: str) -> bool:
-    """The one error left: a pool's `flavor` (a `FlavorArgs`) listed as it is in a ClusterQueue's
-    `flavors`, typed `list[QueueFlavorArgs]`, which adds `quotas`: a TypedDict without a key its
-    target declares, even a NotRequired one, is not assignable to it (PEP 589). Remove this
-    allowance when the queue's flavors take a pool's flavor as typed (issue 29)."""
-    return ".flavor" in line and '"quotas" is missing from "FlavorArgs"' in diagnostic["message"]
-
-
 def _installed_like_a_consumer(site: Path) -> None:
     """site-packages holding the package (a link to the checkout's) and, through a .pth, this
     venv's dependencies: pyright resolves `gke_ai_batch` as an installed library, as it would
@@ -68,7 +60,7 @@ def test_examples_and_library_programs_type_check(tmp_path):
         line = file.read_text().splitlines()[at]
         if file.name == "canary.py":
             canary.append(d["message"])
-        elif not _known(d, line):
+        else:
             errors.append(f"{file.name}:{at + 1}: {d['message']} ({d.get('rule')})\n    {line.strip()}")
 
     assert report["summary"]["filesAnalyzed"] == len(PROGRAMS) + len(list(programs.glob("library-md-*.py"))) + 1

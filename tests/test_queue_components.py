@@ -241,6 +241,69 @@ def test_a_teams_and_a_flavors_bad_args_are_named_at_their_arg_paths():
     )
 
 
+def test_a_key_spelt_as_the_stack_file_spells_it_is_refused_where_it_is_written():
+    """Args are the entry's field names at every level (its model validates them by name): a
+    camelCase key is unknown at its own arg path, which names it as written and offers the
+    field; label keys and resource names are the caller's, as written."""
+    from gke_ai_batch.components.queues import ClusterQueue, ResourceFlavor, Team
+
+    lines = _refused(ClusterQueue, {
+        "flavors": [{**TPU_FLAVOR, "quotas": {"google.com/tpu": {"nominal": 8, "lendingLimit": 4}}}],
+        "cohort": "ml",
+        "namespace_selector": {"match_labels": {"teamName": "research"}},
+        "preemption": {"reclaimWithinCohort": "Any"},
+    })
+    assert sorted(lines) == [
+        'ClusterQueue q: args.flavors[0].quotas["google.com/tpu"].lendingLimit: unknown key \'lendingLimit\' '
+        "(did you mean 'lending_limit'?); allowed: nominal, borrowing_limit, lending_limit",
+        "ClusterQueue q: args.preemption.reclaimWithinCohort: unknown key 'reclaimWithinCohort' (did you mean "
+        "'reclaim_within_cohort'?); allowed: reclaim_within_cohort, within_cluster_queue, borrow_within_cohort",
+    ], lines
+    assert _refused(ResourceFlavor, {**TPU_FLAVOR, "tolerations": [{"key": "a", "tolerationSeconds": 3}]}) == [
+        "ResourceFlavor q: args.tolerations[0].tolerationSeconds: unknown key 'tolerationSeconds'; allowed: key, "
+        "operator, value, effect",
+    ]
+    lines = _refused(Team, {"namespace": "research", "localQueues": [{"name": "main", "cluster_queue": "q"}]})
+    assert lines[0].startswith("Team q: args.localQueues: unknown arg (did you mean 'local_queues'?)"), lines
+
+
+def test_a_stack_entry_and_a_queue_component_say_the_same_refusal():
+    """A flavors, clusterQueues or teams entry of a stack and the component that takes it are
+    judged by the same model and rules: the same message, at the stack's key path and at the
+    arg path."""
+    from pydantic import ValidationError
+
+    from gke_ai_batch.components.queues import ClusterQueue, ResourceFlavor, Team
+    from gke_ai_batch.config.errors import ArgsError, located_problems
+    from gke_ai_batch.config.stack import StackConfig
+
+    labels = {f"example.com/l{i}": "x" for i in range(9)}
+    quotas = {"cpu": {"nominal": 8, "lendingLimit": 16}}
+    team = {"namespace": "kube-research", "localQueue": "main", "clusterQueue": "q"}
+    with pytest.raises(ValidationError) as stack:
+        StackConfig.model_validate({
+            "cluster": {"name": "ml", "location": "us-east5", "nodeLocations": ["us-east5-b"]},
+            "flavors": [{"name": "cpu", "nodeLabels": labels}],
+            "clusterQueues": [{"name": "q", "cohort": "ml", "flavors": [{"name": "cpu", "quotas": quotas}]}],
+            "teams": [team, team],
+        })
+    in_stack = dict(located_problems(stack.value, StackConfig))
+
+    def said(component, args) -> dict[str, str]:
+        with pytest.raises(ArgsError) as caught:
+            component("q", args)
+        return dict(caught.value.problems)
+
+    flavor = said(ResourceFlavor, {"name": "cpu", "node_labels": labels})
+    assert flavor["args.node_labels"] == in_stack[("flavors", 0, "nodeLabels")]
+    queue = said(ClusterQueue, {"flavors": [{"name": "cpu", "quotas": {"cpu": {"nominal": 8, "lending_limit": 16}}}], "cohort": "ml"})
+    assert queue['args.flavors[0].quotas.cpu.lending_limit'] == in_stack[("clusterQueues", 0, "flavors", 0, "quotas", "cpu", "lendingLimit")]
+    teams = said(Team, {"namespace": "kube-research", "local_queues": [{"name": "main", "cluster_queue": "q"}] * 2})
+    assert teams["args.namespace"] == in_stack[("teams", 0, "namespace")]
+    assert teams["args.local_queues[1].name"] == in_stack[("teams", 1, "localQueue")]
+    assert len(flavor) == len(queue) == 1 and len(teams) == 2, (flavor, queue, teams)
+
+
 def test_refused_args_register_nothing(tmp_path):
     recording = _run(tmp_path, """
 import pulumi

@@ -87,7 +87,6 @@ if TYPE_CHECKING:
         PreemptionArgs as PreemptionArgs,
         ProvisioningCheck as ProvisioningCheck,
         ProvisioningCheckArgs as ProvisioningCheckArgs,
-        QueueFlavorArgs as QueueFlavorArgs,
         ResourceFlavor as ResourceFlavor,
         ResourceFlavorArgs as ResourceFlavorArgs,
         Team as Team,
@@ -140,7 +139,7 @@ _HOMES: dict[str, tuple[str, ...]] = {
     "gke_ai_batch.components.queues": (
         "BorrowWithinCohortArgs", "ClusterQueue", "ClusterQueueArgs", "FlavorArgs", "LabelSelectorArgs",
         "LabelSelectorRequirementArgs", "LocalQueueArgs", "PreemptionArgs", "ProvisioningCheck",
-        "ProvisioningCheckArgs", "QueueFlavorArgs", "ResourceFlavor", "ResourceFlavorArgs", "Team",
+        "ProvisioningCheckArgs", "ResourceFlavor", "ResourceFlavorArgs", "Team",
         "TeamArgs", "TolerationArgs",
     ),
     "gke_ai_batch.components.storage": (

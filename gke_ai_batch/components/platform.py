@@ -24,8 +24,7 @@ from gke_ai_batch.components.multikueue import BASE as MULTIKUEUE, MultiKueueMan
 from gke_ai_batch.domain.naming import scoped
 from gke_ai_batch.components.nodepools import POOL_COMPONENTS
 from gke_ai_batch.plan import Plan
-from gke_ai_batch.plan.kueue import provisioned_flavors
-from gke_ai_batch.plan.rbac import namespace_rbac_manifests
+from gke_ai_batch.plan.kueue import TeamSpec
 from gke_ai_batch.components.priorities import Priorities, stack_priorities_args
 from gke_ai_batch.components.queues import (
     OLD_QUEUES_TYPE,
@@ -33,9 +32,6 @@ from gke_ai_batch.components.queues import (
     ProvisioningCheck,
     ResourceFlavor,
     Team,
-    queue_flavors,
-    stack_queue_args,
-    stack_team_args,
 )
 from gke_ai_batch.components.services import enable_apis
 from gke_ai_batch.components.storage import CheckpointBucket, stack_bucket_args
@@ -136,10 +132,11 @@ def deploy_cluster(
     queues = _queues(plan, scope, provider, kueue_ready, manager_access, manager_needs)
 
     teams: dict[str, Team] = {}
+    specs = plan.team_specs
     for team in plan.teams:
         if team.namespace not in teams:
             used = dict.fromkeys(t.cluster_queue for t in plan.teams if t.namespace == team.namespace)
-            teams[team.namespace] = _team(plan, scope, team.namespace, provider, [*kueue_ready, *(queues[q] for q in used)])
+            teams[team.namespace] = _team(plan, scope, specs[team.namespace], provider, [*kueue_ready, *(queues[q] for q in used)])
     buckets = deploy_checkpoints(plan, scope, teams, provider, apis)
     priorities = Priorities(
         scoped(scope, "priorities"),
@@ -214,24 +211,18 @@ def _queues(
     def opts(*needs: pulumi.Resource) -> pulumi.ResourceOptions:
         return pulumi.ResourceOptions.merge(moved, pulumi.ResourceOptions(depends_on=[*kueue_ready, *needs]))
 
-    flavors = {f.name: ResourceFlavor(scoped(scope, f.name), f.args(), opts()) for f in plan.flavors}
+    flavors = {f.name: ResourceFlavor.from_spec(scoped(scope, f.name), f, opts()) for f in plan.flavors}
     checks: list[pulumi.Resource] = []
     if plan.provisioning:
         k = plan.config.kueue
-        args = {
-            "flavors": [f.args() for f in provisioned_flavors(plan.flavors, plan.queues)],
-            "admission_check": k.provisioning_admission_check,
-            "request_config": k.provisioning_request_config,
-        }
-        checks.append(ProvisioningCheck(scoped(scope, k.provisioning_admission_check), args, opts()))
+        checks.append(ProvisioningCheck.from_spec(scoped(scope, k.provisioning_admission_check), plan.provisioning, opts()))
     if manager_access is not None:
         # A fleet manager's kubeconfig Secrets and MultiKueue objects, after the workers'.
         checks.append(MultiKueueManager(scoped(scope, MULTIKUEUE), manager_access, opts(*manager_needs, *checks)))
-    planned = queue_flavors(plan)
     queues = {
-        q.name: ClusterQueue(
+        q.name: ClusterQueue.from_spec(
             scoped(scope, q.name),
-            stack_queue_args(plan, q, planned),
+            q,
             opts(*[flavors[f] for f in q.flavors], *(checks if q.admission_checks else [])),
         )
         for q in plan.queues
@@ -241,16 +232,14 @@ def _queues(
 
 
 def _team(
-    plan: Plan, scope: str, namespace: str, provider: pulumi.ProviderResource, needs: list[pulumi.Resource]
+    plan: Plan, scope: str, spec: TeamSpec, provider: pulumi.ProviderResource, needs: list[pulumi.Resource]
 ) -> Team:
     """A team namespace's Team, then the RoleBindings a fleet's manager has in it (which wait
     for the namespace and are the Team's children, as they always were)."""
-    args = stack_team_args(plan, namespace)
-    team = Team(scoped(scope, namespace), args, pulumi.ResourceOptions(provider=provider, depends_on=needs))
-    own = namespace_rbac_manifests(namespace, args["groups"]) if "groups" in args else []
+    team = Team.from_spec(scoped(scope, spec.namespace), spec, pulumi.ResourceOptions(provider=provider, depends_on=needs))
     previous = [team.namespace_object, *team.rbac]
-    for manifest in plan.team_rbac.get(namespace, []):
-        if manifest not in own:
+    for manifest in plan.team_rbac.get(spec.namespace, []):
+        if manifest not in spec.rbac:
             previous.append(
                 k8s_objects.apply(manifest, pulumi.ResourceOptions(parent=team, provider=provider, depends_on=list(previous)), scope=scope)
             )

@@ -4,44 +4,38 @@ ProvisioningRequest admission check queued flavors admit through), ClusterQueue,
 namespace with its LocalQueues, NetworkPolicy and RBAC).
 
 Flavors are data (FlavorArgs), so a queue can name the flavors of pools this program did not
-create. Args mirror the stack file's keys in snake_case and are checked on construction by the
-stack config's own rules (gke_ai_batch/config/standalone.py), every problem at once, at its arg
-path; the manifests are planned by the stack program's own functions (gke_ai_batch/plan/kueue.py).
-protect and the provider come from `opts` through Pulumi's inheritance; every child waits for
-what `opts.depends_on` lists (the Kueue install, the flavors a queue names).
+create. Args are a stack file's entry by its field names (snake_case): each component validates
+them with the entry's own model, by name (FlavorConfig, ClusterQueueConfig, TeamConfig), and runs
+the stack's rules for one entry (gke_ai_batch/config/checks/: flavors, queues, teams) on them,
+every problem at once, at its arg path; the manifests are planned by the stack program's own
+functions (gke_ai_batch/plan/kueue.py). The stack program hands each its plan's spec instead
+(from_spec): registered as planned, not checked or planned again. protect and the provider come
+from `opts` through Pulumi's inheritance; every child waits for what `opts.depends_on` lists (the
+Kueue install, the flavors a queue names).
 
 No `from __future__ import annotations`: Pulumi's component analyzer
 (pulumi.provider.experimental.analyzer) reads these annotations as objects."""
 
-import functools
 import re
-from typing import Any, NotRequired, TypedDict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, NotRequired, Self, TypedDict
 
 import pulumi
-import pulumi_kubernetes as k8s
 from pydantic import ValidationError
-from pydantic import alias_generators
 
 from gke_ai_batch.components.component import Component
 from gke_ai_batch.components import k8s as k8s_objects
-from gke_ai_batch.components.args import type_token, unknown_keys, whole_numbers
-from gke_ai_batch.config.batch import KueueConfig, QueueFlavor, QuotaLimits
-from gke_ai_batch.config.errors import ArgsError, join_path, located_problems
-from gke_ai_batch.config.standalone import flavor_entry_problems, queue_entry_problems, team_entries_problems
-
+from gke_ai_batch.components.args import depends_on_of, type_token, unknown_keys, whole_numbers
+from gke_ai_batch.config.base import Model, RuleError
+from gke_ai_batch.config.batch import ClusterQueueConfig, FlavorConfig, KueueConfig, QueueFlavor, TeamConfig
+from gke_ai_batch.config.checks.flavors import flavor_limit_problems
+from gke_ai_batch.config.checks.queues import cluster_queue_problems
+from gke_ai_batch.config.checks.teams import local_queue_problems, namespace_settings_problems, team_namespace_problems
+from gke_ai_batch.config.errors import ArgsError, field_path, join_path, located_problems
 from gke_ai_batch.domain import catalogue
 from gke_ai_batch.domain.naming import BUILTIN_NAMESPACES, child_name
-from gke_ai_batch.plan import Plan, QueuePlan
-from gke_ai_batch.plan.flavors import FlavorPlan, plan_flavors
-from gke_ai_batch.plan.kueue import (
-    cluster_queue_plan,
-    local_queue_manifest,
-    network_policy_manifests,
-    pod_security_version,
-    provisioning_check_manifests,
-    team_namespaces,
-)
-from gke_ai_batch.plan.rbac import namespace_rbac_manifests
+from gke_ai_batch.plan.flavors import FlavorPlan
+from gke_ai_batch.plan.kueue import QueuePlan, TeamSpec, cluster_queue_plan, provisioning_check_manifests, team_spec
 
 # The tokens the stack program registered before these were components of the package: its one
 # Queues component held every flavor, check and queue (the stack program keeps it as their
@@ -61,9 +55,9 @@ class TolerationArgs(TypedDict):
     """NoSchedule, PreferNoSchedule or NoExecute; unset: every effect."""
 
 
-class FlavorArgs(TypedDict):
-    """A Kueue ResourceFlavor as data: what a pool component's `flavor` is (TpuSlices,
-    GpuPool), or a flavor of nodes this program does not manage."""
+class ResourceFlavorArgs(TypedDict):
+    """One Kueue ResourceFlavor as data: a pool component's `flavor` (TpuSlices, GpuPool,
+    CpuPool), or a flavor of nodes this program does not manage."""
 
     name: str
     """The ResourceFlavor's name, which cluster queues refer to."""
@@ -84,16 +78,15 @@ class FlavorArgs(TypedDict):
     """A Kueue Topology (a Topologies component's): Kueue places the flavor's pods by its levels."""
 
 
-class ResourceFlavorArgs(FlavorArgs):
-    """One ResourceFlavor: a pool component's `flavor`, or a FlavorArgs of your own."""
-
-
-class QueueFlavorArgs(FlavorArgs):
-    """A flavor of a cluster queue, in order of preference, with its quotas."""
+class FlavorArgs(ResourceFlavorArgs):
+    """A Kueue ResourceFlavor as data: what a pool component's `flavor` is, or a flavor of nodes
+    this program does not manage; in a ClusterQueue's flavors (in order of preference), with the
+    queue's quotas of it. A pool's flavor is listed as it is: its quotas default to its capacity."""
 
     quotas: NotRequired[dict[str, Any]]
-    """Per resource: a quantity (32, '256Gi') or {nominal, borrowing_limit, lending_limit};
-    resources the flavor has capacity for default to all of it."""
+    """A ClusterQueue's flavors only (a ResourceFlavor and a ProvisioningCheck refuse it): per
+    resource, a quantity (32, '256Gi') or {nominal, borrowing_limit, lending_limit}; resources
+    the flavor has capacity for default to all of it."""
 
 
 class LabelSelectorRequirementArgs(TypedDict):
@@ -129,11 +122,12 @@ class PreemptionArgs(TypedDict):
 
 
 class ClusterQueueArgs(TypedDict):
-    """A Kueue ClusterQueue: a stack's clusterQueues entry in snake_case, its flavors as data.
-    Plain values: they are checked by the stack's rules on construction and size the quotas."""
+    """A Kueue ClusterQueue: a stack's clusterQueues entry by its field names, its flavors as
+    data. Plain values: they are checked by the stack's rules on construction and size the quotas."""
 
-    flavors: list[QueueFlavorArgs]
-    """In order of preference; none: a queue that admits nothing (a fleet worker's mirror)."""
+    flavors: list[FlavorArgs]
+    """In order of preference (a pool component's `flavor` as it is, or with quotas); none: a
+    queue that admits nothing (a fleet worker's mirror)."""
     queue_name: NotRequired[str]
     """The ClusterQueue's name; default: the component's name."""
     cohort: NotRequired[str]
@@ -175,7 +169,7 @@ class LocalQueueArgs(TypedDict):
 
 
 class TeamArgs(TypedDict):
-    """A team namespace: a stack's teams entries of one namespace, in snake_case."""
+    """A team namespace: a stack's teams entries of one namespace, by their field names."""
 
     namespace: str
     """Created, unless it is one every cluster has (default), which is patched with its Pod
@@ -196,52 +190,8 @@ class TeamArgs(TypedDict):
     """Deny ingress except from the namespace's own pods (default true; needs Dataplane V2)."""
 
 
-def _opts(parent: pulumi.Resource, provider: k8s.Provider, depends_on: list[pulumi.Resource]) -> pulumi.ResourceOptions:
-    return pulumi.ResourceOptions(parent=parent, provider=provider, depends_on=depends_on)
-
-
-def depends_on_of(opts: pulumi.ResourceOptions | None) -> list[Any]:
-    """What the component depends on: Pulumi's children do not wait for it, so each gets it."""
-    depends = opts.depends_on if opts is not None else None
-    return list(depends) if isinstance(depends, (list, tuple)) else ([depends] if depends is not None else [])
-
-
 def _child(name: str, base: str, manifest: dict[str, Any]) -> str:
     return child_name(name, base, k8s_objects.resource_name(manifest))
-
-
-# Memoized: a stack program's 32 queues over 7 flavors spell the same few keys a thousand times.
-to_camel = functools.lru_cache(maxsize=None)(alias_generators.to_camel)
-to_snake = functools.lru_cache(maxsize=None)(alias_generators.to_snake)
-
-
-# Keys whose values are maps keyed by the user (label keys, resource names): neither camelCased
-# on the way in nor snake_cased on the way back.
-_USER_KEYS = ("quotas", "capacity", "node_labels", "match_labels", "labels")
-
-
-def camel(value: Any) -> Any:
-    """Args (snake_case) as the stack file spells them (camelCase), user keys kept."""
-    if isinstance(value, dict):
-        return {
-            (to_camel(k) if isinstance(k, str) else k): (
-                {r: camel(v) for r, v in val.items()} if k in _USER_KEYS and isinstance(val, dict) else camel(val)
-            )
-            for k, val in value.items()
-        }
-    if isinstance(value, list):
-        return [camel(v) for v in value]
-    return value
-
-
-def _arg_path(loc: tuple, renames: dict[str, str] | None = None) -> tuple:
-    """A stack key path -> the arg it came from (snake_case; a user key as written)."""
-    out: list = []
-    for i, part in enumerate(loc):
-        if isinstance(part, str) and not (i and loc[i - 1] in ("quotas", "capacity", "nodeLabels", "matchLabels", "labels")):
-            part = (renames or {}).get(part, to_snake(part)) if i == 0 else to_snake(part)
-        out.append(part)
-    return tuple(out)
 
 
 def _plain(where: str, args: Any, spec: type) -> dict[str, Any]:
@@ -267,25 +217,40 @@ def outputs_in(value: Any, at: str) -> list[str]:
     return []
 
 
-def _located(model: type, data: dict[str, Any]) -> list[tuple[tuple, str]]:
+def _entry(model: type[Model], data: dict[str, Any]) -> tuple[Any, list[tuple[tuple, str]]]:
+    """Args validated as the stack entry they are, by its model and by field name (a key spelt
+    as the stack file spells it, camelCase, is unknown here): the entry, or None and every
+    problem at its arg path below the entry (config/errors.py, located_problems by_name)."""
     try:
-        model.model_validate(data)
+        return model.model_validate(data, by_name=True, by_alias=False), []
     except ValidationError as exc:
-        return located_problems(exc, model)
-    return []
+        return None, located_problems(exc, model, by_name=True)
+
+
+def _rules(model: type[Model], found: Iterable[RuleError]) -> list[tuple[tuple, str]]:
+    """A stack rule's problems about one entry (paths as the stack spells its keys) at their
+    arg paths: the entry's field names (config/errors.py, field_path)."""
+    return [(field_path(model, e.path), e.message) for e in found]
+
+
+# The FlavorArgs that are a stack's flavors entry's fields; capacity, queued and accelerator are
+# what a stack derives from the flavor's pools.
+_FLAVOR_FIELDS = ("name", "node_labels", "tolerations", "topology_name")
 
 
 def _flavor_problems(flavor: Any, at: str, spec: type) -> list[tuple[str, str]]:
-    """A FlavorArgs (or QueueFlavorArgs) checked as a stack's flavors entry, plus its capacity."""
+    """A flavor (FlavorArgs, or a ResourceFlavor's args) checked as a stack's flavors entry by
+    the stack's rules (Kueue's ResourceFlavor limits), plus its capacity."""
     if not isinstance(flavor, dict):
         return [(at, f"must be a FlavorArgs mapping (e.g. a pool component's flavor), not {type(flavor).__name__}")]
     problems = unknown_keys(flavor, spec, at)
     if "name" not in flavor:
         return problems + [(f"{at}.name", "required")]
-    entry = camel({k: flavor[k] for k in ("name", "node_labels", "tolerations", "topology_name") if k in flavor})
-    tolerations = flavor.get("tolerations")
-    count = len(tolerations) if isinstance(tolerations, list) else 0
-    problems += [(join_path(at, _arg_path(loc)), msg) for loc, msg in flavor_entry_problems(entry, count)]
+    entry, found = _entry(FlavorConfig, {k: flavor[k] for k in _FLAVOR_FIELDS if k in flavor})
+    if entry is not None:
+        labels, tolerations = dict(entry.node_labels or {}), len(entry.tolerations or ())
+        found += _rules(FlavorConfig, flavor_limit_problems((), "nodeLabels", "tolerations", entry.name, labels, tolerations))
+    problems += [(join_path(at, loc), msg) for loc, msg in found]
     capacity = flavor.get("capacity", {})
     if not isinstance(capacity, dict) or not all(
         isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in capacity.values()
@@ -293,8 +258,8 @@ def _flavor_problems(flavor: Any, at: str, spec: type) -> list[tuple[str, str]]:
         problems.append((f"{at}.capacity", "must map resource names to whole amounts of 0 or more"))
     else:
         # Its resources become a queue's coveredResources, whose names the quotas' rule checks.
-        names = {"name": flavor["name"], "quotas": {k: 0 for k in capacity}}
-        problems += [(join_path(f"{at}.capacity", loc[1:]), msg) for loc, msg in _located(QueueFlavor, names)]
+        _, found = _entry(QueueFlavor, {"name": flavor["name"], "quotas": {k: 0 for k in capacity}})
+        problems += [(join_path(f"{at}.capacity", loc[1:]), msg) for loc, msg in found if loc[:1] == ("quotas",)]
     if not isinstance(flavor.get("queued", False), bool):
         problems.append((f"{at}.queued", "must be true or false"))
     accelerators = (catalogue.TPU_RESOURCE, catalogue.GPU_RESOURCE)
@@ -311,22 +276,41 @@ class ResourceFlavor(Component):
 
     def __init__(self, name: str, args: ResourceFlavorArgs, opts: pulumi.ResourceOptions | None = None):
         where = f"ResourceFlavor {name}"
-        args = _plain(where, args, ResourceFlavorArgs)
-        problems = _flavor_problems(args, "args", ResourceFlavorArgs)
+        given: dict[str, Any] = _plain(where, args, ResourceFlavorArgs)
+        problems = _flavor_problems(given, "args", ResourceFlavorArgs)
         if problems:
             raise ArgsError(where, problems)
+        self._register(name, FlavorPlan.from_args(given), opts)
+
+    @classmethod
+    def from_spec(cls, name: str, spec: FlavorPlan, opts: pulumi.ResourceOptions | None = None) -> Self:
+        """The component for a flavor the stack validated and planned already (the stack
+        program's: gke_ai_batch/components/platform.py): registered as planned."""
+        self = cls.__new__(cls)
+        self._register(name, spec, opts)
+        return self
+
+    def _register(self, name: str, spec: FlavorPlan, opts: pulumi.ResourceOptions | None) -> None:
         super().__init__(type_token(ResourceFlavor), name, None, opts)
         # The flavor as planned: its manifest is the stack program's.
-        self.plan: FlavorPlan = FlavorPlan.from_args(args)
-        manifest = self.plan.manifest()
+        self.plan: FlavorPlan = spec
+        manifest = spec.manifest()
         self.resource = k8s_objects.apply(
-            manifest, pulumi.ResourceOptions(parent=self, depends_on=depends_on_of(opts)), name=_child(name, self.plan.name, manifest)
+            manifest, pulumi.ResourceOptions(parent=self, depends_on=depends_on_of(opts)), name=_child(name, spec.name, manifest)
         )
-        self.flavor_name = pulumi.Output.from_input(self.plan.name)
+        self.flavor_name = pulumi.Output.from_input(spec.name)
         self.register_outputs({"flavorName": self.flavor_name})
 
 
 _KUEUE_DEFAULTS = KueueConfig()
+# ProvisioningCheck's args: the stack's kueue keys of those names, checked by their rules.
+_CHECK_FIELDS = {"admission_check": "provisioning_admission_check", "request_config": "provisioning_request_config"}
+
+
+def _check_name_problems(at: str, field: str, value: Any) -> list[tuple[str, str]]:
+    """A name checked as the stack's kueue key `field` is (a Kubernetes name)."""
+    _, found = _entry(KueueConfig, {field: value})
+    return [(join_path(at, loc[1:]), msg) for loc, msg in found]
 
 
 class ProvisioningCheck(Component):
@@ -339,29 +323,40 @@ class ProvisioningCheck(Component):
 
     def __init__(self, name: str, args: ProvisioningCheckArgs, opts: pulumi.ResourceOptions | None = None):
         where = f"ProvisioningCheck {name}"
-        args = _plain(where, args, ProvisioningCheckArgs)
-        problems = unknown_keys(args, ProvisioningCheckArgs, "args")
-        flavors = args.get("flavors", [])
+        given: dict[str, Any] = _plain(where, args, ProvisioningCheckArgs)
+        problems = unknown_keys(given, ProvisioningCheckArgs, "args")
+        flavors = given.get("flavors", [])
         if not isinstance(flavors, list):
             problems.append(("args.flavors", "must be a list of FlavorArgs"))
             flavors = []
         for j, flavor in enumerate(flavors):
-            problems += _flavor_problems(flavor, f"args.flavors[{j}]", FlavorArgs)
+            # Quotas are a queue's: refused here, as a ResourceFlavor refuses them.
+            problems += _flavor_problems(flavor, f"args.flavors[{j}]", ResourceFlavorArgs)
         # The names are Kueue config's keys: checked by their rules, defaulting as they do.
-        names = {"admission_check": "provisioningAdmissionCheck", "request_config": "provisioningRequestConfig"}
-        given = {names[k]: args[k] for k in names if k in args}
-        back = {v: k for k, v in names.items()}
-        problems += [(join_path("args", (back.get(loc[0], loc[0]), *loc[1:])), msg)
-                     for loc, msg in _located(KueueConfig, given)]
+        for arg, field in _CHECK_FIELDS.items():
+            if arg in given:
+                problems += _check_name_problems(f"args.{arg}", field, given[arg])
         if problems:
             raise ArgsError(where, problems)
-        super().__init__(type_token(ProvisioningCheck), name, None, opts)
-        check = args.get("admission_check", _KUEUE_DEFAULTS.provisioning_admission_check)
-        config = args.get("request_config", _KUEUE_DEFAULTS.provisioning_request_config)
+        check = given.get("admission_check", _KUEUE_DEFAULTS.provisioning_admission_check)
+        config = given.get("request_config", _KUEUE_DEFAULTS.provisioning_request_config)
         queued = [FlavorPlan.from_args(f) for f in flavors]
+        self._register(name, provisioning_check_manifests(check, config, queued), opts)
+
+    @classmethod
+    def from_spec(cls, name: str, spec: Sequence[dict[str, Any]], opts: pulumi.ResourceOptions | None = None) -> Self:
+        """The component for the check the stack planned already (Plan.provisioning: the
+        ProvisioningRequestConfig, then its AdmissionCheck): registered as planned."""
+        self = cls.__new__(cls)
+        self._register(name, spec, opts)
+        return self
+
+    def _register(self, name: str, spec: Sequence[dict[str, Any]], opts: pulumi.ResourceOptions | None) -> None:
+        super().__init__(type_token(ProvisioningCheck), name, None, opts)
+        check = next(m["metadata"]["name"] for m in spec if m["kind"] == "AdmissionCheck")
         # The AdmissionCheck names its ProvisioningRequestConfig: created after it.
         self.resources: list[pulumi.Resource] = []
-        for manifest in provisioning_check_manifests(check, config, queued):
+        for manifest in spec:
             self.resources.append(
                 k8s_objects.apply(
                     manifest,
@@ -373,6 +368,15 @@ class ProvisioningCheck(Component):
         self.register_outputs({"admissionCheck": self.admission_check})
 
 
+# ClusterQueueArgs that are a stack's clusterQueues entry's fields (its name is queue_name).
+_QUEUE_FIELDS = ("cohort", "queueing_strategy", "namespace_selector", "preemption", "fair_sharing_weight", "stop_policy")
+
+
+def _queue_arg(loc: tuple) -> tuple:
+    """A clusterQueues entry's field path -> the arg: the entry's name is queue_name."""
+    return ("queue_name", *loc[1:]) if loc[:1] == ("name",) else loc
+
+
 class ClusterQueue(Component):
     """One Kueue ClusterQueue over flavors given as data, quotas defaulting to the flavors'
     capacity, as the stack program plans them."""
@@ -382,25 +386,33 @@ class ClusterQueue(Component):
 
     def __init__(self, name: str, args: ClusterQueueArgs, opts: pulumi.ResourceOptions | None = None):
         where = f"ClusterQueue {name}"
-        args = _plain(where, args, ClusterQueueArgs)
-        problems = unknown_keys(args, ClusterQueueArgs, "args")
-        flavors = args.get("flavors")
+        given: dict[str, Any] = _plain(where, args, ClusterQueueArgs)
+        problems = unknown_keys(given, ClusterQueueArgs, "args")
+        flavors = given.get("flavors")
         if not isinstance(flavors, list):
             problems.append(("args.flavors", "required: a list of flavors (e.g. a pool component's flavor)"))
             flavors = []
         for j, flavor in enumerate(flavors):
-            problems += _flavor_problems(flavor, f"args.flavors[{j}]", QueueFlavorArgs)
+            problems += _flavor_problems(flavor, f"args.flavors[{j}]", FlavorArgs)
         if problems:
             raise ArgsError(where, problems)
-        queue_name = args.get("queue_name", name)
-        keys = ("cohort", "queueing_strategy", "namespace_selector", "preemption", "fair_sharing_weight", "stop_policy")
-        entry = camel({"name": queue_name, **{k: args[k] for k in keys if k in args}})
-        entry["flavors"] = [camel({k: f[k] for k in ("name", "quotas") if k in f}) for f in flavors]
+        queue_name = given.get("queue_name", name)
+        entry = {
+            "name": queue_name,
+            **{k: given[k] for k in _QUEUE_FIELDS if k in given},
+            "flavors": [{k: f[k] for k in ("name", "quotas") if k in f} for f in flavors],
+        }
         planned = [FlavorPlan.from_args(f) for f in flavors]
-        queue, found = queue_entry_problems(entry, {f.name: f.accelerator_resource is not None for f in planned})
-        problems += [(join_path("args", _arg_path(loc, {"name": "queue_name"})), msg) for loc, msg in found]
+        queue, found = _entry(ClusterQueueConfig, entry)
+        if queue is not None:
+            # The queue's flavors are the ones there are; none at all is a queue that admits
+            # nothing, not "every flavor of the stack".
+            known = list(dict.fromkeys(f.name for f in planned))
+            derived = {f.name for f in planned if f.accelerator_resource is not None}
+            found += _rules(ClusterQueueConfig, cluster_queue_problems((), queue, known, derived, flavors_known=bool(known)))
+        problems += [(join_path("args", _queue_arg(loc)), msg) for loc, msg in found]
         queued = [f.name for f in planned if f.queued]
-        if queued and "provisioning_check" not in args:
+        if queued and "provisioning_check" not in given:
             # A queued-provisioning node pool gets nodes only through a ProvisioningRequest, which
             # Kueue creates for a workload only through a ProvisioningRequest admission check
             # (https://cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest, "Create
@@ -411,41 +423,94 @@ class ClusterQueue(Component):
                 f"flavor {', '.join(map(repr, queued))} is queued (DWS): its nodes come only through a "
                 "ProvisioningRequest; name the admission check of a ProvisioningCheck",
             ))
-        checks = args.get("admission_checks", [])
-        named = [(("provisioning_check",), args["provisioning_check"])] if "provisioning_check" in args else []
+        checks = given.get("admission_checks", [])
+        named = [("args.provisioning_check", given["provisioning_check"])] if "provisioning_check" in given else []
         if not isinstance(checks, list) or not all(isinstance(c, str) for c in checks):
             problems.append(("args.admission_checks", "must be a list of AdmissionCheck names"))
         else:
-            named += [(("admission_checks", k), c) for k, c in enumerate(checks)]
+            named += [(f"args.admission_checks[{k}]", c) for k, c in enumerate(checks)]
         # Each names an AdmissionCheck, whose name is a Kubernetes name: one that is not could never
         # exist, and the queue would stay inactive. Checked as the stack's
         # kueue.provisioningAdmissionCheck is (a ProvisioningCheck's admission_check).
-        problems += [(join_path("args", (*at, *loc[1:])), msg)
-                     for at, check in named for loc, msg in _located(KueueConfig, {"provisioningAdmissionCheck": check})]
+        problems += [p for at, check in named for p in _check_name_problems(at, "provisioning_admission_check", check)]
         if problems or queue is None:
             raise ArgsError(where, problems)
-        super().__init__(type_token(ClusterQueue), name, None, opts)
         selector = queue.namespace_selector.model_dump(by_alias=True, exclude_defaults=True) if queue.namespace_selector else None
-        self.plan = cluster_queue_plan(
+        spec = cluster_queue_plan(
             queue,
             list(zip(queue.flavors, planned)),
             selector,
-            provisioning_check=args.get("provisioning_check"),
+            provisioning_check=given.get("provisioning_check"),
             admission_checks=tuple(checks),
             idle=not flavors,
         )
+        self._register(name, spec, opts)
+
+    @classmethod
+    def from_spec(cls, name: str, spec: QueuePlan, opts: pulumi.ResourceOptions | None = None) -> Self:
+        """The component for a queue the stack validated and planned already (the stack
+        program's, with the quotas and admission checks its plan gave it): registered as planned."""
+        self = cls.__new__(cls)
+        self._register(name, spec, opts)
+        return self
+
+    def _register(self, name: str, spec: QueuePlan, opts: pulumi.ResourceOptions | None) -> None:
+        super().__init__(type_token(ClusterQueue), name, None, opts)
+        self.plan: QueuePlan = spec
         self.resource = k8s_objects.apply(
-            self.plan.manifest,
+            spec.manifest,
             pulumi.ResourceOptions(parent=self, depends_on=depends_on_of(opts)),
-            name=_child(name, queue_name, self.plan.manifest),
+            name=_child(name, spec.name, spec.manifest),
         )
-        self.queue_name = pulumi.Output.from_input(queue_name)
+        self.queue_name = pulumi.Output.from_input(spec.name)
         self.register_outputs({"queueName": self.queue_name})
 
 
 # "<VERSION> must be a valid Kubernetes minor version, or latest"
 # (https://kubernetes.io/docs/concepts/security/pod-security-admission/#pod-security-admission-labels-for-namespaces).
 _POD_SECURITY_VERSION_RX = re.compile(r"latest|v1\.(0|[1-9][0-9]*)", re.ASCII)
+# TeamArgs that are each of its teams entries' fields; and a LocalQueueArgs' keys as the entry's.
+_TEAM_FIELDS = ("namespace", "labels", "pod_security", "network_policy")
+_LOCAL_QUEUE_FIELDS = {"name": "local_queue", "cluster_queue": "cluster_queue"}
+_LOCAL_QUEUE_ARGS = {field: arg for arg, field in _LOCAL_QUEUE_FIELDS.items()}
+
+
+def _team_arg(i: int, loc: tuple) -> tuple:
+    """A path in the teams entry of local queue i -> the arg: its local queue's own keys are
+    local_queues[i]'s, the rest the namespace's (every entry's)."""
+    if loc[:1] and loc[0] in _LOCAL_QUEUE_ARGS:
+        return ("local_queues", i, _LOCAL_QUEUE_ARGS[loc[0]], *loc[1:])
+    return loc
+
+
+def _team_entries(args: Mapping[str, Any], queues: list[Any], groups: list[Any]) -> tuple[list[TeamConfig] | None, list[tuple[tuple, str]]]:
+    """The Team's args as the stack's teams entries they are (one per LocalQueue, sharing the
+    namespace), validated by TeamConfig and the stack's team rules that need no cluster, with
+    each group checked as an entry's group: the entries, or None and every problem once, at its
+    arg path."""
+    shared = {k: args[k] for k in _TEAM_FIELDS if k in args}
+    data = [{**shared, **{field: q[arg] for arg, field in _LOCAL_QUEUE_FIELDS.items() if arg in q}} for q in queues]
+    teams: list[TeamConfig] = []
+    found: list[tuple[tuple, str]] = []
+    for i, entry in enumerate(data):
+        team, bad = _entry(TeamConfig, entry)
+        found += [(_team_arg(i, loc), msg) for loc, msg in bad]
+        if team is not None:
+            teams.append(team)
+    if not found:
+        for k, group in enumerate(groups):
+            _, bad = _entry(TeamConfig, {**data[0], "group": group})
+            found += [(("groups", k, *loc[1:]), msg) for loc, msg in bad if loc[:1] == ("group",)]
+        rules = [
+            *local_queue_problems(teams),
+            *(p for i, team in enumerate(teams) for p in team_namespace_problems(i, team)),
+            # One namespace: its entries' own keys are the args'.
+            *namespace_settings_problems(teams, lambda i: ""),
+        ]
+        for e in rules:  # each at ("teams", i, ...): local queue i's entry
+            _, i, *rest = list(e.path)
+            found.append((_team_arg(int(i), field_path(TeamConfig, tuple(rest))), e.message))
+    return (None if found else teams), list(dict.fromkeys(found))
 
 
 class Team(Component):
@@ -460,9 +525,9 @@ class Team(Component):
 
     def __init__(self, name: str, args: TeamArgs, opts: pulumi.ResourceOptions | None = None):
         where = f"Team {name}"
-        args = _plain(where, args, TeamArgs)
-        problems = unknown_keys(args, TeamArgs, "args")
-        queues = args.get("local_queues")
+        given: dict[str, Any] = _plain(where, args, TeamArgs)
+        problems = unknown_keys(given, TeamArgs, "args")
+        queues = given.get("local_queues")
         if not isinstance(queues, list) or not queues:
             problems.append(("args.local_queues", "required: at least one {name, cluster_queue}"))
             queues = []
@@ -471,39 +536,36 @@ class Team(Component):
                 problems.append((f"args.local_queues[{i}]", "must be a {name, cluster_queue} mapping"))
             else:
                 problems += unknown_keys(q, LocalQueueArgs, f"args.local_queues[{i}]")
-        groups = args.get("groups", [])
+        groups = given.get("groups", [])
         if not isinstance(groups, list):
             problems.append(("args.groups", "must be a list of Google Group emails"))
             groups = []
         if problems:
             raise ArgsError(where, problems)
-        shared = camel({k: args[k] for k in ("namespace", "labels", "pod_security", "network_policy") if k in args})
-        # One teams entry per LocalQueue, each checked by the stack's rules and reported at its
-        # arg; the groups as the first entry's (a stack names a team's group on its entry).
-        entries = [{**shared, "localQueue": q.get("name"), "clusterQueue": q.get("cluster_queue")} for q in queues]
-        teams, found = team_entries_problems(entries, groups)
-        seen: set[tuple[str, str]] = set()
-        for loc, msg in found:
-            if loc[0] == "groups":
-                problem = (join_path("args", loc), msg)
-            else:
-                i, key, rest = loc[1], loc[2], loc[3:]
-                renames = {"localQueue": "name", "clusterQueue": "cluster_queue"}
-                path = ("local_queues", i, renames[key], *rest) if key in renames else _arg_path((key, *rest))
-                problem = (join_path("args", path), msg.replace(f"teams[{i}].", ""))
-            if problem not in seen:  # the namespace's keys are every entry's
-                seen.add(problem)
-                problems.append(problem)
-        version = args.get("pod_security_version", "latest")
+        teams, found = _team_entries(given, queues, groups)
+        problems += [(join_path("args", loc), msg) for loc, msg in found]
+        version = given.get("pod_security_version", "latest")
         if not isinstance(version, str) or not _POD_SECURITY_VERSION_RX.fullmatch(version):
             problems.append(("args.pod_security_version", f"{version!r} is not 'latest' or a Kubernetes minor such as 'v1.34'"))
         if problems or teams is None:
             raise ArgsError(where, problems)
-        super().__init__(type_token(Team), name, None, pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(aliases=[pulumi.Alias(type_=OLD_TEAM_TYPE)])))
-        mine = teams[: len(queues)]
-        ns = mine[0].namespace
+        self._register(name, team_spec(teams, version, groups), opts)
+
+    @classmethod
+    def from_spec(cls, name: str, spec: TeamSpec, opts: pulumi.ResourceOptions | None = None) -> Self:
+        """The component for a team namespace the stack validated and planned already (the
+        stack program's): registered as planned."""
+        self = cls.__new__(cls)
+        self._register(name, spec, opts)
+        return self
+
+    def _register(self, name: str, spec: TeamSpec, opts: pulumi.ResourceOptions | None) -> None:
+        aliased = pulumi.ResourceOptions(aliases=[pulumi.Alias(type_=OLD_TEAM_TYPE)])
+        super().__init__(type_token(Team), name, None, pulumi.ResourceOptions.merge(opts, aliased))
+        self.spec: TeamSpec = spec
+        ns = spec.namespace
         waits = depends_on_of(opts)
-        manifest = team_namespaces(mine, version)[ns]
+        manifest = spec.namespace_manifest
         # A namespace every cluster has is patched: its Pod Security level must be in place
         # before any workload's pods are created.
         self.namespace_object: pulumi.Resource = k8s_objects.apply(
@@ -514,19 +576,18 @@ class Team(Component):
         )
         after_ns = [*waits, self.namespace_object]
         self.network_policy: pulumi.Resource | None = None
-        for policy in network_policy_manifests(mine):
+        for policy in spec.network_policies:
             self.network_policy = k8s_objects.apply(
                 policy, pulumi.ResourceOptions(parent=self, depends_on=after_ns), name=_child(name, ns, policy)
             )
         self.queue_objects: dict[str, pulumi.Resource] = {}
-        for team in mine:
-            lq = local_queue_manifest(ns, team.local_queue, team.cluster_queue)
-            self.queue_objects[team.local_queue] = k8s_objects.apply(
+        for lq in spec.local_queues:
+            self.queue_objects[lq["metadata"]["name"]] = k8s_objects.apply(
                 lq, pulumi.ResourceOptions(parent=self, depends_on=after_ns), name=_child(name, ns, lq)
             )
         # Role first, then the RoleBinding that names it; both inside the namespace.
         self.rbac: list[pulumi.Resource] = []
-        for rbac in namespace_rbac_manifests(ns, list(dict.fromkeys(groups))) if groups else []:
+        for rbac in spec.rbac:
             self.rbac.append(
                 k8s_objects.apply(
                     rbac, pulumi.ResourceOptions(parent=self, depends_on=[*after_ns, *self.rbac]), name=_child(name, ns, rbac)
@@ -535,74 +596,3 @@ class Team(Component):
         self.namespace = pulumi.Output.from_input(ns)
         self.local_queues = pulumi.Output.from_input(list(self.queue_objects))
         self.register_outputs({"namespace": self.namespace, "localQueues": self.local_queues})
-
-
-def _snake_keys(value: Any, user: bool = False) -> Any:
-    """A stack's camelCase mapping as args (snake_case), user keys kept: the inverse of camel."""
-    if isinstance(value, dict):
-        if user:
-            return dict(value)
-        return {to_snake(k): _snake_keys(v, to_snake(k) in _USER_KEYS) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_snake_keys(v) for v in value]
-    return value
-
-
-def queue_flavors(plan: Plan) -> dict[str, FlavorPlan]:
-    """The flavors as the plan's queues were planned over them: a fleet manager's carry their
-    workers' capacity only after its queues are planned with quotas of their own
-    (gke_ai_batch/plan/fleet.py)."""
-    return {f.name: f for f in plan_flavors(plan.config, plan.pools)}
-
-
-def stack_queue_args(plan: Plan, queue: QueuePlan, flavors: dict[str, FlavorPlan]) -> dict[str, Any]:
-    """The args the stack program gives the ClusterQueue of one of its planned queues: the
-    stack's entry in snake_case, its `flavors` (queue_flavors), its namespace selector as
-    planned (the stack's default is its teams' namespaces)."""
-    cfg = plan.config
-    cq = queue.config
-    entries = {e.name: e for e in cq.flavors}
-    args: dict[str, Any] = cq.model_dump(exclude_unset=True, exclude={"name", "flavors", "namespace_selector"})
-    args["queue_name"] = cq.name
-    args["flavors"] = []
-    for name in queue.flavors:
-        flavor = flavors[name].args()
-        if name in entries and entries[name].quotas:
-            flavor["quotas"] = {
-                r: q.model_dump(exclude_unset=True) if isinstance(q, QuotaLimits) else q
-                for r, q in entries[name].quotas.items()
-            }
-        args["flavors"].append(flavor)
-    selector = queue.manifest["spec"].get("namespaceSelector")
-    if selector is not None:
-        args["namespace_selector"] = _snake_keys(selector)
-    queued = any(flavors[n].queued for n in queue.flavors)
-    checks = list(queue.admission_checks)
-    if queued:
-        args["provisioning_check"] = cfg.kueue.provisioning_admission_check
-        checks.remove(cfg.kueue.provisioning_admission_check)
-    if checks:
-        args["admission_checks"] = checks
-    return args
-
-
-def stack_team_args(plan: Plan, namespace: str) -> dict[str, Any]:
-    """The args of the Team the stack program registers for one team namespace: its teams
-    entries, one LocalQueue each."""
-    teams = [t.config for t in plan.teams if t.namespace == namespace]
-    labels: dict[str, str] = {}
-    for t in teams:
-        labels.update(t.labels)
-    args: dict[str, Any] = {
-        "namespace": namespace,
-        "local_queues": [{"name": t.local_queue, "cluster_queue": t.cluster_queue} for t in teams],
-        "pod_security": teams[0].pod_security,
-        "pod_security_version": pod_security_version(plan.config),
-        "network_policy": teams[0].network_policy,
-    }
-    if labels:
-        args["labels"] = labels
-    groups = list(dict.fromkeys(t.group for t in teams if t.group is not None))
-    if groups:
-        args["groups"] = groups
-    return args

@@ -94,9 +94,13 @@ def from_validation_error(exc: ValidationError, root: type[BaseModel]) -> Config
     return ConfigError([(format_path(loc), message) for loc, message in located_problems(exc, root)])
 
 
-def located_problems(exc: ValidationError, root: type[BaseModel]) -> list[tuple[tuple, str]]:
+def located_problems(exc: ValidationError, root: type[BaseModel], by_name: bool = False) -> list[tuple[tuple, str]]:
     """Each problem as (key path below `root`, message): the path as a tuple, for callers that
-    name the key their own way (a component's args, gke_ai_batch/components/nodepools.py)."""
+    name the key their own way (a component's args, gke_ai_batch/components/nodepools.py).
+    `by_name`: `root` was validated by field name (a component's args: by_name=True,
+    by_alias=False), so paths are field names (field_path) and an unknown key is offered the
+    field names, while the unknown key itself is named as written (a camelCase key is unknown
+    there, not the field it spells)."""
     problems: list[tuple[tuple, str]] = []
     located: list[tuple[tuple, dict]] = []
     for err in _expanded(exc.errors(include_url=False)):
@@ -106,6 +110,9 @@ def located_problems(exc: ValidationError, root: type[BaseModel]) -> list[tuple[
             loc = loc + rule.path
         if err["type"] in ("union_tag_invalid", "union_tag_not_found"):
             loc = loc + ("kind",)
+        if by_name:
+            extra = err["type"] == "extra_forbidden"
+            loc = field_path(root, loc[:-1]) + loc[-1:] if extra else field_path(root, loc)
         located.append((loc, err))
     by_path: dict[tuple, list[dict]] = {}
     for loc, err in located:
@@ -115,7 +122,7 @@ def located_problems(exc: ValidationError, root: type[BaseModel]) -> list[tuple[
             continue
         by_path.setdefault(loc, []).append(err)
     for loc, errs in by_path.items():
-        problems.append((loc, _message(root, loc, errs)))
+        problems.append((loc, _message(root, loc, errs, by_name)))
     return problems
 
 
@@ -131,7 +138,7 @@ def _expanded(errors: list[dict]) -> list[dict]:
     return out
 
 
-def _message(root: type[BaseModel], loc: tuple, errs: list[dict]) -> str:
+def _message(root: type[BaseModel], loc: tuple, errs: list[dict], by_name: bool = False) -> str:
     # A value tried against a union yields one error per member; the custom ones say most.
     custom = [e for e in errs if e["type"] == "value_error"]
     if not custom and len(errs) > 1 and all(e["type"] in _TYPE_WORDS for e in errs):
@@ -143,7 +150,7 @@ def _message(root: type[BaseModel], loc: tuple, errs: list[dict]) -> str:
     chosen = custom or errs
     msgs: list[str] = []
     for err in chosen:
-        msg = _describe(root, loc, err)
+        msg = _describe(root, loc, err, by_name)
         if msg not in msgs:
             msgs.append(msg)
     return "; or ".join(msgs) if len(msgs) > 1 and not custom else "; ".join(msgs)
@@ -165,13 +172,13 @@ _TYPE_WORDS = {
 }
 
 
-def _describe(root: type[BaseModel], loc: tuple, err: dict) -> str:
+def _describe(root: type[BaseModel], loc: tuple, err: dict, by_name: bool = False) -> str:
     kind = err["type"]
     if kind == "value_error":
         rule = (err.get("ctx") or {}).get("error")
         return rule.message if isinstance(rule, RuleError) else str(rule)
     if kind == "extra_forbidden":
-        allowed = _allowed_keys(root, tuple(err["loc"][:-1]))
+        allowed = _allowed_keys(root, tuple(err["loc"][:-1]), by_name)
         key = str(loc[-1])
         model = _model_at(root, tuple(err["loc"][:-1]))
         removed = getattr(model, "REMOVED_KEYS", {}).get(key)
@@ -305,9 +312,9 @@ def field_path(root: type[BaseModel], loc: tuple) -> tuple:
     return _clean_loc(root, loc, names=True)
 
 
-def _allowed_keys(root: type[BaseModel], loc: tuple) -> list[str]:
+def _allowed_keys(root: type[BaseModel], loc: tuple, by_name: bool = False) -> list[str]:
     model = _model_at(root, loc)
-    return [f.alias or n for n, f in model.model_fields.items()] if model is not None else []
+    return [n if by_name else f.alias or n for n, f in model.model_fields.items()] if model is not None else []
 
 
 def _model_at(root: type[BaseModel], loc: tuple) -> type[BaseModel] | None:

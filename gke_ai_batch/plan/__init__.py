@@ -17,13 +17,16 @@ from gke_ai_batch.plan.cluster import ClusterSpec, RegistryGrant, cluster_spec, 
 from gke_ai_batch.plan.flavors import FlavorPlan, PoolSpec, plan_flavors, pool_spec
 from gke_ai_batch.plan.kueue import (
     QueuePlan,
+    TeamSpec,
     local_queue_manifest,
     namespace_manifests,
     namespace_patches,
     network_policy_manifests,
     plan_cluster_queues,
+    pod_security_version,
     priority_manifests,
     provisioning_manifests,
+    team_specs,
 )
 from gke_ai_batch.config.fleet import MultiKueueSettings
 from gke_ai_batch.plan.installs import kueue_install_values, webhook_probe
@@ -117,6 +120,12 @@ class Plan:
         """Each pool entry with its planned GKE node pools: what the stack program hands each
         pool component (gke_ai_batch/components/platform.py)."""
         return [pool_spec(e, [p for p in self.pools if p.entry == e.name]) for e in self.config.node_pools]
+
+    @property
+    def team_specs(self) -> dict[str, TeamSpec]:
+        """Each team namespace's TeamSpec: what the stack program hands its Team component."""
+        teams = [t.config for t in self.teams if t.config is not None]
+        return {spec.namespace: spec for spec in team_specs(teams, pod_security_version(self.config))}
 
     @property
     def slices(self) -> int:

@@ -24,7 +24,7 @@ from gke_ai_batch.model.objects import (  # noqa: F401 (re-exported)
 from gke_ai_batch.model.podsecurity import AUDIT_LABEL, ENFORCE_LABEL, WARN_LABEL
 from gke_ai_batch.model.requests import CPU, MEMORY
 from gke_ai_batch.plan.flavors import FlavorPlan
-from gke_ai_batch.plan.rbac import role_binding_manifest, role_manifest
+from gke_ai_batch.plan.rbac import namespace_rbac_manifests, role_binding_manifest, role_manifest
 
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
 KUEUE_GROUP = KUEUE_API.split("/")[0]
@@ -326,6 +326,41 @@ def local_queue_manifest(namespace: str, name: str, cluster_queue: str) -> dict[
         "metadata": {"name": name, "namespace": namespace},
         "spec": {"clusterQueue": cluster_queue},
     }
+
+
+@dataclass(frozen=True)
+class TeamSpec:
+    """One team namespace as its Team component takes it (gke_ai_batch/components/queues.py):
+    the Namespace (patched if every cluster has it), its NetworkPolicy, its LocalQueues in the
+    entries' order, and the Role and RoleBinding of its Google Groups."""
+
+    namespace: str
+    namespace_manifest: dict[str, Any]
+    network_policies: tuple[dict[str, Any], ...]
+    local_queues: tuple[dict[str, Any], ...]
+    rbac: tuple[dict[str, Any], ...]
+
+
+def team_spec(teams: list[TeamConfig], version: str, groups: list[str]) -> TeamSpec:
+    """The teams entries of one namespace (validated: they agree on its settings) and the
+    Google Groups bound in it, planned."""
+    ns = teams[0].namespace
+    groups = list(dict.fromkeys(groups))
+    return TeamSpec(
+        namespace=ns,
+        namespace_manifest=team_namespaces(teams, version)[ns],
+        network_policies=tuple(network_policy_manifests(teams)),
+        local_queues=tuple(local_queue_manifest(ns, t.local_queue, t.cluster_queue) for t in teams),
+        rbac=tuple(namespace_rbac_manifests(ns, groups)) if groups else (),
+    )
+
+
+def team_specs(teams: list[TeamConfig], version: str) -> list[TeamSpec]:
+    """A TeamSpec per team namespace, in the order the teams first name each."""
+    by_namespace: dict[str, list[TeamConfig]] = {}
+    for team in teams:
+        by_namespace.setdefault(team.namespace, []).append(team)
+    return [team_spec(mine, version, [t.group for t in mine if t.group is not None]) for mine in by_namespace.values()]
 
 
 def priority_manifests(name: str, value: int, description: str) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterator
+from typing import Callable, Iterator
 
 from gke_ai_batch.domain import naming
 from gke_ai_batch.config.base import RuleError
@@ -102,12 +102,13 @@ def local_queue_problems(teams: list[TeamConfig]) -> Iterator[RuleError]:
         seen.add(key)
 
 
-def namespace_settings_problems(teams: list[TeamConfig]) -> Iterator[RuleError]:
+def namespace_settings_problems(teams: list[TeamConfig], entry: Callable[[int], str] = lambda i: f"teams[{i}].") -> Iterator[RuleError]:
     """A namespace has one Pod Security level, one NetworkPolicy and one value per label:
     teams that share it must say the same, and its labels leave the pod-security.kubernetes.io/
     keys to podSecurity (the labels are merged into one Namespace, so either would silently
     win; Kubernetes labels are a map, one value per key,
-    https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/)."""
+    https://kubernetes.io/docs/concepts/overview/working-with-objects/labels/). `entry` names
+    where an entry's own keys are: a stack's teams[i], a Team component's args (one namespace)."""
     first: dict[str, int] = {}
     # namespace -> label key -> (the first team that sets it, its value)
     labelled: dict[str, dict[str, tuple[int, str]]] = {}
@@ -116,7 +117,7 @@ def namespace_settings_problems(teams: list[TeamConfig]) -> Iterator[RuleError]:
             if key.startswith(POD_SECURITY_LABEL_PREFIX):
                 yield RuleError(
                     ("teams", i, "labels", key),
-                    f"{key} is set from teams[{i}].podSecurity (restricted, baseline or privileged); "
+                    f"{key} is set from {entry(i)}podSecurity (restricted, baseline or privileged); "
                     "remove the label",
                 )
                 continue
