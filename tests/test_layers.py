@@ -28,13 +28,20 @@ BELOW: dict[str, set[str]] = {
 }
 
 
-def _statements(path: Path, root: Path) -> list[tuple[str, list[str]]]:
+def _statements(path: Path, root: Path) -> tuple[tuple[str, list[str]], ...]:
     """Each import of a file, anywhere in it, as (module, names), relative imports resolved:
     `import a.b` is ("a.b", []), `from a import b, c` ("a", ["b", "c"])."""
-    parts = list(path.relative_to(root).with_suffix("").parts)
-    package = parts[:-1]
+    parts = path.relative_to(root).with_suffix("").parts
+    return _parsed_statements(path.read_text(), parts[:-1])
+
+
+# Keyed on the text, not the path: these tests read every module of the project, some several
+# times and some from copies in tmp_path, and parsing them was most of this file's ~5 s.
+@functools.lru_cache(maxsize=None)
+def _parsed_statements(text: str, package: tuple[str, ...]) -> tuple[tuple[str, list[str]], ...]:
+    package = list(package)
     found = []
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in ast.walk(ast.parse(text)):
         if isinstance(node, ast.Import):
             found += [(alias.name, []) for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and (node.level or node.module):
@@ -43,7 +50,7 @@ def _statements(path: Path, root: Path) -> list[tuple[str, list[str]]]:
             else:
                 module = node.module or ""
             found.append((module, [alias.name for alias in node.names]))
-    return found
+    return tuple(found)
 
 
 def _imports(path: Path, root: Path) -> set[str]:

@@ -10,24 +10,26 @@ distributions' metadata, so a new test tool is refused without anyone listing it
 from __future__ import annotations
 
 import importlib.metadata
+import json
 import subprocess
 import sys
 from pathlib import Path
-
-import pytest
 
 from conftest import ROOT
 from test_lockfiles import DEV_LOCK, lock_entries
 
 RUNTIME_LOCK = "requirements.txt"
 
-# Runs in the subprocess: argv[1] the refused top-level names (comma-separated), argv[2] the
-# module to run, the rest its arguments. A refused import fails as a missing package would, and
-# is also reported, so that one guarded by `except ImportError` still fails the test; so is a
-# refused module found loaded at the end by another route. What site's .pth files loaded before
-# the hook (setuptools' _distutils_hack) is interpreter start-up, not the render path.
+# Runs in the subprocess: argv[1] the refused top-level names (comma-separated), argv[2] a JSON
+# list of commands, each a module to run and its arguments, run one after the other as
+# `python -m MODULE ARGS` runs it (one process: an interpreter start with the SDKs' imports costs
+# more than a render). A refused import fails as a missing package would, and is also reported, so
+# that one guarded by `except ImportError` still fails the test; so is a refused module found
+# loaded at the end by another route. What site's .pth files loaded before the hook (setuptools'
+# _distutils_hack) is interpreter start-up, not the render path. A command's exit status other
+# than 0 ends the run with it.
 HOOK = """
-import runpy, sys
+import json, runpy, sys
 refused = set(sys.argv[1].split(","))
 at_start = set(sys.modules)
 tried = []
@@ -40,9 +42,14 @@ class RefuseDevOnly:
         return None
 
 sys.meta_path.insert(0, RefuseDevOnly())
-module, sys.argv = sys.argv[2], [sys.argv[2], *sys.argv[3:]]
 try:
-    runpy.run_module(module, run_name="__main__", alter_sys=True)
+    for module, *args in json.loads(sys.argv[2]):
+        sys.argv = [module, *args]
+        try:
+            runpy.run_module(module, run_name="__main__", alter_sys=True)
+        except SystemExit as exit:
+            if exit.code not in (0, None):
+                raise
 finally:
     loaded = sorted(m for m in set(sys.modules) - at_start if m.partition(".")[0] in refused)
     if tried or loaded:
@@ -86,22 +93,24 @@ def test_dev_only_modules_are_derived_from_the_locks():
     assert not refused & {"pulumi", "pulumi_gcp", "pulumi_kubernetes", "pydantic", "yaml"}
 
 
-@pytest.mark.parametrize(
-    "command",
+def test_renders_with_the_runtime_lock_alone(tmp_path):
     # One stack per path through the program: a fleet, Autopilot, an existing cluster, and prod
-    # (every capacity type, the production checks). `.ci/run` renders all of them for real in a
-    # venv that has requirements.txt alone; this is the fast guard for a local `pytest`.
-    [["synth", "prod", "fleet-dws", "batch-autopilot", "existing-cluster", "--quiet"], ["bootstrap.synth", "example"]],
-    ids=["synth, one stack per program path", "bootstrap.synth example"],
-)
-def test_renders_with_the_runtime_lock_alone(command, tmp_path):
+    # (every capacity type, the production checks); and the bootstrap program. `.ci/run` renders
+    # all of them for real in a venv that has requirements.txt alone; this is the fast guard for a
+    # local `pytest`.
+    commands = {
+        "synth": ["synth", "prod", "fleet-dws", "batch-autopilot", "existing-cluster", "--quiet"],
+        "bootstrap": ["bootstrap.synth", "example"],
+    }
+    argv = [[*command, "--out", str(tmp_path / name)] for name, command in commands.items()]
     refused = ",".join(sorted(dev_only_modules()))
     run = subprocess.run(
-        [sys.executable, "-c", HOOK, refused, *command, "--out", str(tmp_path / "out")],
+        [sys.executable, "-c", HOOK, refused, json.dumps(argv)],
         cwd=ROOT,
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert run.returncode == 0 and "dev-only imports" not in run.stderr, run.stderr[-3000:]
-    assert any((tmp_path / "out").rglob("resources.json"))
+    for name in commands:
+        assert any((tmp_path / name).rglob("resources.json")), f"{name} wrote no render"

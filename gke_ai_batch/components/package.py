@@ -87,6 +87,7 @@ def _described_from_bases() -> None:
     committed schema (schema()) and the hosted provider (provider/__main__.py) go through;
     tests/test_component_package.py fails if a property is left undescribed."""
     import ast
+    import functools
     import inspect
 
     from pulumi.provider.experimental.analyzer import Analyzer
@@ -95,16 +96,20 @@ def _described_from_bases() -> None:
     if getattr(own, "reads_bases", False):
         return
 
-    def declared_bases(cls: type) -> list[type]:
+    # Once per class: inspect.getsource parses the class's whole module to find it, and the
+    # analyzer asks for every property of every component (~650 calls, ~4 s of each provider
+    # start and schema inference before this cache).
+    @functools.cache
+    def declared_bases(cls: type) -> tuple[type, ...]:
         # A TypedDict keeps no trace of its bases at run time before Python 3.12 (no
         # __orig_bases__, and its __mro__ is dict's): read them off its class statement.
         try:
             (node,) = ast.parse(inspect.getsource(cls)).body
         except (OSError, TypeError, ValueError):
-            return list(cls.__bases__)
+            return cls.__bases__
         scope = vars(sys.modules[cls.__module__])
         names = [b.id for b in getattr(node, "bases", []) if isinstance(b, ast.Name)]
-        return [scope[n] for n in names if isinstance(scope.get(n), type)]
+        return tuple(scope[n] for n in names if isinstance(scope.get(n), type))
 
     def bases(typ: type) -> list[type]:
         seen: list[type] = []
