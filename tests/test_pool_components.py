@@ -313,3 +313,15 @@ def test_a_stack_pool_is_registered_as_the_stack_planned_it(tmp_path):
     result = synth_rendered(tmp_path, config)
     pools = [r for r in result.recording.resources if r.type == "gcp:container/nodePool:NodePool" and r.name != "system"]
     assert len(pools) == 3 and all(labels.items() <= p.inputs["nodeConfig"]["labels"].items() for p in pools)
+
+
+def test_a_camelcase_key_nested_in_a_pools_args_is_named_as_written_and_offered_its_field_name():
+    from gke_ai_batch.components.nodepools import GpuPool
+    from gke_ai_batch.config.errors import ArgsError
+
+    with pytest.raises(ArgsError) as caught:
+        GpuPool("h100", {"cluster": REF, "gpu": H100, "max_nodes": 2, "upgrade": {"maxSurge": 1}})
+    assert str(caught.value) == (
+        "GpuPool h100: args.upgrade.maxSurge: unknown key 'maxSurge' (did you mean 'max_surge'?); "
+        "allowed: strategy, max_surge, max_unavailable, soak"
+    )

@@ -388,7 +388,7 @@ def _checked(component: str, name: str, kind: str, args: Any, spec: type, opts: 
             # flavors are checked as the stack's: config/checks/flavors.py).
             flavor = planned.flavor
             found += flavor_limit_problems((), "labels", "taints", flavor.name, flavor.node_labels, len(flavor.tolerations))
-        problems += [(_arg_at(kind, e.path, args), e.message) for e in found]
+        problems += [(_arg_at(kind, field_path(NodePoolConfig, e.path), args), e.message) for e in found]
     if unknown or missing or problems:
         raise ArgsError(where, unknown + missing + [(join_path("args", loc), msg) for loc, msg in problems])
     assert entry is not None and facts is not None
@@ -456,13 +456,13 @@ def _as_entry(name: str, kind: str, args: dict[str, Any]) -> tuple[NodePoolConfi
     try:
         return NodePoolConfig.model_validate(data, by_alias=False, by_name=True), []
     except ValidationError as exc:
-        return None, [(_arg_at(kind, loc, args), msg) for loc, msg in located_problems(exc, NodePoolConfig)]
+        # By name: an unknown key is named as written and offered the fields' names.
+        return None, [(_arg_at(kind, loc, args), msg) for loc, msg in located_problems(exc, NodePoolConfig, by_name=True)]
 
 
-def _arg_at(kind: str, loc: tuple, args: dict[str, Any]) -> tuple:
-    """A key path of the pool entry -> the arg it came from: the fields' names
-    (config/errors.py, field_path), then the differences in shape above."""
-    path = field_path(NodePoolConfig, loc)
+def _arg_at(kind: str, path: tuple, args: dict[str, Any]) -> tuple:
+    """A key path of the pool entry by its fields' names (config/errors.py, field_path) -> the
+    arg it came from: the differences in shape above."""
     head, rest = (path[0], path[1:]) if path else (None, ())
     if head == "name":
         return ("pool_name", *rest)
