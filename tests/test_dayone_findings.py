@@ -43,9 +43,9 @@ def test_a_config_error_holds_findings_and_still_reads_as_pairs():
     assert topology.path == "gke-ai-batch:nodePools[0].tpu.topology"
     assert topology.message.startswith("'4x5' is not a v6e topology")
     assert namespace.path == "gke-ai-batch:teams[0].namespace"
-    # The pairs every rule and caller used keep working, both ways.
+    # The pairs callers have always read stay, as a view of the findings.
     assert err.problems == [(f.path, f.message) for f in err.findings]
-    again = ConfigError([*err.problems, Finding("quota", "too big", subject=("JobSet", "team-a", "train"))])
+    again = ConfigError([*err.findings, Finding("quota", "too big", subject=("JobSet", "team-a", "train"))])
     assert [f.rule for f in again.findings] == ["config"] * len(err.findings) + ["quota"]
     assert again.problems[-1] == ("JobSet team-a/train", "too big")
     assert str(again).splitlines()[1:] == [f"  {path}: {message}" for path, message in again.problems]
