@@ -222,9 +222,9 @@ def test_two_components_naming_one_pool_of_one_cluster_fail_the_policy_pack(tmp_
         TpuSlices("team-c-v6e", {"cluster": other, **spec})  # another cluster: its own names
     """)
     resources = [Resource(r.urn, r.type, r.name, r.inputs) for r in recording.resources]
-    found = list(rules.run(rules.by_name("gke-unique-node-pools"), resources, {}))
-    assert [urn.rsplit("::", 1)[-1] for urn, _ in found] == ["team-b-v6e-0"], found
-    assert "node pool 'v6e-0' of cluster 'ml-shared' in us-east5 is also" in found[0][1]
+    found = list(rules.findings(rules.by_name("gke-unique-node-pools"), resources, {}))
+    assert [f.urn.rsplit("::", 1)[-1] for f in found if f.urn] == ["team-b-v6e-0"], found
+    assert "node pool 'v6e-0' of cluster 'ml-shared' in us-east5 is also" in found[0].message
 
 
 def test_a_stack_entry_and_a_component_are_judged_by_one_rule_at_their_own_paths():
