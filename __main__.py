@@ -35,7 +35,7 @@ def program() -> ProgramResult:
     try:
         config = load_from_pulumi(source=source, project=project)
     except ConfigError as exc:
-        raise ConfigError(project_problem + exc.problems, source) from None
+        raise ConfigError(project_problem + exc.findings, source) from None
     if project_problem:
         raise ConfigError(project_problem, source)
     if config.fleet is not None:

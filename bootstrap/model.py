@@ -15,7 +15,8 @@ from gke_ai_batch.config.base import Model, RuleError, raise_all
 from gke_ai_batch.config.checkpoints import BUCKET_SUFFIX, bucket_name_problem
 from gke_ai_batch.config.cluster import check_kms_key_name
 from gke_ai_batch.config.errors import NAMESPACE as MAIN_NAMESPACE
-from gke_ai_batch.config.errors import from_validation_error
+from gke_ai_batch.config.errors import at_key, from_validation_error
+from gke_ai_batch.domain.findings import Finding
 
 NAMESPACE = "gke-ai-batch-bootstrap"
 MAIN_PROJECT = "gke-ai-batch"
@@ -144,7 +145,7 @@ class Stack(Model):
     def _project(self) -> "Stack":
         problem = gcp_project_problem(self.project)
         if problem:
-            raise RuleError("project", problem[1])
+            raise RuleError("project", problem.message)
         return self
 
 
@@ -218,7 +219,7 @@ def load(values: Mapping[str, Any], *, source: str | None = None) -> tuple[Boots
     """(config, gcp:project) from a flat Pulumi config map ('ns:key' -> JSON text or value);
     ConfigError listing every problem (unknown or near-miss namespaces, gcp:project, the models)."""
     ours: dict[str, Any] = {}
-    problems: list[tuple[str, str]] = []
+    problems: list[Finding] = []
     project = None
     for full_key, value in values.items():
         namespace, _, key = full_key.partition(":")
@@ -228,24 +229,24 @@ def load(values: Mapping[str, Any], *, source: str | None = None) -> tuple[Boots
         elif f"{namespace}:{key}" == "gcp:project":
             project = decode(value)
         elif namespace == MAIN_NAMESPACE:
-            problems.append((full_key, f"is the main program's namespace; the bootstrap reads {NAMESPACE}:*"))
+            problems.append(at_key(full_key, f"is the main program's namespace; the bootstrap reads {NAMESPACE}:*"))
         elif namespace.startswith("gke-ai-b"):
-            problems.append((full_key, f"unknown namespace {namespace!r} (did you mean {NAMESPACE!r}?)"))
+            problems.append(at_key(full_key, f"unknown namespace {namespace!r} (did you mean {NAMESPACE!r}?)"))
     problem = gcp_project_problem(project)
     if problem:
-        problems.append(("gcp:project", "required: the project that holds the pool, the service accounts, the state bucket and the keys" if project in (None, "") else problem[1]))
+        problems.append(at_key("gcp:project", "required: the project that holds the pool, the service accounts, the state bucket and the keys" if project in (None, "") else problem.message))
     config = None
     try:
         config = BootstrapConfig.model_validate(ours)
     except ValidationError as exc:
-        problems += [(_ours(p), m) for p, m in from_validation_error(exc, BootstrapConfig).problems]
+        problems += [at_key(_ours(p), m) for p, m in from_validation_error(exc, BootstrapConfig).problems]
     if config is not None and not problem:
         # The state bucket lives in the bootstrap's project, and Cloud Storage binds that
         # project's viewers to read a new bucket's objects (gke_ai_batch/domain/gcsfuse.py
         # CONVENIENCE_BINDINGS): a stack whose preview identity holds roles/viewer there would
         # read every stack's state, prod's included.
         problems += [
-            (f"{NAMESPACE}:stacks[{i}].project", f"is the bootstrap's own project ({project}): the stack's preview identity "
+            at_key(f"{NAMESPACE}:stacks[{i}].project", f"is the bootstrap's own project ({project}): the stack's preview identity "
              "(roles/viewer on it) would read every stack's state in the state bucket; give the stack its own project")
             for i, stack in enumerate(config.stacks) if stack.project == project
         ]

@@ -62,7 +62,7 @@ def render(stack_file) -> tuple[Any, list]:
                 outputs_for=outputs_for,
             )
     except ConfigError as exc:
-        return None, diagnostics.from_problems(exc.problems, rule="config", file=stack_file.display(), positions=config.positions)
+        return None, diagnostics.from_problems(exc.findings, rule="config", file=stack_file.display(), positions=config.positions)
     return recording, []
 
 

@@ -43,9 +43,9 @@ def test_a_config_error_holds_findings_and_still_reads_as_pairs():
     assert topology.path == "gke-ai-batch:nodePools[0].tpu.topology"
     assert topology.message.startswith("'4x5' is not a v6e topology")
     assert namespace.path == "gke-ai-batch:teams[0].namespace"
-    # The pairs every rule and caller used keep working, both ways.
+    # The pairs callers have always read stay, as a view of the findings.
     assert err.problems == [(f.path, f.message) for f in err.findings]
-    again = ConfigError([*err.problems, Finding("quota", "too big", subject=("JobSet", "team-a", "train"))])
+    again = ConfigError([*err.findings, Finding("quota", "too big", subject=("JobSet", "team-a", "train"))])
     assert [f.rule for f in again.findings] == ["config"] * len(err.findings) + ["quota"]
     assert again.problems[-1] == ("JobSet team-a/train", "too big")
     assert str(again).splitlines()[1:] == [f"  {path}: {message}" for path, message in again.problems]
@@ -152,3 +152,27 @@ def test_an_admission_verdict_is_a_frozen_mode_with_findings_as_reasons():
     assert (verdict.refusal.rule, verdict.refusal.severity) == ("quota", ERROR)
     with pytest.raises(dataclasses.FrozenInstanceError):
         verdict.mode = Mode.FIT  # type: ignore[misc]
+
+
+def test_every_source_hands_its_problems_on_as_findings_of_its_rule(tmp_path):
+    from gke_ai_batch.components.queues import ClusterQueue
+    from gke_ai_batch.config import gcp_project_problem
+    from gke_ai_batch.synth import crossstack
+
+    # A nested arg refused deep in a component (a flavor's label key): rule "args", at its arg path.
+    with pytest.raises(ArgsError) as caught:
+        ClusterQueue("q", {"flavors": [{"name": "f", "node_labels": {"bad key!": "x"}}]})
+    assert [(f.rule, f.path) for f in caught.value.findings] == [("args", 'args.flavors[0].node_labels["bad key!"]')]
+    # A near-miss namespace and gcp:project: rule "config", at the key.
+    with pytest.raises(ConfigError) as caught:
+        split_namespace({"gke-ai-bach:nodePools": "[]"})
+    assert [(f.rule, f.path) for f in caught.value.findings] == [("config", "gke-ai-bach:nodePools")]
+    project = gcp_project_problem("")
+    assert project is not None and (project.rule, project.path) == ("config", "gcp:project")
+    # Two stack files deploying one cluster: rule "cross-stack", at the cluster's name.
+    stack = "config:\n  gcp:project: acme\n  gke-ai-batch:cluster:\n    name: c\n    location: us-east5\n"
+    for name in ("a", "b"):
+        (tmp_path / f"Pulumi.{name}.yaml").write_text(stack)
+    (clash,) = crossstack.collisions(tmp_path / "Pulumi.a.yaml", tmp_path)
+    assert (clash.rule, clash.path) == ("cross-stack", "gke-ai-batch:cluster.name")
+    assert "both deploy to project 'acme' with cluster 'c' in us-east5" in clash.message

@@ -82,7 +82,7 @@ def test_a_manager_queue_with_a_provisioning_check_too_is_refused():
     checks = [*p.multikueue, {"apiVersion": "kueue.x-k8s.io/v1beta2", "kind": "AdmissionCheck", "metadata": {"name": "dws-prov"},
                               "spec": {"controllerName": "kueue.x-k8s.io/provisioning-request"}}]
     p2 = type(p)(p.manager, p.workers, checks)
-    assert any("ProvisioningRequest" in m or "provisioning" in m.lower() for _, m in p2.problems())
+    assert any("ProvisioningRequest" in m or "provisioning" in m.lower() for m in (f.message for f in p2.problems()))
 
 
 def cluster_objects(p) -> list[dict]:
@@ -108,7 +108,7 @@ def test_flavors_of_one_name_must_mean_the_same_nodes():
     # Declared on one worker with fewer labels than the derived flavor of that name elsewhere.
     fleet["workers"][1]["flavors"] = [{"name": "nvidia-h100-80gb-queued", "pools": ["h100-dws"],
                                        "nodeLabels": {"cloud.google.com/gke-accelerator": "nvidia-h100-80gb"}}]
-    messages = [m for _, m in plan(fleet=fleet).problems()]
+    messages = [f.message for f in plan(fleet=fleet).problems()]
     assert any("means other nodes on worker europe-west4" in m for m in messages), messages
 
 
@@ -158,7 +158,9 @@ def test_a_sample_no_worker_could_ever_run_is_refused_with_each_workers_reason()
     p = plan(stack=stack)
     assert set(p.landing["smoke-h100"]) == {"us-east4", "europe-west4"}
     assert all(reason for reason in p.landing["smoke-h100"].values())
-    [(path, message)] = p.problems()
+    [finding] = p.problems()
+    path, message = finding.path, finding.message
+    assert finding.rule == "config"
     assert path == "gke-ai-batch:workloads[0]" and message.startswith("no worker could ever run it: worker us-east4:")
 
 

@@ -37,7 +37,7 @@ def violations(res: list[rules.Resource], *names: str) -> set[tuple[str, str]]:
         (rule.name, by_urn.get(urn, ""))
         for rule in rules.RULES
         if not names or rule.name in names
-        for urn, _ in rules.run(rule, res)
+        for urn in (f.urn for f in rules.findings(rule, res))
     }
 
 

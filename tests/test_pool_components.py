@@ -222,9 +222,9 @@ def test_two_components_naming_one_pool_of_one_cluster_fail_the_policy_pack(tmp_
         TpuSlices("team-c-v6e", {"cluster": other, **spec})  # another cluster: its own names
     """)
     resources = [Resource(r.urn, r.type, r.name, r.inputs) for r in recording.resources]
-    found = list(rules.run(rules.by_name("gke-unique-node-pools"), resources, {}))
-    assert [urn.rsplit("::", 1)[-1] for urn, _ in found] == ["team-b-v6e-0"], found
-    assert "node pool 'v6e-0' of cluster 'ml-shared' in us-east5 is also" in found[0][1]
+    found = list(rules.findings(rules.by_name("gke-unique-node-pools"), resources, {}))
+    assert [f.urn.rsplit("::", 1)[-1] for f in found if f.urn] == ["team-b-v6e-0"], found
+    assert "node pool 'v6e-0' of cluster 'ml-shared' in us-east5 is also" in found[0].message
 
 
 def test_a_stack_entry_and_a_component_are_judged_by_one_rule_at_their_own_paths():
@@ -313,3 +313,15 @@ def test_a_stack_pool_is_registered_as_the_stack_planned_it(tmp_path):
     result = synth_rendered(tmp_path, config)
     pools = [r for r in result.recording.resources if r.type == "gcp:container/nodePool:NodePool" and r.name != "system"]
     assert len(pools) == 3 and all(labels.items() <= p.inputs["nodeConfig"]["labels"].items() for p in pools)
+
+
+def test_a_camelcase_key_nested_in_a_pools_args_is_named_as_written_and_offered_its_field_name():
+    from gke_ai_batch.components.nodepools import GpuPool
+    from gke_ai_batch.config.errors import ArgsError
+
+    with pytest.raises(ArgsError) as caught:
+        GpuPool("h100", {"cluster": REF, "gpu": H100, "max_nodes": 2, "upgrade": {"maxSurge": 1}})
+    assert str(caught.value) == (
+        "GpuPool h100: args.upgrade.maxSurge: unknown key 'maxSurge' (did you mean 'max_surge'?); "
+        "allowed: strategy, max_surge, max_unavailable, soak"
+    )

@@ -47,7 +47,7 @@ def test_no_subject_the_stack_binds_may_create_pods_or_write_quota(stack):
     )
     # The rule itself, over what the stack records: every roleRef resolves and grants no bypass.
     resources = [rules.Resource(r.urn, r.type, r.name, r.inputs) for r in synth_stack(stack).recording.resources]
-    assert list(rules.run(rules.by_name("rbac-no-queue-bypass"), resources)) == []
+    assert list(rules.findings(rules.by_name("rbac-no-queue-bypass"), resources)) == []
 
 
 def test_the_check_above_can_fail():

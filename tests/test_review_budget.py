@@ -61,4 +61,4 @@ def test_the_budget_policy_takes_no_budget_from_its_config():
     rule = rules.by_name("stack-budget")
     assert not rule.config_schema
     resources = [rules.Resource(r.urn, r.type, r.name, r.inputs, False) for r in synth_stack("dev").recording.resources]
-    assert list(rules.run(rule, resources, {"budget": 1})) == []
+    assert list(rules.findings(rule, resources, {"budget": 1})) == []

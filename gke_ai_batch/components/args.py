@@ -14,7 +14,8 @@ import pulumi
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from gke_ai_batch.config.base import RuleError
-from gke_ai_batch.config.errors import NAMESPACE, ArgsError, did_you_mean, field_path, join_path, located_problems
+from gke_ai_batch.config.errors import ARGS, NAMESPACE, ArgsError, at_arg, did_you_mean, field_path, join_path, located
+from gke_ai_batch.domain.findings import Finding
 from gke_ai_batch.config.gcpnames import project_id_problem
 
 M = TypeVar("M", bound=BaseModel)
@@ -41,12 +42,12 @@ def child_options(parent: pulumi.Resource, opts: pulumi.ResourceOptions | None, 
     return pulumi.ResourceOptions(parent=parent, depends_on=after, retain_on_delete=retain, **own)
 
 
-def opts_problems(opts: pulumi.ResourceOptions | None) -> list[tuple[str, str]]:
+def opts_problems(opts: pulumi.ResourceOptions | None) -> list[Finding]:
     """Options a component cannot honour. ignore_changes names properties of the resource it is
     given to, and a component's args are never diffed (the engine diffs only custom resources),
     while Pulumi passes none of it to the children: it would ignore nothing, silently."""
     if opts is not None and opts.ignore_changes:
-        return [(
+        return [at_arg(
             "opts.ignore_changes",
             "a component's children do not inherit it and its own args are never diffed, so it would ignore "
             "nothing; to ignore a property of its resources, use opts.transforms (Pulumi applies them to "
@@ -82,18 +83,18 @@ def whole_numbers(value: Any) -> Any:
     return value
 
 
-def unknown_keys(args: Mapping[str, Any], spec: type, path: str) -> list[tuple[str, str]]:
+def unknown_keys(args: Mapping[str, Any], spec: type, path: str) -> list[Finding]:
     """Keys a TypedDict does not declare (a TypedDict is not checked at run time): a misspelt or
     camelCase key would otherwise be dropped, and the check it feeds skipped."""
     known = sorted(spec.__required_keys__ | spec.__optional_keys__)
     return [
-        (f"{path}.{key}", f"unknown arg{did_you_mean(str(key), known)}; known: {', '.join(known)}")
+        at_arg(f"{path}.{key}", f"unknown arg{did_you_mean(str(key), known)}; known: {', '.join(known)}")
         for key in args
         if key not in known
     ]
 
 
-def not_strings(values: Mapping[str, Any], where: str, plain: tuple[str, ...], inputs: tuple[str, ...]) -> list[tuple[str, str]]:
+def not_strings(values: Mapping[str, Any], where: str, plain: tuple[str, ...], inputs: tuple[str, ...]) -> list[Finding]:
     """Values that must be strings (`plain`) or strings or Outputs (`inputs`) and are not: a
     number where a name or an email is meant would reach a resource as one."""
     found = []
@@ -102,11 +103,11 @@ def not_strings(values: Mapping[str, Any], where: str, plain: tuple[str, ...], i
         if isinstance(value, str) or (key in inputs and isinstance(value, pulumi.Output)):
             continue
         kind = "a string" if key in plain else "a string or an Output"
-        found.append((f"{where}.{key}", f"must be {kind}, not {type(value).__name__}"))
+        found.append(at_arg(f"{where}.{key}", f"must be {kind}, not {type(value).__name__}"))
     return found
 
 
-def project_problems(values: Mapping[str, Any], where: str, outputs: bool) -> list[tuple[str, str]]:
+def project_problems(values: Mapping[str, Any], where: str, outputs: bool) -> list[Finding]:
     """A `project` arg that GCP would refuse: not a string (or an Output, where `outputs`: it only
     passes through), or a string that is not a project id (the rule of a stack's gcp:project).
     An Output where a plain project is needed is the caller's to say, with its other Outputs."""
@@ -114,20 +115,20 @@ def project_problems(values: Mapping[str, Any], where: str, outputs: bool) -> li
         return []
     project = values["project"]
     if project is None:
-        return [(f"{where}.project", "required")]
+        return [at_arg(f"{where}.project", "required")]
     if isinstance(project, str):
         problem = project_id_problem(project)
-        return [(f"{where}.project", problem)] if problem else []
+        return [at_arg(f"{where}.project", problem)] if problem else []
     if isinstance(project, pulumi.Output):
         return []
-    return [(f"{where}.project", f"must be {'a string or an Output' if outputs else 'a string'}, not {type(project).__name__}")]
+    return [at_arg(f"{where}.project", f"must be {'a string or an Output' if outputs else 'a string'}, not {type(project).__name__}")]
 
 
-def outputs_in(args: Mapping[str, Any]) -> list[tuple[str, str]]:
+def outputs_in(args: Mapping[str, Any]) -> list[Finding]:
     # Every arg decides what is registered (a chart version, the values' text, which objects
     # the probe needs) and is checked against Kueue's rules on construction.
     return [
-        (f"args.{key}", "must be a plain value known when the component is built, not an Output")
+        at_arg(f"args.{key}", "must be a plain value known when the component is built, not an Output")
         for key, value in args.items()
         if isinstance(value, pulumi.Output)
     ]
@@ -135,7 +136,7 @@ def outputs_in(args: Mapping[str, Any]) -> list[tuple[str, str]]:
 
 def declared_args(
     component: str, name: str, args: Any, spec: type, loose: Mapping[str, tuple[type, type[BaseModel]]] = {}, inputs: tuple[str, ...] = ()
-) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+) -> tuple[dict[str, Any], list[Finding]]:
     """The args as their TypedDict `spec` declares them, and the problems found on the way:
     every key it does not declare, at every level (the mappings of its nested TypedDicts, in
     lists too), refused at its arg path and left out, so that the config model judges the rest
@@ -152,29 +153,29 @@ def declared_args(
     fields they alias; any other key is judged as written."""
     where = f"{component} {name}"
     if not isinstance(args, dict):
-        raise ArgsError(where, [("args", f"must be a mapping of {spec.__name__}, not {type(args).__name__}")])
+        raise ArgsError(where, [at_arg("args", f"must be a mapping of {spec.__name__}, not {type(args).__name__}")])
     args = whole_numbers(args)
     for arg, (_, model) in loose.items():
         if isinstance(args.get(arg), dict):
             names = {f.alias: n for n, f in model.model_fields.items() if f.alias}
             args[arg] = {names.get(k, k) if isinstance(k, str) else k: v for k, v in args[arg].items()}
-    problems: list[tuple[str, str]] = []
+    problems: list[Finding] = []
     hints = {**get_type_hints(spec), **{arg: inner for arg, (inner, _) in loose.items()}}
     kept = _declared(args, spec, hints, ("args",), problems)
     problems += outputs_in({k: v for k, v in kept.items() if k not in inputs})
     kept = {k: v for k, v in kept.items() if k in inputs or not isinstance(v, pulumi.Output)}
-    missing = [(f"args.{k}", "required") for k in sorted(spec.__required_keys__) if k not in kept]
+    missing = [at_arg(f"args.{k}", "required") for k in sorted(spec.__required_keys__) if k not in kept]
     if missing:
         raise ArgsError(where, problems + missing)
     return kept, problems
 
 
-def _declared(value: dict, spec: type, hints: Mapping[str, Any], at: tuple, problems: list[tuple[str, str]]) -> dict:
+def _declared(value: dict, spec: type, hints: Mapping[str, Any], at: tuple, problems: list[Finding]) -> dict:
     problems += unknown_keys(value, spec, join_path(at[0], at[1:]))
     return {key: _declared_in(item, hints[key], (*at, key), problems) for key, item in value.items() if key in hints}
 
 
-def _declared_in(value: Any, hint: Any, at: tuple, problems: list[tuple[str, str]]) -> Any:
+def _declared_in(value: Any, hint: Any, at: tuple, problems: list[Finding]) -> Any:
     if is_typeddict(hint) and isinstance(value, dict):
         return _declared(value, hint, get_type_hints(hint), at, problems)
     if get_origin(hint) is list and isinstance(value, list):
@@ -183,14 +184,14 @@ def _declared_in(value: Any, hint: Any, at: tuple, problems: list[tuple[str, str
     return value
 
 
-def validated(model: type[M], data: Any, at: tuple = ()) -> tuple[M | None, list[tuple[str, str]]]:
+def validated(model: type[M], data: Any, at: tuple = ()) -> tuple[M | None, list[Finding]]:
     """`data` validated by `model` by field name, as a Python caller writes args (a camelCase key
     is refused by the model's extra=forbid), or None; every problem at its arg path, args.`at`
     and the fields' names (config/errors.py, field_path; a label's key as written)."""
     try:
         return model.model_validate(data, by_name=True, by_alias=False), []
     except ValidationError as exc:
-        return None, [(join_path("args", (*at, *field_path(model, loc))), msg) for loc, msg in located_problems(exc, model)]
+        return None, located(exc, model, lambda loc: join_path("args", (*at, *field_path(model, loc))), ARGS)
 
 
 @functools.cache
@@ -198,16 +199,16 @@ def _list_of(cap: int) -> TypeAdapter:
     return TypeAdapter(Annotated[list[Any], Field(max_length=cap)], config=ConfigDict(strict=True))
 
 
-def entries(model: type[M], value: Any, cap: int, at: str) -> tuple[list[M] | None, list[tuple[str, str]]]:
+def entries(model: type[M], value: Any, cap: int, at: str) -> tuple[list[M] | None, list[Finding]]:
     """A list arg validated entry by entry, each by `model` as its stack key's entries are
     (validated), at most `cap` of them as the stack allows; or None and every problem."""
     try:
         _list_of(cap).validate_python(value)
     except ValidationError as exc:
         # The list's own problem (not a list, too long): pydantic's words, as the stack file's.
-        return None, [(join_path("args", (at, *loc)), msg) for loc, msg in located_problems(exc, model)]
+        return None, located(exc, model, lambda loc: join_path("args", (at, *loc)), ARGS)
     found: list[M] = []
-    problems: list[tuple[str, str]] = []
+    problems: list[Finding] = []
     for i, entry in enumerate(value):
         valid, wrong = validated(model, entry, (at, i))
         problems += wrong
@@ -216,14 +217,14 @@ def entries(model: type[M], value: Any, cap: int, at: str) -> tuple[list[M] | No
     return (None if problems else found), problems
 
 
-def accepted(component: str, name: str, value: T | None, problems: list[tuple[str, str]]) -> T:
+def accepted(component: str, name: str, value: T | None, problems: list[Finding]) -> T:
     """`value`, unless a problem was found (or no value made): then ArgsError with every one."""
     if problems or value is None:
         raise ArgsError(f"{component} {name}", problems)
     return value
 
 
-def rule_problems(found: Iterable[RuleError], keys: Mapping[str, tuple[tuple, type[BaseModel]]]) -> list[tuple[str, str]]:
+def rule_problems(found: Iterable[RuleError], keys: Mapping[str, tuple[tuple, type[BaseModel]]]) -> list[Finding]:
     """The stack's rules' problems, whose paths start at a stack key (kueue, priorities), at
     their arg paths: `keys` maps each stack key to its arg path and the config model below it;
     the index of a list key's entry is kept, and the rest named by the fields' names."""
@@ -232,5 +233,5 @@ def rule_problems(found: Iterable[RuleError], keys: Mapping[str, tuple[tuple, ty
         head, rest = e.path[0], e.path[1:]
         at, model = keys[str(head)]
         index = rest[:1] if rest and isinstance(rest[0], int) else ()
-        out.append((join_path("args", (*at, *index, *field_path(model, rest[len(index):]))), e.message))
+        out.append(at_arg(join_path("args", (*at, *index, *field_path(model, rest[len(index):]))), e.message))
     return out

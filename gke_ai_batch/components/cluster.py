@@ -30,7 +30,8 @@ from gke_ai_batch.components.args import child_options, opts_problems, project_p
 from gke_ai_batch.config.checkpoints import lustre_driver_problems
 from gke_ai_batch.config.checks.cluster import cluster_problems
 from gke_ai_batch.config.cluster import ClusterConfig
-from gke_ai_batch.config.errors import ArgsError, did_you_mean, field_path, join_path
+from gke_ai_batch.config.errors import ArgsError, at_arg, did_you_mean, field_path, join_path
+from gke_ai_batch.domain.findings import Finding
 from gke_ai_batch.config.lookups import ClusterFacts, validated_cluster, version_floor
 from gke_ai_batch.config.metrics import Collected, MetricsConfig, metrics_problems
 from gke_ai_batch.domain.naming import KUBERNETES_PROVIDER, child_name
@@ -590,29 +591,29 @@ def _checked_cluster(
     problem at its arg path."""
     where = f"{component} {name}"
     if not isinstance(args, dict):
-        raise ArgsError(where, [("args", f"must be a mapping ({spec.__name__}), not {type(args).__name__}")])
+        raise ArgsError(where, [at_arg("args", f"must be a mapping ({spec.__name__}), not {type(args).__name__}")])
     args = whole_numbers(args)
     declared, problems = _declared(args, spec, ("args",))
     problems = opts_problems(opts) + problems
-    problems += [(f"args.{k}", "required") for k in sorted(spec.__required_keys__) if k not in args]
+    problems += [at_arg(f"args.{k}", "required") for k in sorted(spec.__required_keys__) if k not in args]
     for key, value in args.items():
         if key not in outputs_only and _has_output(value):
-            problems.append((f"args.{key}", "must be a plain value known when the component is built, not an Output"))
+            problems.append(at_arg(f"args.{key}", "must be a plain value known when the component is built, not an Output"))
     images = args.get("registry_images", [])
     if not isinstance(images, list) or not all(isinstance(i, str) for i in images):
         # A string would be read letter by letter, and no grant made.
-        problems.append(("args.registry_images", "must be a list of image names"))
+        problems.append(at_arg("args.registry_images", "must be a list of image names"))
     if not isinstance(args.get("catalogue", {}), dict):
-        problems.append(("args.catalogue", f"must be a mapping, not {type(args['catalogue']).__name__}"))
+        problems.append(at_arg("args.catalogue", f"must be a mapping, not {type(args['catalogue']).__name__}"))
     for key in ("addons", "monitoring"):
         flags = args.get(key, {})
         if not isinstance(flags, dict):
-            problems.append((f"args.{key}", f"must be a mapping of true or false, not {type(flags).__name__}"))
+            problems.append(at_arg(f"args.{key}", f"must be a mapping of true or false, not {type(flags).__name__}"))
         else:
-            problems += [(f"args.{key}.{k}", "must be true or false") for k, v in flags.items() if not isinstance(v, bool)]
+            problems += [at_arg(f"args.{key}.{k}", "must be true or false") for k, v in flags.items() if not isinstance(v, bool)]
     project = args.get("project")
     problems += project_problems(args, "args", "project" in outputs_only)
-    said = {path for path, _ in problems}
+    said = {p.path for p in problems}
     # The cluster key's fields, as named (the args that are not the key's: project, images,
     # catalogue, addons, monitoring), but those refused already: every problem is said once.
     entry = {
@@ -623,11 +624,11 @@ def _checked_cluster(
     if spec is ExistingClusterArgs:
         entry["existing"] = True
     found, cluster, facts = _cluster_of(entry, declared.get("catalogue"), project if isinstance(project, str) else None)
-    problems += [(path, msg) for path, msg in ((join_path("args", loc), msg) for loc, msg in found) if path not in said]
+    problems += [p for p in found if p.path not in said]
     addons, monitoring = declared.get("addons", {}), declared.get("monitoring")
     if facts is not None and isinstance(addons, dict) and addons.get("lustre_csi_driver") is True:
         # The stack's checkpoints.lustre rule, for the driver a program turns on itself.
-        problems += [(join_path("args", e.path), e.message) for e in lustre_driver_problems(facts, ("addons", "lustre_csi_driver"))]
+        problems += [at_arg(join_path("args", e.path), e.message) for e in lustre_driver_problems(facts, ("addons", "lustre_csi_driver"))]
     if facts is not None and isinstance(monitoring, dict) and monitoring.get("dcgm") is True:
         # The stack's metrics.dcgm rules (GKE's floor for the DCGM package, collection by managed
         # Prometheus) for the package a program turns on itself; managed_prometheus unset is off,
@@ -635,7 +636,7 @@ def _checked_cluster(
         on = Collected(monitoring.get("managed_prometheus") is True, dcgm=True, tpu=False, dashboard=False, existing=False)
         found_dcgm = metrics_problems(MetricsConfig.model_construct(dcgm=True), on, partial(version_floor, facts), ("monitoring",),
                                       "monitoring.managed_prometheus")
-        problems += [(join_path("args", e.path), e.message) for e in found_dcgm]
+        problems += [at_arg(join_path("args", e.path), e.message) for e in found_dcgm]
     if problems or cluster is None or facts is None:
         raise ArgsError(where, problems)
     return ClusterSpec(cluster, facts, tuple(images), dict(addons), dict(monitoring) if monitoring is not None else None)
@@ -643,15 +644,16 @@ def _checked_cluster(
 
 def _cluster_of(
     entry: dict[str, Any], catalogue: Any, project: str | None
-) -> tuple[list[tuple[tuple, str]], ClusterConfig | None, ClusterFacts | None]:
+) -> tuple[list[Finding], ClusterConfig | None, ClusterFacts | None]:
     """The cluster key validated by field name (its model's error locations are arg paths; a
     rule's, named by the key's aliases, become them through field_path), the catalogue as the
     stack spells it, and the stack's rules about that key on their facts, as a stack runs them
-    once both are valid: every problem at its path below args, the cluster and its facts."""
-    found, cluster, facts = validated_cluster(entry, catalogue)
+    once both are valid: every problem at its arg path, the cluster and its facts."""
+    located, cluster, facts = validated_cluster(entry, catalogue)
+    found = [at_arg(join_path("args", loc), msg) for loc, msg in located]
     if cluster is None or facts is None:
         return found, None, None
-    found += [(field_path(ClusterConfig, e.path), e.message) for e in cluster_problems(cluster, facts, project)]
+    found += [at_arg(join_path("args", field_path(ClusterConfig, e.path)), e.message) for e in cluster_problems(cluster, facts, project)]
     return found, cluster, facts
 
 
@@ -665,7 +667,7 @@ def _has_output(value: Any) -> bool:
     return False
 
 
-def _declared(value: Any, spec: Any, path: tuple) -> tuple[Any, list[tuple[str, str]]]:
+def _declared(value: Any, spec: Any, path: tuple) -> tuple[Any, list[Finding]]:
     """`value` without the keys its TypedDict (and the TypedDicts inside it) does not declare, and
     those keys as problems at their arg paths: a TypedDict is not checked at run time, and a
     camelCase key (the stack file's spelling) is no arg; the model then judges the declared args
@@ -684,11 +686,11 @@ def _declared(value: Any, spec: Any, path: tuple) -> tuple[Any, list[tuple[str, 
     else:
         return value, []
     kept: dict[Any, Any] = {}
-    found: list[tuple[str, str]] = []
+    found: list[Finding] = []
     for key, v, annotation in inner:
         if annotation is _UNDECLARED:
             where = join_path(path[0], (*path[1:], key))
-            found.append((where, f"unknown arg{did_you_mean(str(key), known)}; known: {', '.join(known)}"))
+            found.append(at_arg(where, f"unknown arg{did_you_mean(str(key), known)}; known: {', '.join(known)}"))
         else:
             kept[key], more = _declared(v, annotation, (*path, key))
             found += more

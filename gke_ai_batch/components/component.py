@@ -2,7 +2,7 @@
 
 import pulumi
 
-from gke_ai_batch.config.errors import ArgsError
+from gke_ai_batch.config.errors import ArgsError, at_arg
 
 _BARE = object()
 
@@ -38,15 +38,15 @@ class Component(pulumi.ComponentResource):
             return super().__new__(cls)
         problems = []
         if not isinstance(name, str) or not name:
-            problems.append(("name", f"must be a non-empty string (the Pulumi resource name), not {name!r}"))
+            problems.append(at_arg("name", f"must be a non-empty string (the Pulumi resource name), not {name!r}"))
         if opts is not None and not isinstance(opts, pulumi.ResourceOptions):
-            problems.append(("opts", f"must be a pulumi.ResourceOptions or None, not {type(opts).__name__}"))
+            problems.append(at_arg("opts", f"must be a pulumi.ResourceOptions or None, not {type(opts).__name__}"))
         elif opts is not None and not isinstance(opts.depends_on, (type(None), pulumi.Resource, list, tuple)):
             # Pulumi takes Input[Sequence[Input[Resource]]], but the components hand what it
             # lists to each child, after their own ([*waits, *previous]): an Output of a list
             # became one element resolving to a list, which the SDK cannot hash
             # (pulumi/runtime/_depends_on.py, _resolve_depends_on: all_deps.add(direct_dep)).
-            problems.append(("opts.depends_on", f"must be a Resource or a list of them (each may be an Output of one), "
+            problems.append(at_arg("opts.depends_on", f"must be a Resource or a list of them (each may be an Output of one), "
                                                 f"not {type(opts.depends_on).__name__}: the component's children wait for each"))
         if problems:
             raise ArgsError(f"{cls.__name__} {name if isinstance(name, str) else repr(name)}", problems)

@@ -23,7 +23,7 @@ from gke_ai_batch.components.component import Component
 from gke_ai_batch.components import k8s as k8s_objects
 from gke_ai_batch.components.args import not_strings, opts_problems, type_token, unknown_keys
 from gke_ai_batch.config.base import check_k8s_name
-from gke_ai_batch.config.errors import ArgsError
+from gke_ai_batch.config.errors import ArgsError, at_arg
 from gke_ai_batch.domain.multikueue_worker import token_secret, worker_rbac_manifests
 from gke_ai_batch.domain.naming import child_name
 from gke_ai_batch.plan.kubeconfig import worker_kubeconfig
@@ -65,11 +65,11 @@ def _in_order(
 
 def _check(component: str, name: str, args: Any, spec: type, opts, rules) -> None:
     """Every problem at once, at its arg path, before anything registers: `rules(args)` yields
-    (path, message) for args of the declared keys."""
+    the Findings about args of the declared keys."""
     if not isinstance(args, dict):
-        raise ArgsError(f"{component} {name}", [("args", f"must be a mapping ({spec.__name__}), not {type(args).__name__}")])
+        raise ArgsError(f"{component} {name}", [at_arg("args", f"must be a mapping ({spec.__name__}), not {type(args).__name__}")])
     problems = opts_problems(opts) + unknown_keys(args, spec, "args")
-    missing = [(f"args.{k}", "required") for k in sorted(spec.__required_keys__) if k not in args]
+    missing = [at_arg(f"args.{k}", "required") for k in sorted(spec.__required_keys__) if k not in args]
     problems += missing or list(rules(args))
     if problems:
         raise ArgsError(f"{component} {name}", problems)
@@ -101,27 +101,27 @@ def _worker_rules(name: str):
         wrong = not_strings(args, "args", ("worker",), ("endpoint", "ca_certificate"))
         bind = args.get("bind_namespaces", True)
         if not isinstance(bind, bool):
-            wrong.append(("args.bind_namespaces", f"must be true or false, not {type(bind).__name__}"))
+            wrong.append(at_arg("args.bind_namespaces", f"must be true or false, not {type(bind).__name__}"))
         if wrong:
             yield from wrong
             return
         try:
             check_k8s_name(args.get("worker", name))
         except ValueError as exc:
-            yield ("args.worker" if "worker" in args else "name", str(exc))
+            yield at_arg("args.worker" if "worker" in args else "name", str(exc))
         for key in ("namespaces", "frameworks"):
             if not isinstance(args[key], list) or not all(isinstance(v, str) for v in args[key]):
-                yield (f"args.{key}", "must be a list of plain strings")
+                yield at_arg(f"args.{key}", "must be a list of plain strings")
                 return
         for i, ns in enumerate(args["namespaces"]):
             try:
                 check_k8s_name(ns)
             except ValueError as exc:
-                yield (f"args.namespaces[{i}]", str(exc))
+                yield at_arg(f"args.namespaces[{i}]", str(exc))
         try:
             worker_rbac_manifests(args["frameworks"], args["namespaces"])
         except ValueError as exc:
-            yield ("args.namespaces" if "namespace" in str(exc) else "args.frameworks", str(exc))
+            yield at_arg("args.namespaces" if "namespace" in str(exc) else "args.frameworks", str(exc))
 
     return rules
 
@@ -186,48 +186,48 @@ def _named(problems: list[str], check_at: str | None, workers_at: str):
     reported elsewhere), the rest at `workers_at`."""
     for problem in problems:
         if not problem.startswith("fleet name"):
-            yield (workers_at, problem)
+            yield at_arg(workers_at, problem)
         elif check_at is not None:
-            yield (check_at, problem.replace("fleet name", "admission check name"))
+            yield at_arg(check_at, problem.replace("fleet name", "admission check name"))
 
 
 def _checks_rules(checks: Any, workers: list[str]):
     if not isinstance(checks, list) or not checks or not all(isinstance(c, dict) for c in checks):
-        yield ("args.admission_checks", "must be a non-empty list of {name, workers}")
+        yield at_arg("args.admission_checks", "must be a non-empty list of {name, workers}")
         return
     seen: set[str] = set()
     for i, c in enumerate(checks):
         at = f"args.admission_checks[{i}]"
         problems = list(unknown_keys(c, ManagerCheckArgs, at))
-        problems += [(f"{at}.{k}", "required") for k in sorted(ManagerCheckArgs.__required_keys__) if k not in c]
+        problems += [at_arg(f"{at}.{k}", "required") for k in sorted(ManagerCheckArgs.__required_keys__) if k not in c]
         problems += not_strings(c, at, ("name",), ())
         if "workers" in c and not (isinstance(c["workers"], list) and all(isinstance(w, str) for w in c["workers"])):
-            problems.append((f"{at}.workers", "must be a list of plain strings"))
+            problems.append(at_arg(f"{at}.workers", "must be a list of plain strings"))
         if problems:
             yield from problems
             continue
         if c["name"] in seen:
-            yield (f"{at}.name", f"{c['name']!r} is named twice: each AdmissionCheck once")
+            yield at_arg(f"{at}.name", f"{c['name']!r} is named twice: each AdmissionCheck once")
         seen.add(c["name"])
         yield from _named(worker_name_problems(c["name"], c["workers"]), f"{at}.name", f"{at}.workers")
         for j, w in enumerate(c["workers"]):
             if w not in workers:
-                yield (f"{at}.workers[{j}]", f"{w!r} is not one of args.workers")
+                yield at_arg(f"{at}.workers[{j}]", f"{w!r} is not one of args.workers")
 
 
 def _manager_rules(name: str):
     def rules(args: dict[str, Any]):
         workers = args["workers"]
         if not isinstance(workers, list) or not all(isinstance(w, dict) and isinstance(w.get("name"), str) for w in workers):
-            yield ("args.workers", "must be a list of {name, kubeconfig}, each name a plain string")
+            yield at_arg("args.workers", "must be a list of {name, kubeconfig}, each name a plain string")
             return
         wrong = not_strings(args, "args", ("admission_check",), ())
         if "admission_check" in args and "admission_checks" in args:
-            wrong.append(("args.admission_checks", "give admission_check or admission_checks, not both"))
+            wrong.append(at_arg("args.admission_checks", "give admission_check or admission_checks, not both"))
         for i, w in enumerate(workers):
             yield from unknown_keys(w, WorkerKubeconfigArgs, f"args.workers[{i}]")
             if "kubeconfig" not in w:
-                yield (f"args.workers[{i}].kubeconfig", "required")
+                yield at_arg(f"args.workers[{i}].kubeconfig", "required")
             else:
                 wrong += not_strings(w, f"args.workers[{i}]", (), ("kubeconfig",))
         if wrong:

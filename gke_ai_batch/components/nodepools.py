@@ -27,7 +27,8 @@ from gke_ai_batch.config.checks.flavors import flavor_limit_problems
 from gke_ai_batch.config.checks.cluster import fact_problems
 from gke_ai_batch.config.checks.pools import pool_problems
 from gke_ai_batch.config.cluster import OUTPUT_ACCOUNT, ClusterConfig, region_of
-from gke_ai_batch.config.errors import ArgsError, field_path, join_path, located_problems
+from gke_ai_batch.config.errors import ARGS, ArgsError, at_arg, field_path, join_path, located
+from gke_ai_batch.domain.findings import Finding
 from gke_ai_batch.config.lookups import ClusterFacts, validated_cluster
 from gke_ai_batch.config.pools import NodePoolConfig
 from gke_ai_batch.domain.naming import child_name
@@ -332,11 +333,11 @@ _REF_INPUTS = ("project", "node_service_account")
 _REF_TYPES: dict[str, type] = {"node_locations": list, "catalogue": dict}
 
 
-def _shape_problems(args: dict[str, Any], ref: dict[str, Any]) -> list[tuple[str, str]]:
+def _shape_problems(args: dict[str, Any], ref: dict[str, Any]) -> list[Finding]:
     """Values of the wrong kind, before they reach the rules: an Output where a value must be
     known when the component is built (it decides what is registered, or is checked against
     GKE's rules), a string where a list of zones is meant (it would be read letter by letter)."""
-    found = []
+    found: list[Finding] = []
     for where, values, inputs in (("args", args, ("cluster",)), ("args.cluster", ref, _REF_INPUTS)):
         for key, value in values.items():
             if key in inputs:
@@ -346,11 +347,11 @@ def _shape_problems(args: dict[str, Any], ref: dict[str, Any]) -> list[tuple[str
                     found += not_strings(values, where, (), (key,))
                 continue
             if isinstance(value, pulumi.Output):
-                found.append((f"{where}.{key}", "must be a plain value known when the component is built, not an Output"))
+                found.append(at_arg(f"{where}.{key}", "must be a plain value known when the component is built, not an Output"))
             elif where == "args.cluster":
                 want = _REF_TYPES.get(key, str)
                 if not isinstance(value, want) or (want is list and not all(isinstance(z, str) for z in value)):
-                    found.append((f"{where}.{key}", f"must be {'a list of zone names' if want is list else 'a mapping' if want is dict else 'a string'}, not {type(value).__name__}"))
+                    found.append(at_arg(f"{where}.{key}", f"must be {'a list of zone names' if want is list else 'a mapping' if want is dict else 'a string'}, not {type(value).__name__}"))
     return found
 
 
@@ -359,7 +360,7 @@ def _checked(component: str, name: str, kind: str, args: Any, spec: type, opts: 
     with every problem."""
     where = f"{component} {name}"
     if not isinstance(args, dict) or not isinstance(args.get("cluster"), dict):
-        raise ArgsError(where, [("args.cluster" if isinstance(args, dict) else "args", "required: a ClusterRef mapping")])
+        raise ArgsError(where, [at_arg("args.cluster" if isinstance(args, dict) else "args", "required: a ClusterRef mapping")])
     ref = args["cluster"]
     unknown = opts_problems(opts) + unknown_keys(args, spec, "args") + unknown_keys(ref, ClusterRef, "args.cluster")
     if isinstance(args.get("gpu"), dict):
@@ -367,12 +368,12 @@ def _checked(component: str, name: str, kind: str, args: Any, spec: type, opts: 
     if isinstance(args.get("reservation_spec"), dict):
         unknown += unknown_keys(args["reservation_spec"], ReservationArgs, "args.reservation_spec")
     if "reservation" in args and "reservation_spec" in args:
-        unknown.append(("args.reservation_spec", "give reservation or reservation_spec, not both"))
-    missing = [(f"args.cluster.{k}", "required") for k in ("name", "location", "project") if k not in ref]
+        unknown.append(at_arg("args.reservation_spec", "give reservation or reservation_spec, not both"))
+    missing = [at_arg(f"args.cluster.{k}", "required") for k in ("name", "location", "project") if k not in ref]
     shape = _shape_problems(args, ref)
     if missing or shape:
         raise ArgsError(where, unknown + missing + shape)
-    missing += [(f"args.{k}", "required") for k in sorted(spec.__required_keys__ - {"cluster"}) if k not in args]
+    missing += [at_arg(f"args.{k}", "required") for k in sorted(spec.__required_keys__ - {"cluster"}) if k not in args]
     unknown += project_problems(ref, "args.cluster", True)
     # The rest is judged without the unknown keys, so that every problem is said at once.
     known = spec.__required_keys__ | spec.__optional_keys__
@@ -388,9 +389,9 @@ def _checked(component: str, name: str, kind: str, args: Any, spec: type, opts: 
             # flavors are checked as the stack's: config/checks/flavors.py).
             flavor = planned.flavor
             found += flavor_limit_problems((), "labels", "taints", flavor.name, flavor.node_labels, len(flavor.tolerations))
-        problems += [(_arg_at(kind, e.path, args), e.message) for e in found]
+        problems += [at_arg(_arg_at(kind, field_path(NodePoolConfig, e.path), args), e.message) for e in found]
     if unknown or missing or problems:
-        raise ArgsError(where, unknown + missing + [(join_path("args", loc), msg) for loc, msg in problems])
+        raise ArgsError(where, unknown + missing + problems)
     assert entry is not None and facts is not None
     return spec_of(entry, facts)
 
@@ -409,7 +410,7 @@ def flavor_args(flavor: FlavorPlan) -> FlavorArgs:
 _REF_FACTS = ("name", "location", "node_locations", "release_channel", "min_master_version", "version", "endpoint", "mode")
 
 
-def _cluster_facts(ref: dict[str, Any]) -> tuple[ClusterFacts | None, list[tuple[tuple, str]]]:
+def _cluster_facts(ref: dict[str, Any]) -> tuple[ClusterFacts | None, list[Finding]]:
     """The ClusterRef validated as a stack's cluster key (ClusterConfig, by field name) and
     catalogue key (CatalogueOverride, camelCase as the stack spells it) state a cluster, and
     judged by the stack's rules about its locations and version: the facts its pools' rules
@@ -421,10 +422,10 @@ def _cluster_facts(ref: dict[str, Any]) -> tuple[ClusterFacts | None, list[tuple
         if isinstance(ref.get("node_service_account"), (str, pulumi.Output)):
             data["node_service_account"] = declared_account(ref["node_service_account"])
     found, _, facts = validated_cluster(data, ref.get("catalogue") or {})
-    problems = [(("cluster", *loc), msg) for loc, msg in found]
+    problems = [at_arg(join_path("args", ("cluster", *loc)), msg) for loc, msg in found]
     if facts is None:
         return None, problems
-    problems += [(("cluster", *field_path(ClusterConfig, e.path)), e.message) for e in fact_problems(facts)]
+    problems += [at_arg(join_path("args", ("cluster", *field_path(ClusterConfig, e.path))), e.message) for e in fact_problems(facts)]
     # The pools' rules run on facts with a problem too: each skips what a refused fact decides.
     return facts, problems
 
@@ -442,7 +443,7 @@ def declared_account(value: Any) -> Any:
 _TPU_KEYS = ("version", "topology", "machine_type")
 
 
-def _as_entry(name: str, kind: str, args: dict[str, Any]) -> tuple[NodePoolConfig | None, list[tuple[tuple, str]]]:
+def _as_entry(name: str, kind: str, args: dict[str, Any]) -> tuple[NodePoolConfig | None, list[Finding]]:
     """The args validated as the pool entry they are (by field name), or None and every problem
     at its arg path."""
     data: dict[str, Any] = {"name": args.get("pool_name", name)}
@@ -456,18 +457,18 @@ def _as_entry(name: str, kind: str, args: dict[str, Any]) -> tuple[NodePoolConfi
     try:
         return NodePoolConfig.model_validate(data, by_alias=False, by_name=True), []
     except ValidationError as exc:
-        return None, [(_arg_at(kind, loc, args), msg) for loc, msg in located_problems(exc, NodePoolConfig)]
+        # By name: an unknown key is named as written and offered the fields' names.
+        return None, located(exc, NodePoolConfig, lambda loc: _arg_at(kind, loc, args), ARGS, by_name=True)
 
 
-def _arg_at(kind: str, loc: tuple, args: dict[str, Any]) -> tuple:
-    """A key path of the pool entry -> the arg it came from: the fields' names
-    (config/errors.py, field_path), then the differences in shape above."""
-    path = field_path(NodePoolConfig, loc)
+def _arg_at(kind: str, path: tuple, args: dict[str, Any]) -> str:
+    """A key path of the pool entry by its fields' names (config/errors.py, field_path) -> the
+    arg path it came from: the differences in shape above."""
     head, rest = (path[0], path[1:]) if path else (None, ())
     if head == "name":
-        return ("pool_name", *rest)
-    if head == "tpu" and kind == "tpu":
-        return rest
-    if head == "reservation" and "reservation_spec" in args:
-        return ("reservation_spec", *rest)
-    return path
+        path = ("pool_name", *rest)
+    elif head == "tpu" and kind == "tpu":
+        path = rest
+    elif head == "reservation" and "reservation_spec" in args:
+        path = ("reservation_spec", *rest)
+    return join_path("args", path)

@@ -17,7 +17,8 @@ No `from __future__ import annotations`: Pulumi's component analyzer
 (pulumi.provider.experimental.analyzer) reads these annotations as objects."""
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from functools import partial
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NotRequired, Self, TypedDict
 
 import pulumi
@@ -31,8 +32,9 @@ from gke_ai_batch.config.batch import ClusterQueueConfig, FlavorConfig, KueueCon
 from gke_ai_batch.config.checks.flavors import flavor_limit_problems
 from gke_ai_batch.config.checks.queues import cluster_queue_problems
 from gke_ai_batch.config.checks.teams import local_queue_problems, namespace_settings_problems, team_namespace_problems
-from gke_ai_batch.config.errors import ArgsError, field_path, join_path, located_problems
+from gke_ai_batch.config.errors import ArgsError, at_arg, field_path, join_path, located_problems
 from gke_ai_batch.domain import catalogue
+from gke_ai_batch.domain.findings import Finding
 from gke_ai_batch.domain.naming import BUILTIN_NAMESPACES, child_name
 from gke_ai_batch.plan.flavors import FlavorPlan
 from gke_ai_batch.plan.kueue import QueuePlan, TeamSpec, cluster_queue_plan, provisioning_check_manifests, team_spec
@@ -198,8 +200,8 @@ def _plain(where: str, args: Any, spec: type) -> dict[str, Any]:
     """Args as a mapping of plain values (an Output cannot be checked on construction), with
     whole-number floats as ints (a package caller's numbers arrive as doubles)."""
     if not isinstance(args, dict):
-        raise ArgsError(where, [("args", f"must be a {spec.__name__} mapping, not {type(args).__name__}")])
-    outputs = [(path, "must be a plain value known when the component is built, not an Output")
+        raise ArgsError(where, [at_arg("args", f"must be a {spec.__name__} mapping, not {type(args).__name__}")])
+    outputs = [at_arg(path, "must be a plain value known when the component is built, not an Output")
                for path in outputs_in(args, "args")]
     if outputs:
         raise ArgsError(where, outputs)
@@ -217,20 +219,29 @@ def outputs_in(value: Any, at: str) -> list[str]:
     return []
 
 
-def _entry(model: type[Model], data: dict[str, Any]) -> tuple[Any, list[tuple[tuple, str]]]:
+Place = Callable[[tuple], "str | None"]
+"""A key path below a stack entry, by its fields' names -> the arg path it came from, or None
+for a problem the caller does not judge here."""
+
+
+def _entry(model: type[Model], data: dict[str, Any], place: Place) -> tuple[Any, list[Finding]]:
     """Args validated as the stack entry they are, by its model and by field name (a key spelt
     as the stack file spells it, camelCase, is unknown here): the entry, or None and every
-    problem at its arg path below the entry (config/errors.py, located_problems by_name)."""
+    problem at its arg path (config/errors.py, located_problems by_name; `place`)."""
     try:
         return model.model_validate(data, by_name=True, by_alias=False), []
     except ValidationError as exc:
-        return None, located_problems(exc, model, by_name=True)
+        return None, _placed(located_problems(exc, model, by_name=True), place)
 
 
-def _rules(model: type[Model], found: Iterable[RuleError]) -> list[tuple[tuple, str]]:
+def _rules(model: type[Model], found: Iterable[RuleError], place: Place) -> list[Finding]:
     """A stack rule's problems about one entry (paths as the stack spells its keys) at their
-    arg paths: the entry's field names (config/errors.py, field_path)."""
-    return [(field_path(model, e.path), e.message) for e in found]
+    arg paths: the entry's field names (config/errors.py, field_path), then `place`."""
+    return _placed(((field_path(model, e.path), e.message) for e in found), place)
+
+
+def _placed(problems: Iterable[tuple[tuple, str]], place: Place) -> list[Finding]:
+    return [at_arg(path, message) for loc, message in problems if (path := place(loc)) is not None]
 
 
 # The FlavorArgs that are a stack's flavors entry's fields; capacity, queued and accelerator are
@@ -238,33 +249,37 @@ def _rules(model: type[Model], found: Iterable[RuleError]) -> list[tuple[tuple, 
 _FLAVOR_FIELDS = ("name", "node_labels", "tolerations", "topology_name")
 
 
-def _flavor_problems(flavor: Any, at: str, spec: type) -> list[tuple[str, str]]:
+def _flavor_problems(flavor: Any, at: str, spec: type) -> list[Finding]:
     """A flavor (FlavorArgs, or a ResourceFlavor's args) checked as a stack's flavors entry by
     the stack's rules (Kueue's ResourceFlavor limits), plus its capacity."""
     if not isinstance(flavor, dict):
-        return [(at, f"must be a FlavorArgs mapping (e.g. a pool component's flavor), not {type(flavor).__name__}")]
+        return [at_arg(at, f"must be a FlavorArgs mapping (e.g. a pool component's flavor), not {type(flavor).__name__}")]
     problems = unknown_keys(flavor, spec, at)
     if "name" not in flavor:
-        return problems + [(f"{at}.name", "required")]
-    entry, found = _entry(FlavorConfig, {k: flavor[k] for k in _FLAVOR_FIELDS if k in flavor})
+        return problems + [at_arg(f"{at}.name", "required")]
+    below = partial(join_path, at)
+    entry, found = _entry(FlavorConfig, {k: flavor[k] for k in _FLAVOR_FIELDS if k in flavor}, below)
     if entry is not None:
         labels, tolerations = dict(entry.node_labels or {}), len(entry.tolerations or ())
-        found += _rules(FlavorConfig, flavor_limit_problems((), "nodeLabels", "tolerations", entry.name, labels, tolerations))
-    problems += [(join_path(at, loc), msg) for loc, msg in found]
+        found += _rules(FlavorConfig, flavor_limit_problems((), "nodeLabels", "tolerations", entry.name, labels, tolerations), below)
+    problems += found
     capacity = flavor.get("capacity", {})
     if not isinstance(capacity, dict) or not all(
         isinstance(v, int) and not isinstance(v, bool) and v >= 0 for v in capacity.values()
     ):
-        problems.append((f"{at}.capacity", "must map resource names to whole amounts of 0 or more"))
+        problems.append(at_arg(f"{at}.capacity", "must map resource names to whole amounts of 0 or more"))
     else:
         # Its resources become a queue's coveredResources, whose names the quotas' rule checks.
-        _, found = _entry(QueueFlavor, {"name": flavor["name"], "quotas": {k: 0 for k in capacity}})
-        problems += [(join_path(f"{at}.capacity", loc[1:]), msg) for loc, msg in found if loc[:1] == ("quotas",)]
+        _, found = _entry(
+            QueueFlavor, {"name": flavor["name"], "quotas": {k: 0 for k in capacity}},
+            lambda loc: join_path(f"{at}.capacity", loc[1:]) if loc[:1] == ("quotas",) else None,
+        )
+        problems += found
     if not isinstance(flavor.get("queued", False), bool):
-        problems.append((f"{at}.queued", "must be true or false"))
+        problems.append(at_arg(f"{at}.queued", "must be true or false"))
     accelerators = (catalogue.TPU_RESOURCE, catalogue.GPU_RESOURCE)
     if "accelerator" in flavor and flavor["accelerator"] not in accelerators:
-        problems.append((f"{at}.accelerator", f"{flavor['accelerator']!r} is not an accelerator resource; allowed: {', '.join(accelerators)}"))
+        problems.append(at_arg(f"{at}.accelerator", f"{flavor['accelerator']!r} is not an accelerator resource; allowed: {', '.join(accelerators)}"))
     return problems
 
 
@@ -307,10 +322,9 @@ _KUEUE_DEFAULTS = KueueConfig()
 _CHECK_FIELDS = {"admission_check": "provisioning_admission_check", "request_config": "provisioning_request_config"}
 
 
-def _check_name_problems(at: str, field: str, value: Any) -> list[tuple[str, str]]:
+def _check_name_problems(at: str, field: str, value: Any) -> list[Finding]:
     """A name checked as the stack's kueue key `field` is (a Kubernetes name)."""
-    _, found = _entry(KueueConfig, {field: value})
-    return [(join_path(at, loc[1:]), msg) for loc, msg in found]
+    return _entry(KueueConfig, {field: value}, lambda loc: join_path(at, loc[1:]))[1]
 
 
 class ProvisioningCheck(Component):
@@ -327,7 +341,7 @@ class ProvisioningCheck(Component):
         problems = unknown_keys(given, ProvisioningCheckArgs, "args")
         flavors = given.get("flavors", [])
         if not isinstance(flavors, list):
-            problems.append(("args.flavors", "must be a list of FlavorArgs"))
+            problems.append(at_arg("args.flavors", "must be a list of FlavorArgs"))
             flavors = []
         for j, flavor in enumerate(flavors):
             # Quotas are a queue's: refused here, as a ResourceFlavor refuses them.
@@ -372,9 +386,9 @@ class ProvisioningCheck(Component):
 _QUEUE_FIELDS = ("cohort", "queueing_strategy", "namespace_selector", "preemption", "fair_sharing_weight", "stop_policy")
 
 
-def _queue_arg(loc: tuple) -> tuple:
-    """A clusterQueues entry's field path -> the arg: the entry's name is queue_name."""
-    return ("queue_name", *loc[1:]) if loc[:1] == ("name",) else loc
+def _queue_arg(loc: tuple) -> str:
+    """A clusterQueues entry's field path -> the arg path: the entry's name is queue_name."""
+    return join_path("args", ("queue_name", *loc[1:]) if loc[:1] == ("name",) else loc)
 
 
 class ClusterQueue(Component):
@@ -390,7 +404,7 @@ class ClusterQueue(Component):
         problems = unknown_keys(given, ClusterQueueArgs, "args")
         flavors = given.get("flavors")
         if not isinstance(flavors, list):
-            problems.append(("args.flavors", "required: a list of flavors (e.g. a pool component's flavor)"))
+            problems.append(at_arg("args.flavors", "required: a list of flavors (e.g. a pool component's flavor)"))
             flavors = []
         for j, flavor in enumerate(flavors):
             problems += _flavor_problems(flavor, f"args.flavors[{j}]", FlavorArgs)
@@ -403,14 +417,14 @@ class ClusterQueue(Component):
             "flavors": [{k: f[k] for k in ("name", "quotas") if k in f} for f in flavors],
         }
         planned = [FlavorPlan.from_args(f) for f in flavors]
-        queue, found = _entry(ClusterQueueConfig, entry)
+        queue, found = _entry(ClusterQueueConfig, entry, _queue_arg)
         if queue is not None:
             # The queue's flavors are the ones there are; none at all is a queue that admits
             # nothing, not "every flavor of the stack".
             known = list(dict.fromkeys(f.name for f in planned))
             derived = {f.name for f in planned if f.accelerator_resource is not None}
-            found += _rules(ClusterQueueConfig, cluster_queue_problems((), queue, known, derived, flavors_known=bool(known)))
-        problems += [(join_path("args", _queue_arg(loc)), msg) for loc, msg in found]
+            found += _rules(ClusterQueueConfig, cluster_queue_problems((), queue, known, derived, flavors_known=bool(known)), _queue_arg)
+        problems += found
         queued = [f.name for f in planned if f.queued]
         if queued and "provisioning_check" not in given:
             # A queued-provisioning node pool gets nodes only through a ProvisioningRequest, which
@@ -418,7 +432,7 @@ class ClusterQueue(Component):
             # (https://cloud.google.com/kubernetes-engine/docs/how-to/provisioningrequest, "Create
             # the Kueue objects": the AdmissionCheck with controllerName
             # kueue.x-k8s.io/provisioning-request); without one its jobs never get nodes.
-            problems.append((
+            problems.append(at_arg(
                 "args.provisioning_check",
                 f"flavor {', '.join(map(repr, queued))} is queued (DWS): its nodes come only through a "
                 "ProvisioningRequest; name the admission check of a ProvisioningCheck",
@@ -426,7 +440,7 @@ class ClusterQueue(Component):
         checks = given.get("admission_checks", [])
         named = [("args.provisioning_check", given["provisioning_check"])] if "provisioning_check" in given else []
         if not isinstance(checks, list) or not all(isinstance(c, str) for c in checks):
-            problems.append(("args.admission_checks", "must be a list of AdmissionCheck names"))
+            problems.append(at_arg("args.admission_checks", "must be a list of AdmissionCheck names"))
         else:
             named += [(f"args.admission_checks[{k}]", c) for k, c in enumerate(checks)]
         # Each names an AdmissionCheck, whose name is a Kubernetes name: one that is not could never
@@ -475,15 +489,15 @@ _LOCAL_QUEUE_FIELDS = {"name": "local_queue", "cluster_queue": "cluster_queue"}
 _LOCAL_QUEUE_ARGS = {field: arg for arg, field in _LOCAL_QUEUE_FIELDS.items()}
 
 
-def _team_arg(i: int, loc: tuple) -> tuple:
-    """A path in the teams entry of local queue i -> the arg: its local queue's own keys are
-    local_queues[i]'s, the rest the namespace's (every entry's)."""
+def _team_arg(i: int, loc: tuple) -> str:
+    """A path in the teams entry of local queue i -> the arg path: its local queue's own keys
+    are local_queues[i]'s, the rest the namespace's (every entry's)."""
     if loc[:1] and loc[0] in _LOCAL_QUEUE_ARGS:
-        return ("local_queues", i, _LOCAL_QUEUE_ARGS[loc[0]], *loc[1:])
-    return loc
+        loc = ("local_queues", i, _LOCAL_QUEUE_ARGS[loc[0]], *loc[1:])
+    return join_path("args", loc)
 
 
-def _team_entries(args: Mapping[str, Any], queues: list[Any], groups: list[Any]) -> tuple[list[TeamConfig] | None, list[tuple[tuple, str]]]:
+def _team_entries(args: Mapping[str, Any], queues: list[Any], groups: list[Any]) -> tuple[list[TeamConfig] | None, list[Finding]]:
     """The Team's args as the stack's teams entries they are (one per LocalQueue, sharing the
     namespace), validated by TeamConfig and the stack's team rules that need no cluster, with
     each group checked as an entry's group: the entries, or None and every problem once, at its
@@ -491,16 +505,19 @@ def _team_entries(args: Mapping[str, Any], queues: list[Any], groups: list[Any])
     shared = {k: args[k] for k in _TEAM_FIELDS if k in args}
     data = [{**shared, **{field: q[arg] for arg, field in _LOCAL_QUEUE_FIELDS.items() if arg in q}} for q in queues]
     teams: list[TeamConfig] = []
-    found: list[tuple[tuple, str]] = []
+    found: list[Finding] = []
     for i, entry in enumerate(data):
-        team, bad = _entry(TeamConfig, entry)
-        found += [(_team_arg(i, loc), msg) for loc, msg in bad]
+        team, bad = _entry(TeamConfig, entry, partial(_team_arg, i))
+        found += bad
         if team is not None:
             teams.append(team)
     if not found:
         for k, group in enumerate(groups):
-            _, bad = _entry(TeamConfig, {**data[0], "group": group})
-            found += [(("groups", k, *loc[1:]), msg) for loc, msg in bad if loc[:1] == ("group",)]
+            _, bad = _entry(
+                TeamConfig, {**data[0], "group": group},
+                lambda loc, k=k: join_path("args", ("groups", k, *loc[1:])) if loc[:1] == ("group",) else None,
+            )
+            found += bad
         rules = [
             *local_queue_problems(teams),
             *(p for i, team in enumerate(teams) for p in team_namespace_problems(i, team)),
@@ -509,7 +526,7 @@ def _team_entries(args: Mapping[str, Any], queues: list[Any], groups: list[Any])
         ]
         for e in rules:  # each at ("teams", i, ...): local queue i's entry
             _, i, *rest = list(e.path)
-            found.append((_team_arg(int(i), field_path(TeamConfig, tuple(rest))), e.message))
+            found.append(at_arg(_team_arg(int(i), field_path(TeamConfig, tuple(rest))), e.message))
     return (None if found else teams), list(dict.fromkeys(found))
 
 
@@ -529,24 +546,24 @@ class Team(Component):
         problems = unknown_keys(given, TeamArgs, "args")
         queues = given.get("local_queues")
         if not isinstance(queues, list) or not queues:
-            problems.append(("args.local_queues", "required: at least one {name, cluster_queue}"))
+            problems.append(at_arg("args.local_queues", "required: at least one {name, cluster_queue}"))
             queues = []
         for i, q in enumerate(queues):
             if not isinstance(q, dict):
-                problems.append((f"args.local_queues[{i}]", "must be a {name, cluster_queue} mapping"))
+                problems.append(at_arg(f"args.local_queues[{i}]", "must be a {name, cluster_queue} mapping"))
             else:
                 problems += unknown_keys(q, LocalQueueArgs, f"args.local_queues[{i}]")
         groups = given.get("groups", [])
         if not isinstance(groups, list):
-            problems.append(("args.groups", "must be a list of Google Group emails"))
+            problems.append(at_arg("args.groups", "must be a list of Google Group emails"))
             groups = []
         if problems:
             raise ArgsError(where, problems)
         teams, found = _team_entries(given, queues, groups)
-        problems += [(join_path("args", loc), msg) for loc, msg in found]
+        problems += found
         version = given.get("pod_security_version", "latest")
         if not isinstance(version, str) or not _POD_SECURITY_VERSION_RX.fullmatch(version):
-            problems.append(("args.pod_security_version", f"{version!r} is not 'latest' or a Kubernetes minor such as 'v1.34'"))
+            problems.append(at_arg("args.pod_security_version", f"{version!r} is not 'latest' or a Kubernetes minor such as 'v1.34'"))
         if problems or teams is None:
             raise ArgsError(where, problems)
         self._register(name, team_spec(teams, version, groups), opts)

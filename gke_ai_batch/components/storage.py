@@ -25,7 +25,7 @@ from gke_ai_batch.components import k8s as k8s_objects
 from gke_ai_batch.components.args import depends_on_of, not_strings, outputs_in, project_problems, type_token, unknown_keys, validated, whole_numbers
 from gke_ai_batch.config.base import K8sName
 from gke_ai_batch.config.checkpoints import CheckpointsConfig, bucket_name_problem
-from gke_ai_batch.config.errors import ArgsError
+from gke_ai_batch.config.errors import ArgsError, at_arg
 from gke_ai_batch.domain import gcsfuse, regions
 from gke_ai_batch.domain.naming import child_name
 from gke_ai_batch.plan.checkpoints import BucketPlan
@@ -55,11 +55,11 @@ class CheckpointBucketArgs(TypedDict):
 def _checked(name: str, args: CheckpointBucketArgs) -> BucketPlan:
     where = f"CheckpointBucket {name}"
     if not isinstance(args, dict):
-        raise ArgsError(where, [("args", f"must be a mapping of CheckpointBucketArgs, not {type(args).__name__}")])
+        raise ArgsError(where, [at_arg("args", f"must be a mapping of CheckpointBucketArgs, not {type(args).__name__}")])
     # Numbers from a program in another language arrive as floats (args.whole_numbers).
     args = whole_numbers(args)
     problems = unknown_keys(args, CheckpointBucketArgs, "args")
-    problems += [(f"args.{k}", "required") for k in sorted(CheckpointBucketArgs.__required_keys__) if k not in args]
+    problems += [at_arg(f"args.{k}", "required") for k in sorted(CheckpointBucketArgs.__required_keys__) if k not in args]
     problems += outputs_in(args)
     # The names the bucket and its grant are made with: a number would reach GCP as one. The
     # project also names the Workload Identity pool (<project>.svc.id.goog) of the one principal granted.
@@ -72,15 +72,15 @@ def _checked(name: str, args: CheckpointBucketArgs) -> BucketPlan:
     problems += found
     problem = bucket_name_problem(args["bucket"])
     if problem:
-        problems.append(("args.bucket", f"{args['bucket']!r} {problem}"))
+        problems.append(at_arg("args.bucket", f"{args['bucket']!r} {problem}"))
     if not regions.REGION_RX.fullmatch(args["location"].lower()):
         # The bucket is regional, in the cluster's region, where its pods read and write it
         # (Cloud Storage takes a location in either case and stores it upper-case).
-        problems.append(("args.location", f"{args['location']!r} is not a region such as us-central1 (the cluster's region)"))
+        problems.append(at_arg("args.location", f"{args['location']!r} is not a region such as us-central1 (the cluster's region)"))
     try:
         _ADAPTER_K8S_NAME.validate_python(args["namespace"])
     except ValidationError as exc:
-        problems.append(("args.namespace", exc.errors()[0]["msg"]))
+        problems.append(at_arg("args.namespace", exc.errors()[0]["msg"]))
     if problems or config is None:
         raise ArgsError(where, problems)
     return BucketPlan(

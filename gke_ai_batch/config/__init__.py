@@ -9,9 +9,11 @@ from __future__ import annotations
 import json
 from typing import Any, Mapping
 
+from gke_ai_batch.domain.findings import Finding
+
 from pydantic import ValidationError
 
-from gke_ai_batch.config.errors import NAMESPACE, ConfigError, did_you_mean, format_path
+from gke_ai_batch.config.errors import NAMESPACE, ConfigError, at_key, did_you_mean, format_path
 from gke_ai_batch.config.gcpnames import PROJECT_ID_RULE, is_project_id
 from gke_ai_batch.config.stack import StackConfig, every_problem
 
@@ -39,11 +41,10 @@ def load(
         return StackConfig.model_validate(data, context={"project": project})
     except ValidationError as exc:
         # Not only the keys' own errors: the rules that can run on the valid keys and entries.
-        problems = [(format_path(loc), message) for loc, message in every_problem(exc, data, project)]
-        if from_region:
-            # The location came from gcp:region: name the key the user wrote.
-            location = f"{NAMESPACE}:cluster.location"
-            problems = [("gcp:region" if p == location else p, m) for p, m in problems]
+        location = f"{NAMESPACE}:cluster.location" if from_region else None
+        # A location that came from gcp:region is named as the key the user wrote.
+        problems = [at_key("gcp:region" if path == location else path, message)
+                    for path, message in ((format_path(loc), message) for loc, message in every_problem(exc, data, project))]
         raise ConfigError(problems, source) from None
 
 
@@ -54,7 +55,7 @@ def split_namespace(config: Mapping[str, Any]) -> tuple[dict[str, Any], str | No
     ours: `gke-ai-bach:nodePools` would otherwise mean "no node pools" and delete them all."""
     ours: dict[str, Any] = {}
     region = None
-    misses: list[tuple[str, str]] = []
+    misses: list[Finding] = []
     for full_key, value in config.items():
         namespace, _, key = full_key.partition(":")
         key = key.removeprefix("config:")  # the legacy 'project:config:key' form
@@ -63,7 +64,7 @@ def split_namespace(config: Mapping[str, Any]) -> tuple[dict[str, Any], str | No
         elif full_key in ("gcp:region", "gcp:config:region"):
             region = value
         elif hint := did_you_mean(namespace, [NAMESPACE], cutoff=0.75):
-            misses.append((full_key, f"unknown namespace {namespace!r}{hint}"))
+            misses.append(at_key(full_key, f"unknown namespace {namespace!r}{hint}"))
     if misses:
         raise ConfigError(misses)
     return ours, region
@@ -93,10 +94,10 @@ def load_from_pulumi(source: str | None = None, project: str | None = None) -> S
     return load({k: decode(v) for k, v in ours.items()}, region=decode(region), project=project, source=source)
 
 
-def gcp_project_problem(value: Any) -> tuple[str, str] | None:
-    """(key path, message) if gcp:project is missing or not a project id (gcpnames.PROJECT_ID)."""
+def gcp_project_problem(value: Any) -> Finding | None:
+    """The problem at gcp:project if it is missing or not a project id (gcpnames.PROJECT_ID)."""
     if value in (None, ""):
-        return ("gcp:project", "required: the Google Cloud project to deploy into")
+        return at_key("gcp:project", "required: the Google Cloud project to deploy into")
     if not is_project_id(value):
-        return ("gcp:project", f"{value!r} is not a Google Cloud project id: {PROJECT_ID_RULE}")
+        return at_key("gcp:project", f"{value!r} is not a Google Cloud project id: {PROJECT_ID_RULE}")
     return None

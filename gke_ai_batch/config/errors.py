@@ -9,13 +9,13 @@ import math
 import re
 import types
 import typing
-from typing import Any, Iterable, Union
+from typing import Any, Callable, Iterable, Union
 
 from pulumi import RunError
 from pydantic import BaseModel, ValidationError
 
 from gke_ai_batch.config.base import RuleError, RuleErrors
-from gke_ai_batch.domain.findings import Finding, as_finding
+from gke_ai_batch.domain.findings import CONFIG, Finding
 
 NAMESPACE = "gke-ai-batch"
 ARGS = "args"
@@ -29,44 +29,56 @@ def did_you_mean(word: str, choices, cutoff: float = 0.6) -> str:
     return f" (did you mean {hint[0]!r}?)" if hint else ""
 
 
-class ConfigError(RunError):
-    """The stack config is invalid. `findings` holds a Finding per problem (rule "config" unless
-    the finding names its own, as the admission model's do); `problems` the same as (key path,
-    message) pairs, the shape rules have always raised it with and still may. A RunError, so
-    `pulumi up` prints the message alone, without a traceback."""
+def at_key(path: str, message: str) -> Finding:
+    """A stack-config problem at its key path (gke-ai-batch:nodePools[2].tpu): rule "config"."""
+    return Finding.at(path, message, CONFIG)
 
-    def __init__(self, problems: Iterable[Finding | tuple[str, str]], source: str | None = None):
-        self.findings = [as_finding(p) for p in problems]
+
+def at_arg(path: str, message: str) -> Finding:
+    """A component's arg refused at its arg path (args.topology): rule "args"."""
+    return Finding.at(path, message, ARGS)
+
+
+class ConfigError(RunError):
+    """The stack config is invalid. `findings` holds a Finding per problem (rule "config",
+    at_key, unless the finding names its own, as the admission model's do); `problems` the
+    same as a read-only view of (key path, message) pairs. A RunError, so `pulumi up` prints
+    the message alone, without a traceback."""
+
+    def __init__(self, problems: Iterable[Finding], source: str | None = None):
+        self.findings = list(problems)
         self.source = source
         super().__init__(self.render())
 
     @property
     def problems(self) -> list[tuple[str, str]]:
+        """(path, message) pairs: a read-only view of `findings`, as callers have always read them."""
         return [(f.where, f.message) for f in self.findings]
 
     def render(self) -> str:
         where = f"{self.source}: " if self.source else ""
         if len(self.findings) == 1:
-            path, msg = self.problems[0]
-            return f"{where}invalid stack config: {path}: {msg}"
+            [f] = self.findings
+            return f"{where}invalid stack config: {f.where}: {f.message}"
         lines = [f"{where}invalid stack config ({len(self.findings)} problems):"]
-        lines += [f"  {path}: {msg}" for path, msg in self.problems]
+        lines += [f"  {f.where}: {f.message}" for f in self.findings]
         return "\n".join(lines)
 
 
 class ArgsError(RunError):
     """A component's args break the rules a stack file's keys would: every problem at once,
     each at its arg path (args.topology), with the stack config's message. `findings` as
-    ConfigError's (rule "args"), `problems` as (arg path, message) pairs. A RunError, so
-    `pulumi up` prints the message alone."""
+    ConfigError's (rule "args", at_arg), `problems` a read-only view of them as (arg path,
+    message) pairs. A RunError, so `pulumi up` prints the message alone."""
 
-    def __init__(self, component: str, problems: Iterable[Finding | tuple[str, str]]):
+    def __init__(self, component: str, problems: Iterable[Finding]):
         self.component = component
-        self.findings = [as_finding(p, ARGS) for p in problems]
-        super().__init__("\n".join(f"{component}: {path}: {msg}" for path, msg in self.problems))
+        self.findings = list(problems)
+        super().__init__("\n".join(f"{component}: {f.where}: {f.message}" for f in self.findings))
 
     @property
     def problems(self) -> list[tuple[str, str]]:
+        """(path, message) pairs: a read-only view of `findings`, as callers have always read them."""
         return [(f.where, f.message) for f in self.findings]
 
 
@@ -91,12 +103,21 @@ def join_path(key: str, rest) -> str:
 
 
 def from_validation_error(exc: ValidationError, root: type[BaseModel]) -> ConfigError:
-    return ConfigError([(format_path(loc), message) for loc, message in located_problems(exc, root)])
+    return ConfigError(located(exc, root, format_path, CONFIG))
+
+
+def located(
+    exc: ValidationError, root: type[BaseModel], place: Callable[[tuple], str], rule: str, by_name: bool = False
+) -> list[Finding]:
+    """Each problem as the Finding of `rule` at `place(key path below root)`: the stack file's
+    key path (format_path) or a component's arg path (join_path("args", ...))."""
+    return [Finding.at(place(loc), message, rule) for loc, message in located_problems(exc, root, by_name)]
 
 
 def located_problems(exc: ValidationError, root: type[BaseModel], by_name: bool = False) -> list[tuple[tuple, str]]:
-    """Each problem as (key path below `root`, message): the path as a tuple, for callers that
-    name the key their own way (a component's args, gke_ai_batch/components/nodepools.py).
+    """Each problem as (key path below `root`, message): the path still a tuple of keys, not
+    yet placed, for callers that place it their own way (`located`; a component's pool entry,
+    gke_ai_batch/components/nodepools.py; the stack's every_problem).
     `by_name`: `root` was validated by field name (a component's args: by_name=True,
     by_alias=False), so paths are field names (field_path) and an unknown key is offered the
     field names, while the unknown key itself is named as written (a camelCase key is unknown

@@ -29,7 +29,7 @@ MANDATORY, ADVISORY = "mandatory", "advisory"
 """CrossGuard's enforcement levels of a policy finding (pulumi_policy.EnforcementLevel)."""
 
 CONFIG = "config"
-"""The rule id of a stack-config problem given as a (key path, message) pair."""
+"""The rule id of a stack-config problem at a key path."""
 
 
 @dataclass(frozen=True)
@@ -40,6 +40,12 @@ class Finding:
     subject: Subject | None = None
     path: str | None = None
     urn: str | None = None
+
+    @classmethod
+    def at(cls, path: str, message: str, rule: str = CONFIG) -> Finding:
+        """The error of `rule` at a key path: a stack key's ("gke-ai-batch:nodePools[2].tpu", rule
+        "config"), a component arg's ("args.topology", rule "args"), a file's key."""
+        return cls(rule, message, path=path)
 
     @property
     def where(self) -> str:
@@ -65,11 +71,3 @@ class Finding:
             "message": self.message,
         }
 
-
-def as_finding(problem: Finding | tuple[str, str], rule: str = CONFIG) -> Finding:
-    """A Finding as it is, or a (key path, message) pair as the error Finding of `rule` at that path:
-    the shape config rules and callers of ConfigError have always used."""
-    if isinstance(problem, Finding):
-        return problem
-    path, message = problem
-    return Finding(rule, message, path=path)

@@ -14,6 +14,7 @@ from typing import Any
 
 from gke_ai_batch.domain import quantity
 from gke_ai_batch.domain.findings import Finding
+from gke_ai_batch.config.errors import at_key
 from gke_ai_batch.model.requests import CPU, MEMORY
 from gke_ai_batch.config.batch import FlavorConfig, QueueFlavor
 from gke_ai_batch.config.fleet import worker_stack
@@ -54,19 +55,19 @@ class FleetPlan:
     else why not, the verdict's refusal (the admission model, gke_ai_batch/model): where each
     sample can land."""
 
-    def problems(self) -> list[tuple[str, str]]:
+    def problems(self) -> list[Finding]:
         """What Kueue would refuse or deactivate on the manager, and flavors the workers define
         apart under one name (the manager's queue would count chips that are not alike)."""
-        out: list[tuple[str, str]] = []
+        out: list[Finding] = []
         checks = [m for m in self.multikueue if m["kind"] == "AdmissionCheck"]
         for q in self.manager.queues:
-            out += [(f"gke-ai-batch:clusterQueues[{q.name}]", p.render()) for p in cluster_queue_problems(q.manifest, checks)]
+            out += [at_key(f"gke-ai-batch:clusterQueues[{q.name}]", p.render()) for p in cluster_queue_problems(q.manifest, checks)]
         seen: dict[str, tuple[str, FlavorPlan]] = {}
         for w in self.workers:
             for f in w.plan.flavors:
                 first = seen.setdefault(f.name, (w.name, f))
                 if (f.node_labels, f.tolerations, f.kind) != (first[1].node_labels, first[1].tolerations, first[1].kind):
-                    out.append((
+                    out.append(at_key(
                         "gke-ai-batch:fleet.workers",
                         f"flavor {f.name!r} means other nodes on worker {w.name} than on worker {first[0]}: the "
                         "manager would add up quotas of unlike capacity; name them apart",
@@ -75,7 +76,7 @@ class FleetPlan:
         for name, verdicts in self.landing.items():
             if verdicts and all(refusal is not None for refusal in verdicts.values()):
                 why = "; ".join(f"worker {w}: {refusal.message}" for w, refusal in verdicts.items() if refusal)
-                out.append((f"gke-ai-batch:workloads[{index[name]}]", f"no worker could ever run it: {why}"))
+                out.append(at_key(f"gke-ai-batch:workloads[{index[name]}]", f"no worker could ever run it: {why}"))
         return out
 
 

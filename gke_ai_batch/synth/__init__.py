@@ -160,7 +160,7 @@ def _synthesize(root: Path, stack_file: StackFile, stacks_dir: Path) -> Result:
     if Path(os.path.realpath(stack_file.path)).parent == Path(os.path.realpath(stacks_dir)):
         clashes = crossstack.collisions(stack_file.path, stacks_dir, display_path)
         if clashes:
-            return result.refuse(placed(clashes, "cross-stack"))
+            return result.refuse(placed(clashes, crossstack.RULE))
     gcp_project = config.values.get("gcp:project", "")
     try:
         result.recording = engine.run(

@@ -174,7 +174,7 @@ def _rename_clash(root: Path, stack_path: Path, name: str) -> str:
     from . import crossstack
     from .yamlread import YamlError, decode, load, read_bytes
 
-    clashes = {key for key, _ in crossstack.collisions(stack_path, stack_path.parent)}
+    clashes = {f.path for f in crossstack.collisions(stack_path, stack_path.parent)}
     base = _cluster_name(name)
     if not clashes or base is None:
         return ""

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gke_ai_batch.config.errors import join_path
+from gke_ai_batch.domain.findings import Finding
 
 from . import yamlread
 
@@ -86,13 +87,17 @@ def _identity(path: Path, at: tuple, scope: str, project: str, cluster, region) 
     return Identity(path, at, scope, project, name, location)
 
 
-def collisions(stack: Path, stacks_dir: Path, display=str) -> list[tuple[str, str]]:
-    """(key path, message) for each cluster of `stack` that collides with one of another stack
+RULE = "cross-stack"
+"""The rule id of a collision with another stack file (synth places it in the stack file)."""
+
+
+def collisions(stack: Path, stacks_dir: Path, display=str) -> list[Finding]:
+    """The finding at its key path for each cluster of `stack` that collides with one of another stack
     file of `stacks_dir` (a fleet's workers too: they are clusters in GCP like any other)."""
     mine = identities(stack)
     if not mine:
         return []
-    problems: list[tuple[str, str]] = []
+    problems: list[Finding] = []
     for other_path in sorted(stacks_dir.glob("Pulumi.*.yaml")):
         # realpath, not Path.resolve: another file may be a symbolic link loop (identities() skips it).
         if os.path.realpath(other_path) == os.path.realpath(stack):
@@ -104,21 +109,19 @@ def collisions(stack: Path, stacks_dir: Path, display=str) -> list[tuple[str, st
                     continue
                 both = f"{display(stack)} and {display(other_path)} both deploy to project {ours.project!r}"
                 if (other.cluster, other.location) == (ours.cluster, ours.location):
-                    problems.append(
-                        (
-                            ours.key,
-                            f"{both} with cluster {ours.cluster!r} in {ours.location}; GKE cluster names are "
-                            "unique per project and location: rename one cluster",
-                        )
-                    )
+                    problems.append(Finding.at(
+                        ours.key,
+                        f"{both} with cluster {ours.cluster!r} in {ours.location}; GKE cluster names are "
+                        "unique per project and location: rename one cluster",
+                        RULE,
+                    ))
                     break
                 if other.service_account_id == ours.service_account_id:
-                    problems.append(
-                        (
-                            ours.key,
-                            f"{both} and derive the same node service account id {ours.service_account_id!r} "
-                            "(service account ids are unique per project): rename one cluster",
-                        )
-                    )
+                    problems.append(Finding.at(
+                        ours.key,
+                        f"{both} and derive the same node service account id {ours.service_account_id!r} "
+                        "(service account ids are unique per project): rename one cluster",
+                        RULE,
+                    ))
                     break
     return problems

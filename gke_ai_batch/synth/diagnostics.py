@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from gke_ai_batch.domain.findings import ERROR, Finding, as_finding
+from gke_ai_batch.domain.findings import ERROR, Finding
 
 EXIT_OK = 0
 EXIT_INVALID_CONFIG = 2
@@ -110,18 +110,17 @@ def locate(path: str, positions: Mapping[str, tuple[int, int]]) -> tuple[int, in
 
 
 def from_problems(
-    problems: Iterable[Finding | tuple[str, str]],
+    problems: Iterable[Finding],
     *,
     rule: str,
     file: str | None,
     positions: Mapping[str, tuple[int, int]],
 ) -> list[Diagnostic]:
-    """Findings (or (key path, message) pairs), as ConfigError holds them, placed in the file.
+    """Findings, as ConfigError holds them, placed in the file.
     Each diagnostic's rule is `rule`, the check that refused the file ("config"), as `--json`
     has always named it, and its path where the finding is (its object's, when no key is known)."""
     out = []
-    for problem in problems:
-        finding = as_finding(problem, rule)
+    for finding in problems:
         path = finding.where
         # A key missing at the top level is placed at `config:`, where it would be added.
         at = locate(path, positions) or positions.get("config")

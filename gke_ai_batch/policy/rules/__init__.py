@@ -416,29 +416,30 @@ def findings(
 ) -> Iterator[Finding]:
     """Every violation of one rule across a stack's resources, as a Finding: rule = the policy's
     name, severity = its enforcement level (`level`, the stack's; the pack's default if None),
-    urn = the resource it blames (None: the stack as a whole)."""
+    urn = the resource it blames (None: the stack as a whole). The rule functions yield what
+    they find as (urn, message), or the message alone for a resource rule: a function does not
+    know the name and level it runs under, which the Rule holds once and this binds."""
     severity = level or rule.enforcement
-    for urn, message in run(rule, resources, config):
-        yield Finding(rule.name, message, severity, urn=urn)
-
-
-def run(
-    rule: Rule, resources: Sequence[Resource], config: Mapping[str, Any] = EMPTY
-) -> Iterator[tuple[str | None, str]]:
-    """(urn, message) for every violation of one rule across a stack's resources: what the rule
-    functions yield, which `findings` makes Findings of."""
     if rule.stack:
         named: dict[str, str] | None = None
         for urn, message in rule.check(resources, config):
             if urn is not None:
                 named = _clusters_named(resources) if named is None else named
                 message = f"cluster {named[urn]}: {message}" if urn in named else message
-            yield urn, message
+            yield Finding(rule.name, message, severity, urn=urn)
         return
     for r in resources:
         if rule.applies_to(r.type):
             for message in rule.check(r.type, r.props, config):
-                yield r.urn, message
+                yield Finding(rule.name, message, severity, urn=r.urn)
+
+
+def run(
+    rule: Rule, resources: Sequence[Resource], config: Mapping[str, Any] = EMPTY
+) -> Iterator[tuple[str | None, str]]:
+    """(urn, message) for every violation of one rule: a read-only view of `findings`."""
+    for f in findings(rule, resources, config):
+        yield f.urn, f.message
 
 
 def _clusters_named(resources: Sequence[Resource]) -> dict[str, str]:
