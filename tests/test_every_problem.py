@@ -271,3 +271,25 @@ def test_a_workers_invalid_shape_leaves_the_fleets_reach_unknown_not_refused():
     found = fleet_problems({**copy.deepcopy(STACK), "workloads": [sample]}, fleet)
     assert paths(found) == [f"{NS}:fleet.workers[2].nodePools[0].gvnic", f"{NS}:fleet.workers[1].cluster.masterAuthorizedNetworks"]
     assert found[1][1].startswith("worker europe-west4: no authorized network lets the manager in")
+
+
+def test_a_samples_topology_is_judged_past_an_invalid_sample():
+    from gke_ai_batch.domain import topology
+    from test_topology import config, sample
+
+    stack = config(workloads=[{**sample(), "slices": "1"}, {**sample(required=topology.BLOCK_LABEL), "name": "train-b"}])
+    ours, region = split_namespace(stack)
+    with pytest.raises(ConfigError) as err:
+        load(ours, region=region, project="test-project")
+    assert paths(err.value.problems) == [f"{NS}:workloads[0].slices", f"{NS}:workloads[1].topology.required"]
+    assert "only to a flavor whose Topology has that level" in err.value.problems[1][1]
+
+
+def test_a_team_is_not_told_its_queue_is_unknown_when_a_queue_entry_is_invalid():
+    """The invalid queue may be the one it names; its other rules still run."""
+    found = problems(
+        nodePools=[TPU],
+        clusterQueues=[{"name": "cq", "cohort": 5}],
+        teams=[{"namespace": "kube-x", "localQueue": "lq", "clusterQueue": "cq"}],
+    )
+    assert paths(found) == [f"{NS}:clusterQueues[0].cohort", f"{NS}:teams[0].namespace"]
