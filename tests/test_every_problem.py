@@ -94,12 +94,13 @@ def test_a_misspelt_key_leaves_the_key_it_meant_unknown():
 
 def test_the_valid_entries_of_a_list_with_an_invalid_one_are_checked():
     """A workload entry's rules run on each valid workload (the workloads check stops at the
-    invalid one); a copy of an earlier entry adds nothing."""
+    invalid one); a copy of an earlier entry is declared twice, and adds nothing else."""
     ok = {**JOBSET, "priority": "urgent"}
     found = problems(nodePools=[TPU], workloads=[{**JOBSET, "slices": "1"}, ok, ok], **QUEUE_AND_TEAM)
     assert found == [
         (f"{NS}:workloads[0].slices", 'Input should be a valid integer, got \'1\': remove the quotes (write 1, not "1")'),
         (f"{NS}:workloads[1].priority", "unknown priority 'urgent'; known: none"),
+        (f"{NS}:workloads[2].name", "workload 'train' is declared twice"),
     ]
 
 
@@ -134,13 +135,20 @@ def fleet_problems(stack: dict, fleet: dict) -> list[tuple[str, str]]:
     return err.value.problems
 
 
-def test_a_fleet_workers_type_error_does_not_hide_the_managers_rules():
+def test_a_fleet_workers_type_error_hides_neither_the_managers_nor_the_other_workers_rules():
+    """The fleet is judged worker by worker: the invalid one is unknown, the fleet's own rules
+    (the manager's reach) and every other worker's still run."""
     fleet = copy.deepcopy(FLEET)
     fleet["workers"][1]["nodePools"][0]["maxNodes"] = "4"
     stack = {**copy.deepcopy(STACK), "production": True}
     stack["cluster"]["privateNodes"] = False
     found = fleet_problems(stack, fleet)
-    assert paths(found) == [f"{NS}:cluster.privateNodes", f"{NS}:fleet.workers[1].nodePools[0].maxNodes"]
+    assert paths(found) == [
+        f"{NS}:cluster.privateNodes", f"{NS}:cluster.privateNodes", f"{NS}:fleet.workers[1].nodePools[0].maxNodes",
+        f"{NS}:fleet.workers[0].cluster.privateNodes", f"{NS}:fleet.workers[2].cluster.privateNodes",
+    ]
+    assert found[1][1].startswith("the manager reaches its workers' authorized networks")
+    assert found[4][1].startswith("worker us-east5: a production cluster's nodes have no public IP")
 
 
 def test_a_fleet_with_an_invalid_worker_is_still_a_fleet():
@@ -182,3 +190,106 @@ def test_an_autopilot_clusters_pools_are_refused_once_past_an_invalid_one():
     found = problems(cluster={"name": "test", "mode": "autopilot"}, nodePools=[{**TPU, "slices": "2"}, TPU, {**TPU, "name": "b"}])
     assert paths(found) == [f"{NS}:nodePools[0].slices", f"{NS}:nodePools[0]"]
     assert found[1][1].startswith("Autopilot clusters have no node pools")
+
+
+FLAVOR_TOPOLOGY = {"topologies": [{"name": "t", "levels": ["kubernetes.io/hostname"]}]}
+NINE_LABELS = {f"k{n}": "v" for n in range(9)}
+PAST_AN_INVALID_ENTRY = {
+    # key: (the stack's other keys, the list (its entry 0 invalid), entry 0 made valid, the paths found)
+    "flavors": (
+        {"nodePools": [TPU], **QUEUE_AND_TEAM, **FLAVOR_TOPOLOGY},
+        [{"name": "bad", "pools": "v6e"}, {"name": "many", "nodeLabels": NINE_LABELS},
+         {"name": "tn", "topologyName": "nope", "nodeLabels": {"a": "b"}}, {"name": "cc", "computeClass": "nope"},
+         {"name": "many", "nodeLabels": {"a": "b"}}],
+        {"name": "bad", "pools": ["v6e"]},
+        ["flavors[0].pools", "flavors[1].nodeLabels", "flavors[2].topologyName", "flavors[3].computeClass", "flavors[4].name"],
+    ),
+    "clusterQueues": (
+        {"nodePools": [TPU], "teams": QUEUE_AND_TEAM["teams"]},
+        [{"name": "bad", "cohort": 5}, {"name": "cq", "flavors": [{"name": "tpu-v6e-slice-2x2", "quotas": {
+            "google.com/tpu": {"nominal": 4, "lendingLimit": 8}}}]}, {"name": "x", "flavors": ["nope"]}, {"name": "x"}],
+        {"name": "bad", "cohort": "c"},
+        ["clusterQueues[0].cohort", 'clusterQueues[1].flavors[0].quotas["google.com/tpu"]',
+         "clusterQueues[2].flavors[0].name", "clusterQueues[3].name"],
+    ),
+    "teams": (
+        {"nodePools": [TPU], "clusterQueues": [{"name": "cq"}]},
+        [{"namespace": "a", "localQueue": "lq", "clusterQueue": "cq", "networkPolicy": "yes"},
+         {"namespace": "kube-x", "localQueue": "lq", "clusterQueue": "cq"},
+         {"namespace": "b", "localQueue": "lq", "clusterQueue": "nope"}, {"namespace": "b", "localQueue": "lq", "clusterQueue": "cq"}],
+        {"namespace": "a", "localQueue": "lq", "clusterQueue": "cq", "networkPolicy": True},
+        ["teams[0].networkPolicy", "teams[1].namespace", "teams[2].clusterQueue", "teams[3].localQueue"],
+    ),
+    "topologies": (
+        {"nodePools": [TPU], **QUEUE_AND_TEAM},
+        [{"name": "u", "levels": "x"}, {"name": "t", "levels": ["kubernetes.io/hostname"]},
+         {"name": "t", "levels": ["cloud.google.com/gke-nodepool"]}],
+        {"name": "u", "levels": ["kubernetes.io/hostname"]},
+        ["topologies[0].levels", "topologies[2].name"],
+    ),
+    "computeClasses": (
+        {"nodePools": [TPU], **QUEUE_AND_TEAM},
+        [{"name": "bad", "priorities": "x"}, {"name": "a", "priorities": [{"machineType": "n2-standard-8"}], "autoCreate": False},
+         {"name": "a", "priorities": [{"machineType": "n9-standard-8"}]}],
+        {"name": "bad", "priorities": [{"machineType": "n2-standard-8"}]},
+        ["computeClasses[0].priorities", "computeClasses[1].autoCreate", "computeClasses[2].name",
+         "computeClasses[2].priorities[0].machineType"],
+    ),
+    "priorities": (
+        {"nodePools": [TPU], **QUEUE_AND_TEAM},
+        [{"name": "mid", "value": "5"}, {"name": "low", "value": 10}, {"name": "high", "value": 5}, {"name": "low", "value": 1}],
+        {"name": "mid", "value": 5},
+        ["priorities[0].value", "priorities[1].value", "priorities[3].name"],
+    ),
+    "nodePools": (
+        QUEUE_AND_TEAM,
+        [{**TPU, "name": "bad", "slices": "2"}, TPU, {**TPU, "tpu": {"version": "v6e", "topology": "2x4"}}],
+        {**TPU, "name": "bad", "slices": 2},
+        ["nodePools[0].slices", "nodePools[2].name"],
+    ),
+}
+
+
+@pytest.mark.parametrize("key", list(PAST_AN_INVALID_ENTRY))
+def test_every_entry_is_judged_past_an_invalid_one(key):
+    """Each list's entries after an invalid one get their own rules and the duplicate-name
+    rule; each finding is one the stack with that entry fixed has too (none is made up)."""
+    others, entries, fixed, expected = PAST_AN_INVALID_ENTRY[key]
+    found = problems(**others, **{key: entries})
+    assert paths(found) == [f"{NS}:{path}" for path in expected]
+    valid = problems(**others, **{key: [fixed, *entries[1:]]})
+    for path, message in found[1:]:
+        assert any(path == p and message in m for p, m in valid), (path, message)
+
+
+def test_a_workers_invalid_shape_leaves_the_fleets_reach_unknown_not_refused():
+    """A sample whose pool only the invalid worker has is not "dispatched nowhere"."""
+    fleet = copy.deepcopy(FLEET)
+    fleet["workers"][2]["nodePools"][0]["gvnic"] = "yes"
+    del fleet["workers"][1]["cluster"]["masterAuthorizedNetworks"]
+    sample = {"kind": "jobset", "name": "t", "team": "research", "pool": "v6e-flex", "image": "i:1", "priority": "high"}
+    found = fleet_problems({**copy.deepcopy(STACK), "workloads": [sample]}, fleet)
+    assert paths(found) == [f"{NS}:fleet.workers[2].nodePools[0].gvnic", f"{NS}:fleet.workers[1].cluster.masterAuthorizedNetworks"]
+    assert found[1][1].startswith("worker europe-west4: no authorized network lets the manager in")
+
+
+def test_a_samples_topology_is_judged_past_an_invalid_sample():
+    from gke_ai_batch.domain import topology
+    from test_topology import config, sample
+
+    stack = config(workloads=[{**sample(), "slices": "1"}, {**sample(required=topology.BLOCK_LABEL), "name": "train-b"}])
+    ours, region = split_namespace(stack)
+    with pytest.raises(ConfigError) as err:
+        load(ours, region=region, project="test-project")
+    assert paths(err.value.problems) == [f"{NS}:workloads[0].slices", f"{NS}:workloads[1].topology.required"]
+    assert "only to a flavor whose Topology has that level" in err.value.problems[1][1]
+
+
+def test_a_team_is_not_told_its_queue_is_unknown_when_a_queue_entry_is_invalid():
+    """The invalid queue may be the one it names; its other rules still run."""
+    found = problems(
+        nodePools=[TPU],
+        clusterQueues=[{"name": "cq", "cohort": 5}],
+        teams=[{"namespace": "kube-x", "localQueue": "lq", "clusterQueue": "cq"}],
+    )
+    assert paths(found) == [f"{NS}:clusterQueues[0].cohort", f"{NS}:teams[0].namespace"]

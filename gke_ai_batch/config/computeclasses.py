@@ -18,6 +18,7 @@ from pydantic import AfterValidator, AliasChoices, Field, field_validator, model
 
 from gke_ai_batch.domain import catalogue, machines, naming, versions
 from gke_ai_batch.config.base import K8sName, Model, RuleError, raise_all
+from gke_ai_batch.config.checks import valid
 from gke_ai_batch.config.cluster import region_of
 from gke_ai_batch.config.gcpnames import check_reservation
 from gke_ai_batch.config.lookups import cluster_zones, version_floor, zones_known
@@ -162,10 +163,11 @@ class ComputeClassConfig(Model):
 def duplicate_class_names(classes: list[ComputeClassConfig]) -> Iterator[RuleError]:
     """A class declared twice: GKE would hold one ComputeClass of the name. Also the
     ComputeClasses component's rule (gke_ai_batch/components/computeclasses.py)."""
-    names = [cc.name for cc in classes]
-    for i, name in enumerate(names):
-        if name in names[:i]:
-            yield RuleError(("computeClasses", i, "name"), f"compute class {name!r} is declared twice")
+    names: set[str] = set()
+    for i, cc in valid(classes):
+        if cc.name in names:
+            yield RuleError(("computeClasses", i, "name"), f"compute class {cc.name!r} is declared twice")
+        names.add(cc.name)
 
 
 def compute_class_problems(cfg) -> Iterator[RuleError]:
@@ -173,30 +175,35 @@ def compute_class_problems(cfg) -> Iterator[RuleError]:
     names declared once, flavors that name a declared class, a Standard cluster that can create
     the class's nodes, the GKE version each field needs, machine types GKE has."""
     classes = cfg.compute_classes
-    twice = list(duplicate_class_names(classes))
-    for i, cc in enumerate(classes):
-        yield from (e for e in twice if e.path[:2] == ("computeClasses", i))
+    # Sorted by entry afterwards (stack_problems): each class's "declared twice" comes first.
+    yield from duplicate_class_names(classes)
+    for i, cc in valid(classes):
         yield from _class_cluster_rules(cfg, i, cc)
     names = [cc.name for cc in classes]
     for i, flavor in enumerate(cfg.flavors or []):
-        if flavor.compute_class is None:
-            continue
-        at = ("flavors", i)
-        if flavor.compute_class not in names:
-            yield RuleError(
-                (*at, "computeClass"),
-                f"unknown compute class {flavor.compute_class!r}; known: {', '.join(names) or 'none'}",
-            )
-        if flavor.pools:
-            yield RuleError(
-                (*at, "pools"),
-                "a flavor selects either node pools or a compute class (whose nodes GKE creates), not both",
-            )
-        if flavor.node_labels is not None:
-            yield RuleError(
-                (*at, "nodeLabels"),
-                f"the flavor selects the class's nodes by {naming.COMPUTE_CLASS_LABEL}; remove nodeLabels",
-            )
+        yield from flavor_class_problems(i, flavor, names)
+
+
+def flavor_class_problems(i: int, flavor, names: list[str]) -> Iterator[RuleError]:
+    """A declared flavor, flavors[i], that selects a compute class: one of `names`, and only by it."""
+    if flavor.compute_class is None:
+        return
+    at = ("flavors", i)
+    if flavor.compute_class not in names:
+        yield RuleError(
+            (*at, "computeClass"),
+            f"unknown compute class {flavor.compute_class!r}; known: {', '.join(names) or 'none'}",
+        )
+    if flavor.pools:
+        yield RuleError(
+            (*at, "pools"),
+            "a flavor selects either node pools or a compute class (whose nodes GKE creates), not both",
+        )
+    if flavor.node_labels is not None:
+        yield RuleError(
+            (*at, "nodeLabels"),
+            f"the flavor selects the class's nodes by {naming.COMPUTE_CLASS_LABEL}; remove nodeLabels",
+        )
 
 
 def _class_cluster_rules(cfg, i: int, cc: ComputeClassConfig) -> Iterator[RuleError]:

@@ -19,12 +19,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Annotated, Any, Callable, Iterable, Iterator, Literal
 
-from pydantic import AfterValidator, Field, model_validator
+from pydantic import AfterValidator, Field, ValidationError, model_validator
 
 from gke_ai_batch.domain.multikueue_worker import JOB_RESOURCES
 from gke_ai_batch.domain.versions import managed_by_problem
 from gke_ai_batch.config.base import Duration, GkeName, K8sName, LabelValue, Model, RuleError, raise_all
 from gke_ai_batch.config.batch import FlavorConfig
+from gke_ai_batch.config.checks import Unknown, valid
 from gke_ai_batch.config.cluster import ClusterConfig, region_of
 from gke_ai_batch.config.gcpnames import check_project_id
 from gke_ai_batch.config.pools import NodePoolConfig
@@ -107,6 +108,36 @@ class FleetConfig(Model):
     """Two or more (at most 20, MultiKueueConfig's limit) worker clusters."""
 
 
+class _FleetParts(FleetConfig):
+    """A fleet's own keys without its workers (validated alone by partial_fleet)."""
+
+    workers: list[Any] = []  # type: ignore[assignment]
+
+
+def worker_index(loc: tuple[Any, ...], fleet: Any) -> int | None:
+    """The worker a shape error at `loc` (rooted at the stack) is in, if it is in one."""
+    if len(loc) > 2 and loc[1] == "workers" and isinstance(loc[2], int):
+        if isinstance(fleet, dict) and isinstance(fleet.get("workers"), list):
+            return loc[2]
+    return None
+
+
+def partial_fleet(data: dict[str, Any], invalid: set[int], context: dict[str, Any]) -> Any:
+    """A fleet with invalid workers (their indices `invalid`): each of those unknown
+    (checks.Unknown), so the fleet's own rules and the other workers' still run; the whole
+    fleet unknown if anything else of it is invalid too."""
+    try:
+        parts = _FleetParts.model_validate({**data, "workers": []}, context=context)
+        workers = [
+            Unknown(("fleet", "workers", i)) if i in invalid else WorkerConfig.model_validate(w, context=context)
+            for i, w in enumerate(data["workers"])
+        ]
+    except ValidationError:
+        return Unknown(("fleet",))
+    values: dict[str, Any] = {**dict(parts), "workers": workers}
+    return FleetConfig.model_construct(**values)
+
+
 @dataclass(frozen=True)
 class WorkerStack:
     """A worker's single-cluster config, and where its queues and teams come from in the
@@ -175,7 +206,8 @@ def worker_stack(top, worker: WorkerConfig) -> WorkerStack:
 def fleet_problems(
     top, fleet: FleetConfig, shared: Iterable[RuleError], cluster_problems: Callable[[Any], Iterable[RuleError]]
 ) -> Iterator[RuleError]:
-    """Every reason the fleet would not work, each at its key path (rooted at the stack).
+    """Every reason the fleet would not work, each at its key path (rooted at the stack); a
+    partial stack's invalid workers (checks.Unknown) left out, the others judged each on its own.
     `shared`: the problems of the fleet's teams and priorities; `cluster_problems(config)`: the
     stack's checks run on one worker's single-cluster config (gke_ai_batch/config/checks)."""
     if top.node_pools:
@@ -204,7 +236,8 @@ def fleet_problems(
     workload_faults: dict[int, list[str]] = {}
     workload_fits: set[int] = set()
     placed: set[int] = set()
-    for i, worker in enumerate(fleet.workers):
+    workers = valid(fleet.workers)
+    for i, worker in workers:
         ws = worker_stack(top, worker)
         offered_anywhere |= set(ws.config.flavor_names())
         if not ws.queues:
@@ -233,6 +266,8 @@ def fleet_problems(
                     yield RuleError(fleet_path, f"on worker {worker.name}: {problem.message}")
         workload_fits |= set(ws.workloads) - faulty
         placed |= set(ws.workloads)
+    if len(workers) < len(fleet.workers):
+        return  # an invalid worker may be the one that has what the fleet lacks below
     for k, wl in enumerate(top.workloads):
         if k not in placed:
             yield RuleError(
@@ -255,7 +290,7 @@ def _name_problems(fleet: FleetConfig) -> Iterator[RuleError]:
     """A worker's name is its MultiKueueCluster, its Secret and its naming scope: one per worker,
     and not the manager's. Checked with the fleet's other rules, so every mistake shows at once."""
     seen: dict[str, int] = {}
-    for i, w in enumerate(fleet.workers):
+    for i, w in valid(fleet.workers):
         at = ("fleet", "workers", i, "name")
         if w.name == MANAGER_SCOPE:
             yield RuleError(at, f"{MANAGER_SCOPE!r} names the manager's resources; call the worker otherwise")
@@ -289,7 +324,7 @@ def _reach_problems(top, fleet: FleetConfig) -> Iterator[RuleError]:
     the worker's IP endpoint, its CA and a static token (gke_ai_batch/components/fleet/deploy.py). Kueue
     refuses exec plugins in it (gke_ai_batch/plan/kubeconfig.py kubeconfig_problems), so the
     DNS endpoint, which wants a Google credential, is not a way in for the manager."""
-    for i, w in enumerate(fleet.workers):
+    for i, w in valid(fleet.workers):
         ip = w.cluster.control_plane.ip_endpoint
         at = ("fleet", "workers", i, "cluster", "controlPlane", "ipEndpoint")
         if ip == "disabled":
@@ -311,7 +346,7 @@ def _reach_problems(top, fleet: FleetConfig) -> Iterator[RuleError]:
             yield RuleError(at, f"worker {w.name}: its private endpoint answers only its VPC in its region; the manager "
                                 "is elsewhere: use authorizedNetworks with the manager's egress addresses")
     if not top.cluster.private_nodes and any(w.cluster.control_plane.ip_endpoint == "authorizedNetworks"
-                                             for w in fleet.workers):
+                                             for _, w in valid(fleet.workers)):
         # Cloud NAT translates only for VM interfaces without an external IP
         # (https://cloud.google.com/nat/docs/overview): with public nodes, the manager's calls
         # leave from its nodes' own ephemeral addresses, which change on every scale-up or
@@ -330,7 +365,7 @@ def _placement_problems(top, fleet: FleetConfig) -> Iterator[RuleError]:
     default = "(gcp:project)"
     seen: dict[tuple[str, str, str], str] = {(default, top.cluster.location or "", top.cluster.name): "the manager"}
     regions: dict[tuple[str, str], str] = {}
-    for i, w in enumerate(fleet.workers):
+    for i, w in valid(fleet.workers):
         project = w.project or default
         where = (project, w.cluster.location or "", w.cluster.name)
         if where in seen:

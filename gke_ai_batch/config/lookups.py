@@ -15,6 +15,7 @@ from gke_ai_batch.domain.regions import DEFAULT as DEFAULT_ZONES, Catalogue as Z
 from gke_ai_batch.domain.versions import DEFAULT as DEFAULT_VERSIONS, Versions
 from gke_ai_batch.config.base import RuleError
 from gke_ai_batch.config.catalogue import CatalogueOverride
+from gke_ai_batch.config.checks import valid
 from gke_ai_batch.config.cluster import ClusterConfig, region_of
 from gke_ai_batch.config.errors import field_path, located_problems
 
@@ -213,16 +214,19 @@ def flavors_with_capacity(cfg) -> set[str]:
 
 def copies(entries: list) -> set[int]:
     """The entries equal to an earlier one. A copied entry is reported as declared twice (or its
-    pool name as made twice); its other rules would only repeat the original's messages."""
-    return {i for i, entry in enumerate(entries) if entry in entries[:i]}
+    pool name as made twice); its other rules would only repeat the original's messages. A
+    partial stack's invalid entries are neither copies nor copied (checks.valid)."""
+    seen = valid(entries)
+    return {i for n, (i, entry) in enumerate(seen) if any(entry == other for _, other in seen[:n])}
 
 
 def each_once(key: str, what: str, entries: list) -> Iterator[tuple[int, object, tuple[RuleError, ...], bool]]:
     """Each named entry of a list with its "declared twice" problem (none or one), and whether
-    its own rules run: not for a copy of an earlier entry (copies)."""
+    its own rules run: not for a copy of an earlier entry (copies). A partial stack's invalid
+    entries are left out (checks.valid)."""
     names: set[str] = set()
     copied = copies(entries)
-    for i, entry in enumerate(entries):
+    for i, entry in valid(entries):
         twice = (RuleError((key, i, "name"), f"{what} {entry.name!r} is declared twice"),) if entry.name in names else ()
         names.add(entry.name)
         yield i, entry, twice, i not in copied

@@ -26,7 +26,7 @@ from gke_ai_batch.config.computeclasses import MAX_CLASSES, ComputeClassConfig
 from gke_ai_batch.config.errors import located_problems
 from gke_ai_batch.config.checkpoints import CheckpointsConfig
 from gke_ai_batch.config.cluster import ClusterConfig
-from gke_ai_batch.config.fleet import FleetConfig
+from gke_ai_batch.config.fleet import FleetConfig, partial_fleet, worker_index
 from gke_ai_batch.config.lookups import ClusterFacts, pool_zones
 from gke_ai_batch.config.metrics import Collected, MetricsConfig, collected
 from gke_ai_batch.config.pools import NodePoolConfig
@@ -192,15 +192,19 @@ def _valid_part(data: Mapping[str, Any], invalid: list[tuple], context: dict) ->
     checks.Unknown; and the lists with invalid entries (alias -> field name). A misspelt
     top-level key leaves the key it was meant to be unknown, if the stack leaves that out: the
     closest name, as the message's "did you mean" finds it (with none close, the key is taken
-    as one the stack does not use, which the message says it is)."""
+    as one the stack does not use, which the message says it is). A fleet's invalid workers
+    are unknown each on its own (config/fleet.py partial_fleet)."""
     fields = {field.alias or name: name for name, field in StackConfig.model_fields.items()}
     unknown: set[str] = set()
     holes: dict[str, set[int]] = {}
+    workers: set[int] = set()  # the fleet's invalid workers: each its own hole
     for loc in invalid:
         head = loc[0] if loc else None
         if head in fields:
             if len(loc) > 1 and isinstance(loc[1], int) and isinstance(data.get(head), list):
                 holes.setdefault(head, set()).add(loc[1])
+            elif head == "fleet" and (k := worker_index(loc, data.get(head))) is not None:
+                workers.add(k)
             else:
                 unknown.add(head)
         else:
@@ -211,6 +215,8 @@ def _valid_part(data: Mapping[str, Any], invalid: list[tuple], context: dict) ->
     for alias, name in fields.items():
         if alias in unknown:
             values[name] = checks.Unknown((alias,))
+        elif alias == "fleet" and workers:
+            values[name] = partial_fleet(data[alias], workers, context)
         elif alias in holes:
             values[name] = [
                 checks.Unknown((alias, i)) if i in holes[alias] else _valid(name, e, context, (alias, i), entry=True)

@@ -13,6 +13,7 @@ from typing import Annotated, Iterator
 from pydantic import AfterValidator, Field, field_validator, model_validator
 
 from gke_ai_batch.config.base import K8sName, Model, RuleError, check_qualified_name, raise_all
+from gke_ai_batch.config.checks import valid
 from gke_ai_batch.domain import naming, topology
 
 # A level is a node label key (TopologyLevel.nodeLabel: a qualified name, at most 316 characters).
@@ -84,35 +85,46 @@ class WorkloadTopology(Model):
 
 
 def duplicate_names(topologies: list[TopologyConfig]) -> Iterator[RuleError]:
-    names = [t.name for t in topologies]
-    for i, name in enumerate(names):
-        if name in names[:i]:
-            yield RuleError(("topologies", i, "name"), f"topology {name!r} is declared twice")
+    names: set[str] = set()
+    for i, t in valid(topologies):
+        if t.name in names:
+            yield RuleError(("topologies", i, "name"), f"topology {t.name!r} is declared twice")
+        names.add(t.name)
 
 
 def topology_problems(cfg) -> Iterator[RuleError]:
     """The stack's topologies, the flavors that name them and the samples that ask for a level."""
     yield from duplicate_names(cfg.topologies)
-    names = [t.name for t in cfg.topologies]
-    levels = {t.name: t.levels for t in cfg.topologies}
+    names, levels = declared_levels(cfg)
     for i, f in enumerate(cfg.flavors or ()):
-        if f.topology_name is None:
-            continue
-        if f.topology_name not in levels:
-            yield RuleError(
-                ("flavors", i, "topologyName"),
-                f"no topology {f.topology_name!r} in gke-ai-batch:topologies ({', '.join(names) or 'none declared'})",
-            )
-        if not f.pools and not f.node_labels and f.compute_class is None:
-            # ResourceFlavor CRD: "at least one nodeLabel is required when topology is set".
-            yield RuleError(
-                ("flavors", i, "topologyName"),
-                "a ResourceFlavor with a topologyName needs nodeLabels (the ResourceFlavor CRD refuses it): "
-                "give pools or nodeLabels",
-            )
-        elif f.topology_name in levels:
-            yield from _uncarried(cfg, i, f, levels[f.topology_name])
-    yield from _workload_problems(cfg, levels)
+        yield from flavor_topology_problems(cfg, i, f, names, levels)
+    for i, wl in enumerate(cfg.workloads):
+        yield from workload_topology_problems(cfg, i, wl, levels)
+
+
+def declared_levels(cfg) -> tuple[list[str], dict[str, list[str]]]:
+    """The declared topologies' names, and each one's levels."""
+    return [t.name for t in cfg.topologies], {t.name: t.levels for t in cfg.topologies}
+
+
+def flavor_topology_problems(cfg, i: int, f, names: list[str], levels: dict[str, list[str]]) -> Iterator[RuleError]:
+    """The topology rules about one declared flavor, flavors[i]."""
+    if f.topology_name is None:
+        return
+    if f.topology_name not in levels:
+        yield RuleError(
+            ("flavors", i, "topologyName"),
+            f"no topology {f.topology_name!r} in gke-ai-batch:topologies ({', '.join(names) or 'none declared'})",
+        )
+    if not f.pools and not f.node_labels and f.compute_class is None:
+        # ResourceFlavor CRD: "at least one nodeLabel is required when topology is set".
+        yield RuleError(
+            ("flavors", i, "topologyName"),
+            "a ResourceFlavor with a topologyName needs nodeLabels (the ResourceFlavor CRD refuses it): "
+            "give pools or nodeLabels",
+        )
+    elif f.topology_name in levels:
+        yield from _uncarried(cfg, i, f, levels[f.topology_name])
 
 
 def _flavor_nodes(cfg, flavor) -> list[tuple[str, dict[str, str], str, bool]]:
@@ -178,43 +190,42 @@ def _queue_flavors(cfg, wl) -> tuple[list, list] | None:
     return flavors, [f for f in flavors if wl.pool in f.pools] or flavors
 
 
-def _workload_problems(cfg, levels: dict[str, list[str]]) -> Iterator[RuleError]:
+def workload_topology_problems(cfg, i: int, wl, levels: dict[str, list[str]]) -> Iterator[RuleError]:
+    """The topology rules about one sample, workloads[i]."""
     # Kueue's flavor assigner skips a flavor without a topologyName ("Flavor %q does not support
     # TopologyAwareScheduling") or whose Topology lacks the requested level ("Flavor %q does not
     # contain the requested level"): kubernetes-sigs/kueue
     # pkg/scheduler/flavorassigner/tas_flavorassigner.go checkPodSetAndFlavorMatchForTAS, v0.19.2.
     # A sample whose flavors all fail that stays pending for ever.
-    known = {p.name for p in cfg.node_pools}
-    for i, wl in enumerate(cfg.workloads):
-        if wl.pool is not None and wl.pool not in known:
-            continue  # an unknown pool is refused at its own key
-        found = _queue_flavors(cfg, wl) if wl.kind != "provisioningRequest" else ([], [])
-        if found is None:
-            continue
-        queue, flavors = found
-        if wl.topology is None:
-            yield from _untopological(i, queue, flavors)
-            continue
-        at = ("workloads", i, "topology", wl.topology.mode or "slice")
-        if wl.kind == "provisioningRequest":
-            yield RuleError(at, "a provisioningRequest sample is not queued in Kueue, so no Topology places its pods")
-            continue
-        what = ", ".join(f"{f.name} (topology {f.topology_name})" if f.topology_name else f"{f.name} (no topologyName)" for f in flavors)
-        if wl.topology.level is not None and not any(wl.topology.level in levels.get(f.topology_name or "", ()) for f in flavors):
-            yield RuleError(
-                at,
-                f"Kueue admits a pod set that asks for a {wl.topology.level} domain only to a flavor whose Topology "
-                f"has that level, and its queue's flavors have none: {what or 'no declared flavors (gke-ai-batch:flavors)'}",
-            )
-        elif wl.topology.slice is not None and not any(
-            wl.topology.slice.level in levels.get(f.topology_name or "", ()) for f in flavors
-        ):
-            # "no requested topology level for slices" (pkg/cache/scheduler/tas_flavor_snapshot.go, v0.19.2).
-            yield RuleError(
-                ("workloads", i, "topology", "slice", "level"),
-                f"Kueue places slices in {wl.topology.slice.level} domains only on a flavor whose Topology has that level, "
-                f"and its queue's flavors have none: {what or 'no declared flavors (gke-ai-batch:flavors)'}",
-            )
+    if wl.pool is not None and wl.pool not in {p.name for p in cfg.node_pools}:
+        return  # an unknown pool is refused at its own key
+    found = _queue_flavors(cfg, wl) if wl.kind != "provisioningRequest" else ([], [])
+    if found is None:
+        return
+    queue, flavors = found
+    if wl.topology is None:
+        yield from _untopological(i, queue, flavors)
+        return
+    at = ("workloads", i, "topology", wl.topology.mode or "slice")
+    if wl.kind == "provisioningRequest":
+        yield RuleError(at, "a provisioningRequest sample is not queued in Kueue, so no Topology places its pods")
+        return
+    what = ", ".join(f"{f.name} (topology {f.topology_name})" if f.topology_name else f"{f.name} (no topologyName)" for f in flavors)
+    if wl.topology.level is not None and not any(wl.topology.level in levels.get(f.topology_name or "", ()) for f in flavors):
+        yield RuleError(
+            at,
+            f"Kueue admits a pod set that asks for a {wl.topology.level} domain only to a flavor whose Topology "
+            f"has that level, and its queue's flavors have none: {what or 'no declared flavors (gke-ai-batch:flavors)'}",
+        )
+    elif wl.topology.slice is not None and not any(
+        wl.topology.slice.level in levels.get(f.topology_name or "", ()) for f in flavors
+    ):
+        # "no requested topology level for slices" (pkg/cache/scheduler/tas_flavor_snapshot.go, v0.19.2).
+        yield RuleError(
+            ("workloads", i, "topology", "slice", "level"),
+            f"Kueue places slices in {wl.topology.slice.level} domains only on a flavor whose Topology has that level, "
+            f"and its queue's flavors have none: {what or 'no declared flavors (gke-ai-batch:flavors)'}",
+        )
 
 
 def _untopological(i: int, queue: list, flavors: list) -> Iterator[RuleError]:

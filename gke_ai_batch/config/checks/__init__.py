@@ -11,7 +11,8 @@ A stack with shape errors (a wrong type, an unknown key) still gets every rule t
 (`partial_problems`): its invalid keys and list entries are `Unknown`, and a check that reads
 one stops there, keeping what it found before (that depended on valid values only). An
 `@entry` rule covers each valid entry of a list that has invalid ones, which the key's
-checks, stopping at the first invalid entry, may not reach.
+checks, stopping at the first invalid entry, may not reach; a rule across a list's entries (a
+name declared twice) walks its `valid` entries, so it holds among those.
 """
 
 from __future__ import annotations
@@ -154,6 +155,13 @@ class Unknown:
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __or__ = __ror__ = _unknown
 
 
+def valid(entries: Iterable[Any]) -> list[tuple[int, Any]]:
+    """Each entry of a list that validated, with its index: every entry of a valid stack; on a
+    partial stack its invalid entries (Unknown) are left out, so a rule across entries (a name
+    declared twice) still judges the others, and never on what it cannot see."""
+    return [(i, e) for i, e in enumerate(entries) if type(e) is not Unknown]
+
+
 def known(found: Iterable[RuleError]) -> list[RuleError]:
     """The problems a check finds before it reads an Unknown value: each depends on valid
     values only, so it holds whatever the invalid ones are."""
@@ -174,9 +182,9 @@ def partial_problems(cfg, ctx: Context, holed: Mapping[str, str]) -> list[RuleEr
     for c in _applying(registry(), cfg):  # registry() also imports the @entry rules
         found += known(c.fn(cfg, ctx))
     for c in _applying([c for c in _entry_rules if c.key in holed], cfg):
-        valid = [(i, e) for i, e in enumerate(getattr(cfg, holed[c.key])) if type(e) is not Unknown]
-        for n, (i, e) in enumerate(valid):
+        entries = valid(getattr(cfg, holed[c.key]))
+        for n, (i, e) in enumerate(entries):
             # A copy of an earlier entry repeats its problems (the key's checks say "declared twice").
-            if all(e != other for _, other in valid[:n]):
+            if all(e != other for _, other in entries[:n]):
                 found += known(c.fn(cfg, ctx, i, e))
     return found

@@ -6,8 +6,9 @@ from typing import Iterator
 
 from gke_ai_batch.domain import naming
 from gke_ai_batch.config.base import RuleError
-from gke_ai_batch.config.checks import check
+from gke_ai_batch.config.checks import check, entry, valid
 from gke_ai_batch.config.lookups import copies, each_once, known, unknown_pools
+from gke_ai_batch.config.batch import FlavorConfig
 from gke_ai_batch.config.pools import NodePoolConfig
 
 # ResourceFlavor CRD (kueue.x-k8s.io_resourceflavors.yaml): nodeLabels maxProperties 8,
@@ -81,32 +82,46 @@ def flavor_references(cfg, ctx) -> Iterator[RuleError]:
 @check("flavors", on_manager=False)
 def flavor_limits(cfg, ctx) -> Iterator[RuleError]:
     """Kueue's ResourceFlavor CRD: at most 8 node labels and 8 tolerations."""
-    pools = {p.name: p for p in cfg.node_pools}
+    if cfg.flavors is not None:
+        copied = copies(cfg.flavors)  # the same as an earlier flavor: its messages
+        for i, flavor in valid(cfg.flavors):
+            if i not in copied:
+                yield from flavor_limit_entry(cfg, ctx, i, flavor)
+        return
     members: dict[str, list[NodePoolConfig]] = {}
     for pool in cfg.node_pools:
         name = cfg.pool_flavor(pool)
         if name is not None:
             members.setdefault(name, []).append(pool)
-    declared = cfg.flavors if cfg.flavors is not None else [None] * len(cfg.flavor_names())
-    copied = copies(declared) if cfg.flavors is not None else set()
-    for i, (name, flavor) in enumerate(zip(cfg.flavor_names(), declared)):
-        if flavor is not None and (unknown_pools(cfg, flavor) or i in copied):
-            continue  # reported by flavor_references, or the same as an earlier flavor
-        mine = [pools[p] for p in flavor.pools] if flavor is not None else members.get(name, [])
-        if flavor is not None and flavor.node_labels is not None:
-            labels = dict(flavor.node_labels)
-        else:
-            sets = [naming.pool_node_labels(p) for p in mine]
-            labels = {k: v for k, v in (sets[0] if sets else {}).items() if all(x.get(k) == v for x in sets)}
-        if flavor is not None and flavor.tolerations is not None:
-            tolerations = len(flavor.tolerations)
-        else:
-            tolerations = len({(t["key"], t["value"], t["effect"]) for p in mine for t in naming.pool_taints(p)})
-        at = ("flavors", i) if flavor is not None else ("nodePools", cfg.node_pools.index(mine[0]))
-        yield from flavor_limit_problems(
-            at, "nodeLabels" if flavor is not None else "labels", "tolerations" if flavor is not None else "taints",
-            name, labels, tolerations,
-        )
+    for name, mine in members.items():
+        yield from _limits(("nodePools", cfg.node_pools.index(mine[0])), "labels", "taints", name, None, mine)
+
+
+@entry("flavors", on_manager=False)
+def flavor_limit_entry(cfg, ctx, i: int, flavor: FlavorConfig) -> Iterator[RuleError]:
+    """One declared flavor's CRD limits (the flavor_limits check's, on each entry that is not a copy)."""
+    if unknown_pools(cfg, flavor):
+        return  # reported by flavor_references
+    pools = {p.name: p for p in cfg.node_pools}
+    mine = [pools[p] for p in flavor.pools]
+    yield from _limits(("flavors", i), "nodeLabels", "tolerations", flavor.name, flavor, mine)
+
+
+def _limits(
+    at: tuple[str | int, ...], labels_key: str, tolerations_key: str, name: str, flavor: FlavorConfig | None,
+    mine: list[NodePoolConfig],
+) -> Iterator[RuleError]:
+    """A flavor's labels and tolerations: declared, or its pools' (`flavor` None: derived)."""
+    if flavor is not None and flavor.node_labels is not None:
+        labels = dict(flavor.node_labels)
+    else:
+        sets = [naming.pool_node_labels(p) for p in mine]
+        labels = {k: v for k, v in (sets[0] if sets else {}).items() if all(x.get(k) == v for x in sets)}
+    if flavor is not None and flavor.tolerations is not None:
+        tolerations = len(flavor.tolerations)
+    else:
+        tolerations = len({(t["key"], t["value"], t["effect"]) for p in mine for t in naming.pool_taints(p)})
+    yield from flavor_limit_problems(at, labels_key, tolerations_key, name, labels, tolerations)
 
 
 def flavor_limit_problems(

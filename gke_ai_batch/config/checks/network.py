@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from gke_ai_batch.config.base import RuleError
-from gke_ai_batch.config.checks import check
+from gke_ai_batch.config.checks import check, valid
 from gke_ai_batch.config.cluster import ClusterConfig
 from gke_ai_batch.config.gcpnames import is_project_id
 from gke_ai_batch.config.lookups import under
@@ -19,7 +19,7 @@ def networks(cfg, ctx) -> Iterator[RuleError]:
     implied_project_problem in gke_ai_batch/config/cluster.py)."""
     project = ctx.project if is_project_id(ctx.project) else None
     yield from under(("cluster",), network_problems(cfg.cluster, project))
-    for i, w in enumerate(cfg.fleet.workers if cfg.fleet else []):
+    for i, w in valid(cfg.fleet.workers if cfg.fleet else []):
         for problem in network_problems(w.cluster, w.project if is_project_id(w.project) else project):
             yield RuleError(("fleet", "workers", i, "cluster", *problem.path), f"worker {w.name}: {problem.message}")
 

@@ -6,7 +6,7 @@ from typing import Iterator
 
 from gke_ai_batch.domain import catalogue, naming, regions, versions
 from gke_ai_batch.config.base import RuleError
-from gke_ai_batch.config.checks import check, entry
+from gke_ai_batch.config.checks import check, entry, valid
 from gke_ai_batch.config.cluster import region_of
 from gke_ai_batch.config.lookups import (
     ClusterFacts, copies, override_hint, pool_zones, under, unknown_zone, version_floor, zones_known,
@@ -60,7 +60,7 @@ def pools(cfg, ctx) -> Iterator[RuleError]:
             return  # the pools' own rules are moot
     seen: dict[str, int] = {naming.SYSTEM_POOL: -1}
     copied = copies(cfg.node_pools)
-    for i, pool in enumerate(cfg.node_pools):
+    for i, pool in valid(cfg.node_pools):
         for gke_name in pool.pool_names:
             if gke_name in seen:
                 other = "the system pool" if seen[gke_name] < 0 else f"nodePools[{seen[gke_name]}]"

@@ -7,14 +7,16 @@ from typing import Iterator
 
 from gke_ai_batch.config.base import RuleError
 from gke_ai_batch.config.batch import PriorityConfig
-from gke_ai_batch.config.checks import check
+from gke_ai_batch.config.checks import check, valid
 
 
 @check("priorities", on_manager=False)
 def priorities(cfg, ctx) -> Iterator[RuleError]:
     """A priority is declared once, and one named low ranks low: kube-scheduler and Kueue
     compare only values (Kubernetes docs pod-priority-preemption; _priority_order)."""
-    yield from priority_problems(cfg.priorities, [wl.name for wl in cfg.workloads if wl.priority is None])
+    yield from _declared_twice(cfg.priorities)
+    # After the names: the workloads are read only here, so an invalid one leaves those said.
+    yield from _priority_order(cfg.priorities, [wl.name for wl in cfg.workloads if wl.priority is None])
 
 
 # Rank words in priority names, lowest first. A word followed by what it qualifies is no
@@ -41,12 +43,16 @@ def _rank(name: str) -> int | None:
 def priority_problems(priorities: list[PriorityConfig], unranked: list[str]) -> Iterator[RuleError]:
     """A name declared twice, and the order check below; `unranked`: the workloads that name no
     priority. Also Priorities' rule (gke_ai_batch/components/priorities.py), where none is known."""
+    yield from _declared_twice(priorities)
+    yield from _priority_order(priorities, unranked)
+
+
+def _declared_twice(priorities: list[PriorityConfig]) -> Iterator[RuleError]:
     seen: set[str] = set()
-    for i, prio in enumerate(priorities):
+    for i, prio in valid(priorities):
         if prio.name in seen:
             yield RuleError(("priorities", i, "name"), f"priority {prio.name!r} is declared twice")
         seen.add(prio.name)
-    yield from _priority_order(priorities, unranked)
 
 
 def _priority_order(priorities: list[PriorityConfig], unranked: list[str]) -> Iterator[RuleError]:
@@ -58,11 +64,12 @@ def _priority_order(priorities: list[PriorityConfig], unranked: list[str]) -> It
     names none, and one named low must sit below one named high.
 
     A name declared twice is refused already; only its first declaration is ranked here,
-    and each priority gets one message (one value to change)."""
+    and each priority gets one message (one value to change). Past an invalid entry, the
+    valid ones are ranked among themselves."""
     first_at: dict[str, int] = {}
-    for i, prio in enumerate(priorities):
+    for i, prio in valid(priorities):
         first_at.setdefault(prio.name, i)
-    ranked = [(i, p, _rank(p.name)) for i, p in enumerate(priorities) if first_at[p.name] == i]
+    ranked = [(i, p, _rank(p.name)) for i, p in valid(priorities) if first_at[p.name] == i]
     first = [p for _, p, _ in ranked]
     for i, prio, rank in ranked:
         if rank is None or rank > _LOW:

@@ -7,7 +7,7 @@ from typing import Iterator
 from gke_ai_batch.domain import quantity
 from gke_ai_batch.config.base import RuleError
 from gke_ai_batch.config.batch import ClusterQueueConfig, QuotaLimits
-from gke_ai_batch.config.checks import check
+from gke_ai_batch.config.checks import check, entry
 from gke_ai_batch.config.lookups import each_once, flavors_with_capacity, unknown_pools
 
 
@@ -43,20 +43,28 @@ def cluster_queues(cfg, ctx) -> Iterator[RuleError]:
     """A cluster queue is declared once, and names flavors the stack has, with quotas Kueue
     takes (Kueue docs concepts/cluster_queue; kubernetes-sigs/kueue
     apis/kueue/v1beta1/clusterqueue_types.go: nominalQuota, lendingLimit)."""
-    known = cfg.flavor_names()
-    derived = flavors_with_capacity(cfg)
+    facts = None  # read on first need: a name declared twice needs no flavor
+    for i, cq, twice, own in each_once("clusterQueues", "cluster queue", cfg.cluster_queues):
+        yield from twice
+        if own:
+            facts = facts or _flavor_facts(cfg)
+            yield from cluster_queue_problems(("clusterQueues", i), cq, *facts)
+
+
+@entry("clusterQueues", on_manager=False)
+def cluster_queue_entry(cfg, ctx, i: int, cq: ClusterQueueConfig) -> Iterator[RuleError]:
+    """One cluster queue's rules (the clusterQueues check's, on each entry that is not a copy)."""
+    yield from cluster_queue_problems(("clusterQueues", i), cq, *_flavor_facts(cfg))
+
+
+def _flavor_facts(cfg) -> tuple[list[str], set[str], set[str], bool, bool]:
+    """What a queue's rules need of the stack (cluster_queue_problems' arguments after the queue)."""
     # Which flavors there are, and what capacity they have, is unknown on an Autopilot stack
     # that declares none, and for a flavor that names an unknown pool: both are reported
     # under flavors, and the queue rules that need them stay quiet.
     flavors_known = cfg.flavors is not None or cfg.cluster.standard
     unsure = {f.name for f in cfg.flavors or [] if unknown_pools(cfg, f)}
-    for i, cq, twice, own in each_once("clusterQueues", "cluster queue", cfg.cluster_queues):
-        yield from twice
-        if not own:
-            continue
-        yield from cluster_queue_problems(
-            ("clusterQueues", i), cq, known, derived, unsure, flavors_known, cfg.kueue.fair_sharing is not None
-        )
+    return cfg.flavor_names(), flavors_with_capacity(cfg), unsure, flavors_known, cfg.kueue.fair_sharing is not None
 
 
 def cluster_queue_problems(

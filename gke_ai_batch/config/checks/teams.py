@@ -7,7 +7,7 @@ from typing import Callable, Iterator
 from gke_ai_batch.domain import naming
 from gke_ai_batch.config.base import RuleError
 from gke_ai_batch.config.batch import TeamConfig
-from gke_ai_batch.config.checks import check
+from gke_ai_batch.config.checks import check, entry, valid
 from gke_ai_batch.config.lookups import copies
 
 # Kubernetes reserves namespaces starting with "kube-"
@@ -31,40 +31,47 @@ def teams(cfg, ctx) -> Iterator[RuleError]:
     own (Kubernetes docs namespaces, RESERVED_NAMESPACE_PREFIXES), a group GKE can put into
     requests (GKE docs how-to/google-groups-rbac), a NetworkPolicy GKE enforces (GKE docs
     concepts/dataplane-v2); teams sharing a namespace agree on its settings."""
-    queues = list(dict.fromkeys(cq.name for cq in cfg.cluster_queues))
     # Sorted by entry afterwards (stack_problems), so each entry's problems keep this order.
     yield from local_queue_problems(cfg.teams)
     copied = copies(cfg.teams)
-    for i, team in enumerate(cfg.teams):
-        if i in copied:
-            continue
-        if team.cluster_queue not in queues:
-            yield RuleError(
-                ("teams", i, "clusterQueue"),
-                f"unknown cluster queue {team.cluster_queue!r}; known: {', '.join(queues) or 'none'}",
-            )
-        yield from team_namespace_problems(i, team, cfg.cluster.standard)
-        if team.group is not None and cfg.cluster.security_group is None:
-            # GKE puts a user's groups into the request only through the cluster's security
-            # group (authenticatorGroupsConfig); without it a Group subject matches nobody.
-            yield RuleError(
-                ("teams", i, "group"),
-                f"group {team.group!r} needs Google Groups for RBAC on the cluster: set "
-                "cluster.securityGroup to gke-security-groups@<your domain> and make this group a "
-                "member of it (https://cloud.google.com/kubernetes-engine/docs/how-to/google-groups-rbac)",
-            )
-        if team.group is not None:
-            yield from _role_is_queued(cfg, i)
-        if team.network_policy and cfg.cluster.standard and not cfg.cluster.dataplane_v2:
-            # GKE enforces NetworkPolicy only with Dataplane V2 or the Calico add-on
-            # (https://cloud.google.com/kubernetes-engine/docs/concepts/dataplane-v2), which this
-            # program does not offer: the object would be accepted and do nothing.
-            yield RuleError(
-                ("teams", i, "networkPolicy"),
-                "a NetworkPolicy is enforced only with Dataplane V2, and cluster.dataplaneV2 is false: "
-                "it would isolate nothing; set cluster.dataplaneV2 true or networkPolicy false",
-            )
+    for i, team in valid(cfg.teams):
+        if i not in copied:
+            yield from team_entry(cfg, ctx, i, team)
     yield from namespace_settings_problems(cfg.teams)
+
+
+@entry("teams", on_manager=False)
+def team_entry(cfg, ctx, i: int, team: TeamConfig) -> Iterator[RuleError]:
+    """One team's rules (the teams check's, on each entry that is not a copy)."""
+    declared = valid(cfg.cluster_queues)
+    queues = list(dict.fromkeys(cq.name for _, cq in declared))
+    # Past an invalid queue entry, a name not among the valid ones may be the invalid one's.
+    if team.cluster_queue not in queues and len(declared) == len(cfg.cluster_queues):
+        yield RuleError(
+            ("teams", i, "clusterQueue"),
+            f"unknown cluster queue {team.cluster_queue!r}; known: {', '.join(queues) or 'none'}",
+        )
+    yield from team_namespace_problems(i, team, cfg.cluster.standard)
+    if team.group is not None and cfg.cluster.security_group is None:
+        # GKE puts a user's groups into the request only through the cluster's security
+        # group (authenticatorGroupsConfig); without it a Group subject matches nobody.
+        yield RuleError(
+            ("teams", i, "group"),
+            f"group {team.group!r} needs Google Groups for RBAC on the cluster: set "
+            "cluster.securityGroup to gke-security-groups@<your domain> and make this group a "
+            "member of it (https://cloud.google.com/kubernetes-engine/docs/how-to/google-groups-rbac)",
+        )
+    if team.group is not None:
+        yield from _role_is_queued(cfg, i)
+    if team.network_policy and cfg.cluster.standard and not cfg.cluster.dataplane_v2:
+        # GKE enforces NetworkPolicy only with Dataplane V2 or the Calico add-on
+        # (https://cloud.google.com/kubernetes-engine/docs/concepts/dataplane-v2), which this
+        # program does not offer: the object would be accepted and do nothing.
+        yield RuleError(
+            ("teams", i, "networkPolicy"),
+            "a NetworkPolicy is enforced only with Dataplane V2, and cluster.dataplaneV2 is false: "
+            "it would isolate nothing; set cluster.dataplaneV2 true or networkPolicy false",
+        )
 
 
 def _role_is_queued(cfg, i: int) -> Iterator[RuleError]:
@@ -92,7 +99,7 @@ def _role_is_queued(cfg, i: int) -> Iterator[RuleError]:
 def local_queue_problems(teams: list[TeamConfig]) -> Iterator[RuleError]:
     """A LocalQueue is one object per namespace and name."""
     seen: set[tuple[str, str]] = set()
-    for i, team in enumerate(teams):
+    for i, team in valid(teams):
         key = (team.namespace, team.local_queue)
         if key in seen:
             yield RuleError(
@@ -112,7 +119,7 @@ def namespace_settings_problems(teams: list[TeamConfig], entry: Callable[[int], 
     first: dict[str, int] = {}
     # namespace -> label key -> (the first team that sets it, its value)
     labelled: dict[str, dict[str, tuple[int, str]]] = {}
-    for i, team in enumerate(teams):
+    for i, team in valid(teams):
         for key, value in team.labels.items():
             if key.startswith(POD_SECURITY_LABEL_PREFIX):
                 yield RuleError(
