@@ -54,3 +54,20 @@ def test_the_report_says_which_flavors_queues_use_when_no_pool_holds_accelerator
     # A ComputeClass's flavor shows the accelerator quota its queue gives, not "no queue uses it".
     assert rows["l4-fallback"] == "nvidia.com/gpu 4", section
     assert rows["idle"] == "no queue uses it", section
+
+
+def test_an_unknown_queue_or_team_arg_does_not_hide_the_other_mistakes():
+    from gke_ai_batch import ArgsError, ClusterQueue, Team
+
+    with pytest.raises(ArgsError) as caught:
+        Team("t", {"namespace": "Bad_NS", "local_queues": [{"name": "q", "cluster_queue": "x"}], "podSecurity": "privileged"})  # type: ignore[typeddict-unknown-key]
+    assert [path for path, _ in caught.value.problems] == ["args.podSecurity", "args.namespace"], caught.value.problems
+
+    flavor = {"name": "f", "node_labels": {"a": "b"}, "quotas": {"google.com/tpu": {"nominal": 8, "lending_limit": 16}}}
+    with pytest.raises(ArgsError) as caught:
+        ClusterQueue("q", {"flavors": [flavor], "cohort": "ml", "namespaceSelector": {}})  # type: ignore[typeddict-unknown-key]
+    assert caught.value.problems == [
+        ("args.namespaceSelector", caught.value.problems[0][1]),
+        ('args.flavors[0].quotas["google.com/tpu"].lending_limit', "lendingLimit 16 exceeds nominal 8 (Kueue rejects it)"),
+    ]
+    assert "did you mean 'namespace_selector'" in caught.value.problems[0][1]
