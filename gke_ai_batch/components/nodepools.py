@@ -333,13 +333,16 @@ _REF_INPUTS = ("project", "node_service_account")
 _REF_TYPES: dict[str, type] = {"node_locations": list, "catalogue": dict}
 
 
-def _shape_problems(args: dict[str, Any], ref: dict[str, Any]) -> list[Finding]:
+def _shape_problems(args: dict[str, Any], ref: dict[str, Any], spec: type) -> list[Finding]:
     """Values of the wrong kind, before they reach the rules: an Output where a value must be
     known when the component is built (it decides what is registered, or is checked against
-    GKE's rules), a string where a list of zones is meant (it would be read letter by letter)."""
+    GKE's rules), a string where a list of zones is meant (it would be read letter by letter).
+    An undeclared key is refused once, as unknown, and does not stop the rules."""
     found: list[Finding] = []
-    for where, values, inputs in (("args", args, ("cluster",)), ("args.cluster", ref, _REF_INPUTS)):
+    for where, values, inputs, declared in (("args", args, ("cluster",), spec), ("args.cluster", ref, _REF_INPUTS, ClusterRef)):
         for key, value in values.items():
+            if key not in declared.__required_keys__ | declared.__optional_keys__:
+                continue
             if key in inputs:
                 if where == "args.cluster":
                     # Outputs, or strings: an account or project given as a number would reach
@@ -370,7 +373,7 @@ def _checked(component: str, name: str, kind: str, args: Any, spec: type, opts: 
     if "reservation" in args and "reservation_spec" in args:
         unknown.append(at_arg("args.reservation_spec", "give reservation or reservation_spec, not both"))
     missing = [at_arg(f"args.cluster.{k}", "required") for k in ("name", "location", "project") if k not in ref]
-    shape = _shape_problems(args, ref)
+    shape = _shape_problems(args, ref, spec)
     if missing or shape:
         raise ArgsError(where, unknown + missing + shape)
     missing += [at_arg(f"args.{k}", "required") for k in sorted(spec.__required_keys__ - {"cluster"}) if k not in args]

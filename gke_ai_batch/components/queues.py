@@ -401,7 +401,10 @@ class ClusterQueue(Component):
     def __init__(self, name: str, args: ClusterQueueArgs, opts: pulumi.ResourceOptions | None = None):
         where = f"ClusterQueue {name}"
         given: dict[str, Any] = _plain(where, args, ClusterQueueArgs)
-        problems = unknown_keys(given, ClusterQueueArgs, "args")
+        # An unknown arg is left out of the entry (only its fields are read), so the rules still
+        # judge the rest; a flavor that is not one stops them, as they plan each flavor.
+        unknown = unknown_keys(given, ClusterQueueArgs, "args")
+        problems: list[Finding] = []
         flavors = given.get("flavors")
         if not isinstance(flavors, list):
             problems.append(at_arg("args.flavors", "required: a list of flavors (e.g. a pool component's flavor)"))
@@ -409,7 +412,8 @@ class ClusterQueue(Component):
         for j, flavor in enumerate(flavors):
             problems += _flavor_problems(flavor, f"args.flavors[{j}]", FlavorArgs)
         if problems:
-            raise ArgsError(where, problems)
+            raise ArgsError(where, unknown + problems)
+        problems = unknown
         queue_name = given.get("queue_name", name)
         entry = {
             "name": queue_name,
@@ -543,7 +547,10 @@ class Team(Component):
     def __init__(self, name: str, args: TeamArgs, opts: pulumi.ResourceOptions | None = None):
         where = f"Team {name}"
         given: dict[str, Any] = _plain(where, args, TeamArgs)
-        problems = unknown_keys(given, TeamArgs, "args")
+        # An unknown arg is left out of the entries (only their fields are read), so the rules
+        # still judge the rest; a queue or group list of the wrong shape stops them.
+        unknown = unknown_keys(given, TeamArgs, "args")
+        problems: list[Finding] = []
         queues = given.get("local_queues")
         if not isinstance(queues, list) or not queues:
             problems.append(at_arg("args.local_queues", "required: at least one {name, cluster_queue}"))
@@ -558,7 +565,8 @@ class Team(Component):
             problems.append(at_arg("args.groups", "must be a list of Google Group emails"))
             groups = []
         if problems:
-            raise ArgsError(where, problems)
+            raise ArgsError(where, unknown + problems)
+        problems = unknown
         teams, found = _team_entries(given, queues, groups)
         problems += found
         version = given.get("pod_security_version", "latest")

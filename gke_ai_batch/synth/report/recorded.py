@@ -192,14 +192,18 @@ def _flavors(mine: list[Resource], docs: list[dict[str, Any]]):
         capacity = flavor_capacity(labels, pools)
         resources = sorted({p.resource for p in selected if p.resource})
         total = sum(p.accelerators or 0 for p in selected if p.resource)
-        quota = [f"{q['name']} {q['nominalQuota']}" for cq in queues for q in _quotas(cq, name) if q["name"] in resources]
+        granted = [q for cq in queues for q in _quotas(cq, name)]
+        # A flavor no pool backs (a ComputeClass's, nodes made elsewhere) shows the accelerator
+        # quota its queues give; one whose quota is cpu and memory alone shows none, as a stack's.
+        shown = resources or [TPU_RESOURCE, GPU_RESOURCE]
+        quota = [f"{q['name']} {q['nominalQuota']}" for q in granted if q["name"] in shown]
         rows.append([
             code(name),
             codes(p.name for p in selected) if selected else "none of this program's pools",
             ", ".join(sorted(capacity)) if capacity else DASH,
             f"{total} {'TPU chips' if resources == [TPU_RESOURCE] else 'GPUs' if resources == [GPU_RESOURCE] else ''}".strip()
             if selected and resources else DASH,
-            "<br>".join(quota) or "no queue uses it",
+            "<br>".join(quota) or (DASH if granted else "no queue uses it"),
         ])
     return (["flavor", "pools (by node labels)", "capacity", "chips / GPUs", "quota (each queue)"], rows,
             ["l", "l", "l", "r", "r"])
