@@ -30,7 +30,16 @@ def _type_checking_imports() -> dict[str, tuple[str, ...]]:
 
 def test_type_checkers_and_the_runtime_see_the_same_names():
     assert _type_checking_imports() == components._HOMES
+    assert components.__all__ == [name for names in components._HOMES.values() for name in names]
     assert len(components.__all__) == len(set(components.__all__))
+
+
+def test_all_is_a_literal_list_mypy_can_read():
+    # mypy resolves `from gke_ai_batch.components import *` (the top package's names for type
+    # checkers) only through a literal __all__; a computed one leaves `gab.TpuSlices` untyped.
+    tree = ast.parse((ROOT / "gke_ai_batch" / "components" / "__init__.py").read_text())
+    (value,) = [n.value for n in tree.body if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", "") == "__all__"]
+    assert isinstance(value, ast.List) and all(isinstance(e, ast.Constant) for e in value.elts)
 
 
 def test_every_component_and_its_args_are_exported_from_the_top():

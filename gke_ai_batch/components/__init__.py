@@ -154,9 +154,26 @@ _HOMES: dict[str, tuple[str, ...]] = {
 }
 _MODULE_OF = {name: module for module, names in _HOMES.items() for name in names}
 
-# The runtime list, derived from _HOMES; type checkers read the TYPE_CHECKING imports, which
-# tests/test_package_exports.py holds equal to _HOMES.
-__all__ = [name for names in _HOMES.values() for name in names]  # pyright: ignore[reportUnsupportedDunderAll]
+# The public names as a literal list: mypy reads a star import (gke_ai_batch/__init__.py) only
+# through a literal __all__. tests/test_package_exports.py holds it, _HOMES and the
+# TYPE_CHECKING imports above equal.
+__all__ = [
+    "FairSharingArgs", "JobSetInstall", "JobSetInstallArgs", "KueueInstall", "KueueInstallArgs",
+    "MultiKueueArgs", "WaitForPodsReadyArgs", "AddonsArgs", "AuthorizedNetworkArgs",
+    "AutoProvisioningArgs", "ControlPlaneArgs", "DatabaseEncryptionArgs", "ExistingCluster",
+    "ExistingClusterArgs", "GkeCluster", "GkeClusterArgs", "LimitArgs", "MaintenanceArgs",
+    "MaintenanceExclusionArgs", "MaintenanceWindowArgs", "MonitoringArgs", "SystemPoolArgs",
+    "ClassGpuArgs", "ClassPriorityArgs", "ClassTpuArgs", "ComputeClassArgs", "ComputeClasses",
+    "ComputeClassesArgs", "Metrics", "MetricsArgs", "ManagerCheckArgs", "MultiKueueManager",
+    "MultiKueueManagerArgs", "MultiKueueWorker", "MultiKueueWorkerArgs", "WorkerKubeconfigArgs",
+    "ClusterRef", "CpuPool", "CpuPoolArgs", "GpuArgs", "GpuPool", "GpuPoolArgs", "ReservationArgs",
+    "TaintArgs", "TpuSlices", "TpuSlicesArgs", "UpgradeArgs", "Priorities", "PrioritiesArgs",
+    "PriorityArgs", "BorrowWithinCohortArgs", "ClusterQueue", "ClusterQueueArgs", "FlavorArgs",
+    "LabelSelectorArgs", "LabelSelectorRequirementArgs", "LocalQueueArgs", "PreemptionArgs",
+    "ProvisioningCheck", "ProvisioningCheckArgs", "ResourceFlavor", "ResourceFlavorArgs", "Team",
+    "TeamArgs", "TolerationArgs", "CheckpointBucket", "CheckpointBucketArgs", "Topologies",
+    "TopologiesArgs", "TopologyArgs", "ArgsError",
+]
 
 
 def __getattr__(name: str) -> object:
