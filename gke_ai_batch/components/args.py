@@ -7,14 +7,14 @@ No `from __future__ import annotations`: the components' annotations are read as
 Pulumi's component analyzer, and these helpers are typed alike."""
 
 import functools
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Annotated, Any, TypeVar, get_args, get_origin, get_type_hints, is_typeddict
 
 import pulumi
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from gke_ai_batch.config.base import RuleError
-from gke_ai_batch.config.errors import ARGS, NAMESPACE, ArgsError, at_arg, did_you_mean, field_path, join_path, located
+from gke_ai_batch.config.errors import ARGS, NAMESPACE, ArgsError, at_arg, did_you_mean, field_path, join_path, located, located_problems
 from gke_ai_batch.domain.findings import Finding
 from gke_ai_batch.config.gcpnames import project_id_problem
 
@@ -184,14 +184,31 @@ def _declared_in(value: Any, hint: Any, at: tuple, problems: list[Finding]) -> A
     return value
 
 
-def validated(model: type[M], data: Any, at: tuple = ()) -> tuple[M | None, list[Finding]]:
+Place = Callable[[tuple], "str | None"]
+"""A key path below an entry, by its fields' names -> the arg path it came from, or None for a
+problem the caller does not judge there."""
+
+
+def validated(model: type[M], data: Any, at: tuple = (), *, place: Place | None = None) -> tuple[M | None, list[Finding]]:
     """`data` validated by `model` by field name, as a Python caller writes args (a camelCase key
-    is refused by the model's extra=forbid), or None; every problem at its arg path, args.`at`
-    and the fields' names (config/errors.py, field_path; a label's key as written)."""
+    is unknown here: the model's extra=forbid names it as written and offers the field names),
+    or None; every problem at its arg path: args.`at` and the fields' names (config/errors.py,
+    located_problems by_name; a label's key as written), or where `place` puts it."""
     try:
         return model.model_validate(data, by_name=True, by_alias=False), []
     except ValidationError as exc:
-        return None, located(exc, model, lambda loc: join_path("args", (*at, *field_path(model, loc))), ARGS)
+        return None, placed(located_problems(exc, model, by_name=True), place or (lambda loc: join_path("args", (*at, *loc))))
+
+
+def placed(problems: Iterable[tuple[tuple, str]], place: Place) -> list[Finding]:
+    """(key path, message) pairs of one entry as args Findings at `place(path)`, those it drops left out."""
+    return [at_arg(path, message) for loc, message in problems if (path := place(loc)) is not None]
+
+
+def entry_rules(model: type[BaseModel], found: Iterable[RuleError], place: Place) -> list[Finding]:
+    """A stack rule's problems about one entry (paths as the stack spells its keys) at their arg
+    paths: the entry's field names (config/errors.py, field_path), then `place`."""
+    return placed(((field_path(model, e.path), e.message) for e in found), place)
 
 
 @functools.cache

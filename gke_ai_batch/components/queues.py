@@ -18,21 +18,19 @@ No `from __future__ import annotations`: Pulumi's component analyzer
 
 import re
 from functools import partial
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, NotRequired, Self, TypedDict
 
 import pulumi
-from pydantic import ValidationError
 
 from gke_ai_batch.components.component import Component
 from gke_ai_batch.components import k8s as k8s_objects
-from gke_ai_batch.components.args import depends_on_of, type_token, unknown_keys, whole_numbers
-from gke_ai_batch.config.base import Model, RuleError
+from gke_ai_batch.components.args import depends_on_of, entry_rules, type_token, unknown_keys, validated, whole_numbers
 from gke_ai_batch.config.batch import ClusterQueueConfig, FlavorConfig, KueueConfig, QueueFlavor, TeamConfig
 from gke_ai_batch.config.checks.flavors import flavor_limit_problems
 from gke_ai_batch.config.checks.queues import cluster_queue_problems
 from gke_ai_batch.config.checks.teams import local_queue_problems, namespace_settings_problems, team_namespace_problems
-from gke_ai_batch.config.errors import ArgsError, at_arg, field_path, join_path, located_problems
+from gke_ai_batch.config.errors import ArgsError, at_arg, field_path, join_path
 from gke_ai_batch.domain import catalogue
 from gke_ai_batch.domain.findings import Finding
 from gke_ai_batch.domain.naming import BUILTIN_NAMESPACES, child_name
@@ -219,31 +217,6 @@ def outputs_in(value: Any, at: str) -> list[str]:
     return []
 
 
-Place = Callable[[tuple], "str | None"]
-"""A key path below a stack entry, by its fields' names -> the arg path it came from, or None
-for a problem the caller does not judge here."""
-
-
-def _entry(model: type[Model], data: dict[str, Any], place: Place) -> tuple[Any, list[Finding]]:
-    """Args validated as the stack entry they are, by its model and by field name (a key spelt
-    as the stack file spells it, camelCase, is unknown here): the entry, or None and every
-    problem at its arg path (config/errors.py, located_problems by_name; `place`)."""
-    try:
-        return model.model_validate(data, by_name=True, by_alias=False), []
-    except ValidationError as exc:
-        return None, _placed(located_problems(exc, model, by_name=True), place)
-
-
-def _rules(model: type[Model], found: Iterable[RuleError], place: Place) -> list[Finding]:
-    """A stack rule's problems about one entry (paths as the stack spells its keys) at their
-    arg paths: the entry's field names (config/errors.py, field_path), then `place`."""
-    return _placed(((field_path(model, e.path), e.message) for e in found), place)
-
-
-def _placed(problems: Iterable[tuple[tuple, str]], place: Place) -> list[Finding]:
-    return [at_arg(path, message) for loc, message in problems if (path := place(loc)) is not None]
-
-
 # The FlavorArgs that are a stack's flavors entry's fields; capacity, queued and accelerator are
 # what a stack derives from the flavor's pools.
 _FLAVOR_FIELDS = ("name", "node_labels", "tolerations", "topology_name")
@@ -258,10 +231,10 @@ def _flavor_problems(flavor: Any, at: str, spec: type) -> list[Finding]:
     if "name" not in flavor:
         return problems + [at_arg(f"{at}.name", "required")]
     below = partial(join_path, at)
-    entry, found = _entry(FlavorConfig, {k: flavor[k] for k in _FLAVOR_FIELDS if k in flavor}, below)
+    entry, found = validated(FlavorConfig, {k: flavor[k] for k in _FLAVOR_FIELDS if k in flavor}, place=below)
     if entry is not None:
         labels, tolerations = dict(entry.node_labels or {}), len(entry.tolerations or ())
-        found += _rules(FlavorConfig, flavor_limit_problems((), "nodeLabels", "tolerations", entry.name, labels, tolerations), below)
+        found += entry_rules(FlavorConfig, flavor_limit_problems((), "nodeLabels", "tolerations", entry.name, labels, tolerations), below)
     problems += found
     capacity = flavor.get("capacity", {})
     if not isinstance(capacity, dict) or not all(
@@ -270,9 +243,9 @@ def _flavor_problems(flavor: Any, at: str, spec: type) -> list[Finding]:
         problems.append(at_arg(f"{at}.capacity", "must map resource names to whole amounts of 0 or more"))
     else:
         # Its resources become a queue's coveredResources, whose names the quotas' rule checks.
-        _, found = _entry(
+        _, found = validated(
             QueueFlavor, {"name": flavor["name"], "quotas": {k: 0 for k in capacity}},
-            lambda loc: join_path(f"{at}.capacity", loc[1:]) if loc[:1] == ("quotas",) else None,
+            place=lambda loc: join_path(f"{at}.capacity", loc[1:]) if loc[:1] == ("quotas",) else None,
         )
         problems += found
     if not isinstance(flavor.get("queued", False), bool):
@@ -324,7 +297,7 @@ _CHECK_FIELDS = {"admission_check": "provisioning_admission_check", "request_con
 
 def _check_name_problems(at: str, field: str, value: Any) -> list[Finding]:
     """A name checked as the stack's kueue key `field` is (a Kubernetes name)."""
-    return _entry(KueueConfig, {field: value}, lambda loc: join_path(at, loc[1:]))[1]
+    return validated(KueueConfig, {field: value}, place=lambda loc: join_path(at, loc[1:]))[1]
 
 
 class ProvisioningCheck(Component):
@@ -421,13 +394,13 @@ class ClusterQueue(Component):
             "flavors": [{k: f[k] for k in ("name", "quotas") if k in f} for f in flavors],
         }
         planned = [FlavorPlan.from_args(f) for f in flavors]
-        queue, found = _entry(ClusterQueueConfig, entry, _queue_arg)
+        queue, found = validated(ClusterQueueConfig, entry, place=_queue_arg)
         if queue is not None:
             # The queue's flavors are the ones there are; none at all is a queue that admits
             # nothing, not "every flavor of the stack".
             known = list(dict.fromkeys(f.name for f in planned))
             derived = {f.name for f in planned if f.accelerator_resource is not None}
-            found += _rules(ClusterQueueConfig, cluster_queue_problems((), queue, known, derived, flavors_known=bool(known)), _queue_arg)
+            found += entry_rules(ClusterQueueConfig, cluster_queue_problems((), queue, known, derived, flavors_known=bool(known)), _queue_arg)
         problems += found
         queued = [f.name for f in planned if f.queued]
         if queued and "provisioning_check" not in given:
@@ -511,15 +484,15 @@ def _team_entries(args: Mapping[str, Any], queues: list[Any], groups: list[Any])
     teams: list[TeamConfig] = []
     found: list[Finding] = []
     for i, entry in enumerate(data):
-        team, bad = _entry(TeamConfig, entry, partial(_team_arg, i))
+        team, bad = validated(TeamConfig, entry, place=partial(_team_arg, i))
         found += bad
         if team is not None:
             teams.append(team)
     if not found:
         for k, group in enumerate(groups):
-            _, bad = _entry(
+            _, bad = validated(
                 TeamConfig, {**data[0], "group": group},
-                lambda loc, k=k: join_path("args", ("groups", k, *loc[1:])) if loc[:1] == ("group",) else None,
+                place=lambda loc, k=k: join_path("args", ("groups", k, *loc[1:])) if loc[:1] == ("group",) else None,
             )
             found += bad
         rules = [
