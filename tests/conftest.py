@@ -148,6 +148,14 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(REPORT, "stack-config-fuzz-report")
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    # What collection loaded (the SDKs' modules and classes, the test modules) lives as long as
+    # the process: kept out of the collector's reach, each full collection during the run, and
+    # pytest's last one at the end (its check for unraisable exceptions), walks only what the
+    # tests made since. Garbage the tests make is collected as before.
+    gc.freeze()
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config: pytest.Config) -> None:
     # The interpreter's exit then skips its last garbage collections over everything the tests

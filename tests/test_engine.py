@@ -6,6 +6,7 @@ from pulumi.runtime import resource as pulumi_resource
 
 from conftest import synth_stack
 from gke_ai_batch.synth import engine
+from support.unicode import any_text
 
 
 def test_lean_runtime_restores_the_collector_and_stack_traces():
@@ -85,9 +86,9 @@ def test_contains_unknowns_answers_as_the_sdks_does():
     from pulumi.runtime import rpc
 
     original = rpc.contains_unknowns
-    leaves = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=3), st.just(Unknown()))
+    leaves = st.one_of(st.none(), st.booleans(), st.integers(), any_text(max_size=3), st.just(Unknown()))
     values = st.recursive(
-        leaves, lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=2), inner, max_size=4))
+        leaves, lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(any_text(max_size=2), inner, max_size=4))
     )
 
     @given(values)
@@ -119,10 +120,10 @@ def test_struct_to_plain_reads_a_struct_as_the_json_printer_then_plain_do():
         st.booleans(),
         st.integers(min_value=-(2**52), max_value=2**52),
         st.floats(allow_nan=False, allow_infinity=False),
-        st.text(max_size=3),
+        any_text(max_size=3),
         st.sampled_from([engine._UNKNOWN, engine._SECRET_SIG, engine._RESOURCE_SIG]),
     )
-    keys = st.one_of(st.text(max_size=2), st.just(engine._SIG_KEY), st.just("urn"))
+    keys = st.one_of(any_text(max_size=2), st.just(engine._SIG_KEY), st.just("urn"))
     values = st.recursive(
         leaves, lambda inner: st.one_of(st.lists(inner, max_size=4), st.dictionaries(keys, inner, max_size=4))
     )

@@ -22,6 +22,7 @@ from pulumi.output import Unknown
 from pulumi.runtime import rpc
 
 from gke_ai_batch.synth import leanrpc
+from support.unicode import any_text
 
 ORIGINAL_SERIALIZE = rpc.serialize_property
 ORIGINAL_DESERIALIZE = rpc.deserialize_properties
@@ -122,13 +123,13 @@ def names() -> list[str]:
 
 
 ANNOTATION = st.deferred(lambda: st.sampled_from(annotations()))
-keys = st.one_of(st.deferred(lambda: st.sampled_from(names())), st.text(max_size=3))
+keys = st.one_of(st.deferred(lambda: st.sampled_from(names())), any_text(max_size=3))
 scalars = st.one_of(
     st.none(),
     st.booleans(),
     st.integers(min_value=-(2**53), max_value=2**53),
     st.floats(allow_nan=False, allow_infinity=False),
-    st.text(max_size=4),
+    any_text(max_size=4),
 )
 
 

@@ -64,3 +64,26 @@ def test_the_suite_collects_garbage_less_often_than_cpythons_default():
 
     threshold = gc.get_threshold()
     assert threshold[0] >= 10_000 and threshold[1:] >= (50, 100), threshold
+
+
+def _embedded_yaml(stack: str) -> list[str]:
+    """The YAML texts the plan writes into a render through libyaml's emitter
+    (gke_ai_batch/plan/kueue.py _yaml): Kueue's Configuration in its chart values, the webhook
+    probe's objects in their ConfigMap."""
+    from conftest import synth_stack
+
+    texts = []
+    for r in synth_stack(stack).recording.resources:
+        manager = ((r.inputs.get("values") or {}).get("managerConfig") or {}) if r.type == "kubernetes:helm.sh/v3:Release" else {}
+        texts += [manager["controllerManagerConfigYaml"]] if "controllerManagerConfigYaml" in manager else []
+        if r.type == "kubernetes:core/v1:ConfigMap":
+            texts += [text for key, text in (r.inputs.get("data") or {}).items() if key.endswith(".yaml")]
+    return texts
+
+
+@pytest.mark.parametrize("stack", STACKS)
+def test_the_yaml_a_render_embeds_is_pyyamls_own_emitters_text(stack):
+    texts = _embedded_yaml(stack)
+    assert texts, "the stack embeds no Kueue Configuration: the walk above lost it"
+    for text in texts:
+        assert text == yaml.safe_dump(yaml.safe_load(text), sort_keys=False)

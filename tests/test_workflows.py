@@ -6,6 +6,8 @@ Schema validation uses check-jsonschema's vendored copies of the SchemaStore sch
 
 from __future__ import annotations
 
+import copy
+import functools
 import importlib.util
 import json
 import re
@@ -60,7 +62,13 @@ DEPLOYER_SA = "${{ fromJSON(vars.GCP_IDENTITIES).stacks[inputs.stack].deployer }
 
 
 def load(path: Path) -> dict[str, Any]:
-    return yaml.safe_load(path.read_text())
+    """The file's YAML, a copy of its own to change: each workflow is read by many tests."""
+    return copy.deepcopy(_parsed(path.read_text()))
+
+
+@functools.lru_cache(maxsize=None)
+def _parsed(text: str) -> Any:
+    return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
 def triggers(workflow: dict[str, Any]) -> dict[str, Any]:

@@ -500,13 +500,18 @@ def program_imports(root: str):
         yield
     finally:
         sys.path[:] = saved_path
-        # Other import roots inside the program's folder (a virtualenv there) are not its modules.
-        inside = os.path.realpath(root) + os.sep
-        others = [os.path.realpath(p) + os.sep for p in saved_path if isinstance(p, str) and p
-                  and os.path.realpath(p) + os.sep != inside and os.path.realpath(p).startswith(inside)]
-        for name, module in list(sys.modules.items()):
-            if (name not in before or name in stashed) and (name.partition(".")[0] in hidden or _from_folder(module, inside, others)):
-                sys.modules.pop(name, None)
+        # Only a module imported while the program ran can be the program's: the set difference
+        # finds those without walking every loaded module in Python (thousands in a process that
+        # has also loaded its tools: ~2 ms of each render in the test suite).
+        imported = [*(sys.modules.keys() - before.keys()), *(name for name in stashed if name in sys.modules)]
+        if imported:
+            # Other import roots inside the program's folder (a virtualenv there) are not its modules.
+            inside = os.path.realpath(root) + os.sep
+            real = {os.path.realpath(p) + os.sep for p in saved_path if isinstance(p, str) and p}
+            others = [r for r in real if r != inside and r.startswith(inside)]
+            for name in imported:
+                if name.partition(".")[0] in hidden or _from_folder(sys.modules.get(name), inside, others):
+                    sys.modules.pop(name, None)
         sys.modules.update(stashed)
 
 

@@ -244,6 +244,19 @@ def fmt_path(path: Iterable[Any]) -> str:
     return out or "<root>"
 
 
+def _frozen(value: Any) -> Any:
+    """A hashable copy of a manifest that tells apart what validation tells apart: types (a
+    tuple is no JSON array, True is no 1), key types and key order. TypeError for a value of
+    another type."""
+    if isinstance(value, dict):
+        return (dict, tuple((_frozen(k), _frozen(v)) for k, v in value.items()))
+    if isinstance(value, (list, tuple)):
+        return (type(value), tuple(_frozen(v) for v in value))
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return (type(value), value)
+    raise TypeError(type(value).__name__)
+
+
 def _ident(manifest: Any) -> str:
     if not isinstance(manifest, dict):
         return "<not a mapping>"
@@ -1361,7 +1374,16 @@ class Validator:
 
     def validate(self, manifest: Any) -> list[str]:
         ident = _ident(manifest)
-        return [f"{ident}: {p}" for p in self._problems(manifest)]
+        try:
+            key = _frozen(manifest)
+        except TypeError:  # a value no manifest holds (a set, an object): checked afresh
+            return [f"{ident}: {p}" for p in self._problems(manifest)]
+        # The same objects come back in every render (namespaces, Kueue's, a stack's queues):
+        # each is checked once per validator, its problems kept as an immutable tuple.
+        memo = self.__dict__.setdefault("_memo", {})
+        if key not in memo:
+            memo[key] = tuple(self._problems(manifest))
+        return [f"{ident}: {p}" for p in memo[key]]
 
     def _problems(self, manifest: Any) -> list[str]:
         if not isinstance(manifest, dict):
