@@ -93,8 +93,11 @@ def join_path(key: str, rest) -> str:
     """A stack-file key path: the config key, then .name, [index] or ["odd key"] per level."""
     out = key
     for part in rest:
-        if isinstance(part, int):
+        if isinstance(part, int) and not isinstance(part, bool):
             out += f"[{part}]"
+        elif not isinstance(part, str):
+            # A mapping key that is no string (a Python caller's None, True or tuple): as Python writes it.
+            out += f"[{part!r}]"
         elif _IDENT_RX.fullmatch(part):
             out += f".{part}"
         else:
@@ -295,6 +298,8 @@ def _members(annotation: Any) -> list[Any]:
 def _step(annotation: Any, part: Any) -> Any:
     """The annotation one loc part further down, or _SKIP if the part names a union member."""
     members = _members(annotation)
+    if part == "[key]":
+        return _SKIP  # pydantic's mark of a mapping's key (not its value) that failed: the key is the path
     if isinstance(part, str):
         tagged = _tagged_member(members, part)
         if tagged is not None:

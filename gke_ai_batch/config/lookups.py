@@ -220,16 +220,19 @@ def copies(entries: list) -> set[int]:
     return {i for n, (i, entry) in enumerate(seen) if any(entry == other for _, other in seen[:n])}
 
 
-def each_once(key: str, what: str, entries: list) -> Iterator[tuple[int, object, tuple[RuleError, ...], bool]]:
-    """Each named entry of a list with its "declared twice" problem (none or one), and whether
-    its own rules run: not for a copy of an earlier entry (copies). A partial stack's invalid
-    entries are left out (checks.valid)."""
+def each_once(key: str, what: str, entries: list) -> tuple[list[RuleError], list[tuple[int, Any]]]:
+    """Every named entry's "declared twice" problem, and the entries whose own rules run (not a
+    copy of an earlier entry: copies). All the names first: on a partial stack a check stops at
+    its first read of an invalid key (an entry's rules read the cluster, say), and a name
+    declared twice needs none. A partial stack's invalid entries are left out (checks.valid)."""
     names: set[str] = set()
+    twice: list[RuleError] = []
     copied = copies(entries)
     for i, entry in valid(entries):
-        twice = (RuleError((key, i, "name"), f"{what} {entry.name!r} is declared twice"),) if entry.name in names else ()
+        if entry.name in names:
+            twice.append(RuleError((key, i, "name"), f"{what} {entry.name!r} is declared twice"))
         names.add(entry.name)
-        yield i, entry, twice, i not in copied
+    return twice, [(i, entry) for i, entry in valid(entries) if i not in copied]
 
 
 def known(items) -> str:

@@ -32,12 +32,11 @@ def flavor_references(cfg, ctx) -> Iterator[RuleError]:
                 "Autopilot stacks declare their flavors (there are no node pools to derive them from)",
             )
         return
+    twice, own = each_once("flavors", "flavor", cfg.flavors)
+    yield from twice  # before reading the pools: a name declared twice needs none
     pools = {p.name: p for p in cfg.node_pools}
     owner: dict[str, int] = {}
-    for i, flavor, twice, own in each_once("flavors", "flavor", cfg.flavors):
-        yield from twice
-        if not own:
-            continue
+    for i, flavor in own:
         for j, pool_name in enumerate(flavor.pools):
             if pool_name not in pools:
                 yield RuleError(

@@ -44,11 +44,11 @@ def cluster_queues(cfg, ctx) -> Iterator[RuleError]:
     takes (Kueue docs concepts/cluster_queue; kubernetes-sigs/kueue
     apis/kueue/v1beta1/clusterqueue_types.go: nominalQuota, lendingLimit)."""
     facts = None  # read on first need: a name declared twice needs no flavor
-    for i, cq, twice, own in each_once("clusterQueues", "cluster queue", cfg.cluster_queues):
-        yield from twice
-        if own:
-            facts = facts or _flavor_facts(cfg)
-            yield from cluster_queue_problems(("clusterQueues", i), cq, *facts)
+    twice, own = each_once("clusterQueues", "cluster queue", cfg.cluster_queues)
+    yield from twice
+    for i, cq in own:
+        facts = facts or _flavor_facts(cfg)
+        yield from cluster_queue_problems(("clusterQueues", i), cq, *facts)
 
 
 @entry("clusterQueues", on_manager=False)

@@ -20,10 +20,10 @@ def workloads(cfg, ctx) -> Iterator[RuleError]:
     cluster's zones (gke_ai_batch/domain/regions.py), names and host ports the API server takes
     (k8s.io/kubernetes pkg/apis/core/validation/validation.go), and a pool its queue can admit
     it onto (Kueue docs concepts/cluster_queue)."""
-    for i, wl, twice, own in each_once("workloads", "workload", cfg.workloads):
-        yield from twice
-        if own:
-            yield from workload_entry(cfg, ctx, i, wl)
+    twice, own = each_once("workloads", "workload", cfg.workloads)
+    yield from twice
+    for i, wl in own:
+        yield from workload_entry(cfg, ctx, i, wl)
 
 
 @entry("workloads", on_manager=False)
