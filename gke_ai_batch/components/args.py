@@ -14,7 +14,7 @@ import pulumi
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from gke_ai_batch.config.base import RuleError
-from gke_ai_batch.config.errors import ARGS, NAMESPACE, ArgsError, at_arg, did_you_mean, field_path, join_path, located, located_problems
+from gke_ai_batch.config.errors import ARGS, NAMESPACE, NOT_AN_OUTPUT, ArgsError, at_arg, did_you_mean, field_path, join_path, located, located_problems
 from gke_ai_batch.domain.findings import Finding
 from gke_ai_batch.config.gcpnames import project_id_problem
 
@@ -128,7 +128,7 @@ def outputs_in(args: Mapping[str, Any]) -> list[Finding]:
     # Every arg decides what is registered (a chart version, the values' text, which objects
     # the probe needs) and is checked against Kueue's rules on construction.
     return [
-        at_arg(f"args.{key}", "must be a plain value known when the component is built, not an Output")
+        at_arg(f"args.{key}", NOT_AN_OUTPUT)
         for key, value in args.items()
         if isinstance(value, pulumi.Output)
     ]

@@ -30,7 +30,7 @@ from gke_ai_batch.components.args import child_options, opts_problems, project_p
 from gke_ai_batch.config.checkpoints import lustre_driver_problems
 from gke_ai_batch.config.checks.cluster import cluster_problems
 from gke_ai_batch.config.cluster import ClusterConfig
-from gke_ai_batch.config.errors import ArgsError, at_arg, did_you_mean, field_path, join_path
+from gke_ai_batch.config.errors import NOT_AN_OUTPUT, ArgsError, at_arg, did_you_mean, field_path, join_path
 from gke_ai_batch.domain.findings import Finding
 from gke_ai_batch.config.lookups import ClusterFacts, validated_cluster, version_floor
 from gke_ai_batch.config.metrics import Collected, MetricsConfig, metrics_problems
@@ -598,7 +598,7 @@ def _checked_cluster(
     problems += [at_arg(f"args.{k}", "required") for k in sorted(spec.__required_keys__) if k not in args]
     for key, value in args.items():
         if key not in outputs_only and _has_output(value):
-            problems.append(at_arg(f"args.{key}", "must be a plain value known when the component is built, not an Output"))
+            problems.append(at_arg(f"args.{key}", NOT_AN_OUTPUT))
     images = args.get("registry_images", [])
     if not isinstance(images, list) or not all(isinstance(i, str) for i in images):
         # A string would be read letter by letter, and no grant made.

@@ -27,7 +27,7 @@ from gke_ai_batch.config.checks.flavors import flavor_limit_problems
 from gke_ai_batch.config.checks.cluster import fact_problems
 from gke_ai_batch.config.checks.pools import pool_problems
 from gke_ai_batch.config.cluster import OUTPUT_ACCOUNT, ClusterConfig, region_of
-from gke_ai_batch.config.errors import ARGS, ArgsError, at_arg, field_path, join_path, located
+from gke_ai_batch.config.errors import ARGS, NOT_AN_OUTPUT, ArgsError, at_arg, field_path, join_path, located
 from gke_ai_batch.domain.findings import Finding
 from gke_ai_batch.config.lookups import ClusterFacts, validated_cluster
 from gke_ai_batch.config.pools import NodePoolConfig
@@ -350,7 +350,7 @@ def _shape_problems(args: dict[str, Any], ref: dict[str, Any], spec: type) -> li
                     found += not_strings(values, where, (), (key,))
                 continue
             if isinstance(value, pulumi.Output):
-                found.append(at_arg(f"{where}.{key}", "must be a plain value known when the component is built, not an Output"))
+                found.append(at_arg(f"{where}.{key}", NOT_AN_OUTPUT))
             elif where == "args.cluster":
                 want = _REF_TYPES.get(key, str)
                 if not isinstance(value, want) or (want is list and not all(isinstance(z, str) for z in value)):
@@ -363,6 +363,10 @@ def _checked(component: str, name: str, kind: str, args: Any, spec: type, opts: 
     with every problem."""
     where = f"{component} {name}"
     if not isinstance(args, dict) or not isinstance(args.get("cluster"), dict):
+        if isinstance(args, dict) and isinstance(args.get("cluster"), pulumi.Output):
+            # Its zones, version and mode decide the pools and are checked now: a ClusterRef of
+            # plain values (GkeCluster.ref() gives one), whose project and account may be Outputs.
+            raise ArgsError(where, [at_arg("args.cluster", f"{NOT_AN_OUTPUT}: a ClusterRef mapping (GkeCluster.ref())")])
         raise ArgsError(where, [at_arg("args.cluster" if isinstance(args, dict) else "args", "required: a ClusterRef mapping")])
     ref = args["cluster"]
     unknown = opts_problems(opts) + unknown_keys(args, spec, "args") + unknown_keys(ref, ClusterRef, "args.cluster")

@@ -30,7 +30,7 @@ from gke_ai_batch.config.batch import ClusterQueueConfig, FlavorConfig, KueueCon
 from gke_ai_batch.config.checks.flavors import flavor_limit_problems
 from gke_ai_batch.config.checks.queues import cluster_queue_problems
 from gke_ai_batch.config.checks.teams import local_queue_problems, namespace_settings_problems, team_namespace_problems
-from gke_ai_batch.config.errors import ArgsError, at_arg, field_path, join_path
+from gke_ai_batch.config.errors import NOT_AN_OUTPUT, ArgsError, at_arg, field_path, join_path
 from gke_ai_batch.domain import catalogue
 from gke_ai_batch.domain.findings import Finding
 from gke_ai_batch.domain.naming import BUILTIN_NAMESPACES, child_name
@@ -199,7 +199,7 @@ def _plain(where: str, args: Any, spec: type) -> dict[str, Any]:
     whole-number floats as ints (a package caller's numbers arrive as doubles)."""
     if not isinstance(args, dict):
         raise ArgsError(where, [at_arg("args", f"must be a {spec.__name__} mapping, not {type(args).__name__}")])
-    outputs = [at_arg(path, "must be a plain value known when the component is built, not an Output")
+    outputs = [at_arg(path, NOT_AN_OUTPUT)
                for path in outputs_in(args, "args")]
     if outputs:
         raise ArgsError(where, outputs)

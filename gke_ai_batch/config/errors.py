@@ -11,7 +11,7 @@ import types
 import typing
 from typing import Any, Callable, Iterable, Union
 
-from pulumi import RunError
+from pulumi import Output, RunError
 from pydantic import BaseModel, ValidationError
 
 from gke_ai_batch.config.base import RuleError, RuleErrors
@@ -22,6 +22,10 @@ ARGS = "args"
 """The rule id of a component arg refused (ArgsError)."""
 _IDENT_RX = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
+
+NOT_AN_OUTPUT = "must be a plain value known when the component is built, not an Output"
+"""What a component says of an Output where a value must be known when it is built (it decides
+what is registered, or is checked against GKE's rules)."""
 
 def did_you_mean(word: str, choices, cutoff: float = 0.6) -> str:
     """` (did you mean 'x'?)` for the choice closest to a misspelt `word`, or "" if none is close."""
@@ -198,6 +202,10 @@ _TYPE_WORDS = {
 
 def _describe(root: type[BaseModel], loc: tuple, err: dict, by_name: bool = False) -> str:
     kind = err["type"]
+    if isinstance(err.get("input"), Output):
+        # Nested in args a model reads (a label, a topology level): said as at the top, never
+        # with the Output's repr, whose address changes from run to run.
+        return NOT_AN_OUTPUT
     if kind == "value_error":
         rule = (err.get("ctx") or {}).get("error")
         return rule.message if isinstance(rule, RuleError) else str(rule)
