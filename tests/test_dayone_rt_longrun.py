@@ -135,7 +135,7 @@ def bucket_refusal(args: dict) -> str:
 
 @pytest.mark.parametrize("args, expected", [
     # Was a TypeError from sorting the arg names.
-    ({5: 1}, "CheckpointBucket ckpt: args.5: unknown arg; known: bucket, delete_after_days, location, namespace"),
+    ({5: 1}, "CheckpointBucket ckpt: args[5]: unknown arg; known: bucket, delete_after_days, location, namespace"),
     ({"location": "mars-1"}, "CheckpointBucket ckpt: args.location: 'mars-1' is not a region such as us-central1"),
     ({"location": "us-central1-a"}, "CheckpointBucket ckpt: args.location: 'us-central1-a' is not a region"),
     ({"project": "Acme ML"}, "CheckpointBucket ckpt: args.project: 'Acme ML' is not a Google Cloud project id"),

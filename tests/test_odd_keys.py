@@ -33,3 +33,15 @@ def test_a_labels_key_that_is_no_string_is_named_at_the_key_not_at_pydantics_mar
     with pytest.raises(ConfigError) as refused:
         load(ours, region=region)
     assert [f.where for f in refused.value.findings] == ["gke-ai-batch:cluster.labels[5]"]
+
+
+def test_every_components_odd_key_is_named_as_the_cluster_components_name_it():
+    # unknown_keys (every component's) and the cluster's walker place a key by join_path alike.
+    from gke_ai_batch.components.topology import Topologies
+
+    with pytest.raises(ArgsError) as refused:
+        Topologies("t", {"topologies": [], None: 1})  # type: ignore[dict-item]
+    assert "args[None]: unknown arg; known: topologies" in str(refused.value), str(refused.value)
+    with pytest.raises(ArgsError) as refused:
+        Topologies("t", {"topologies": [], "node-pools": 1})  # type: ignore[typeddict-unknown-key]
+    assert 'args["node-pools"]: unknown arg' in str(refused.value), str(refused.value)

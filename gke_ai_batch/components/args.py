@@ -88,7 +88,7 @@ def unknown_keys(args: Mapping[str, Any], spec: type, path: str) -> list[Finding
     camelCase key would otherwise be dropped, and the check it feeds skipped."""
     known = sorted(spec.__required_keys__ | spec.__optional_keys__)
     return [
-        at_arg(f"{path}.{key}", f"unknown arg{did_you_mean(str(key), known)}; known: {', '.join(known)}")
+        at_arg(join_path(path, (key,)), f"unknown arg{did_you_mean(str(key), known)}; known: {', '.join(known)}")
         for key in args
         if key not in known
     ]
