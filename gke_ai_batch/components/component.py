@@ -1,5 +1,7 @@
 """The base of every public component: the call itself (name, opts) is checked like its args."""
 
+from typing import Generic, Self, TypeVar
+
 import pulumi
 
 from gke_ai_batch.config.errors import ArgsError, at_arg
@@ -51,3 +53,22 @@ class Component(pulumi.ComponentResource):
         if problems:
             raise ArgsError(f"{cls.__name__} {name if isinstance(name, str) else repr(name)}", problems)
         return super().__new__(cls)
+
+
+Spec = TypeVar("Spec")
+
+
+class Planned(Component, Generic[Spec]):
+    """A component the stack program also builds from its plan's spec, registered as planned and
+    not checked again (gke_ai_batch/components/platform.py); a program's constructor validates its
+    args, makes the same spec with the same plan functions, and registers it by `_register`."""
+
+    def _register(self, name: str, spec: Spec, opts: pulumi.ResourceOptions | None) -> None:
+        raise NotImplementedError
+
+    @classmethod
+    def from_spec(cls, name: str, spec: Spec, opts: pulumi.ResourceOptions | None = None) -> Self:
+        """The component for what the stack validated and planned already: registered as planned."""
+        self = cls.__new__(cls)
+        self._register(name, spec, opts)
+        return self

@@ -19,11 +19,11 @@ No `from __future__ import annotations`: Pulumi's component analyzer
 import re
 from functools import partial
 from collections.abc import Mapping, Sequence
-from typing import Any, NotRequired, Self, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 import pulumi
 
-from gke_ai_batch.components.component import Component
+from gke_ai_batch.components.component import Planned
 from gke_ai_batch.components import k8s as k8s_objects
 from gke_ai_batch.components.args import depends_on_of, entry_rules, type_token, unknown_keys, validated, whole_numbers
 from gke_ai_batch.config.batch import ClusterQueueConfig, FlavorConfig, KueueConfig, QueueFlavor, TeamConfig
@@ -256,7 +256,7 @@ def _flavor_problems(flavor: Any, at: str, spec: type) -> list[Finding]:
     return problems
 
 
-class ResourceFlavor(Component):
+class ResourceFlavor(Planned[FlavorPlan]):
     """One Kueue ResourceFlavor (kueue.x-k8s.io/v1beta2): node labels, tolerations."""
 
     flavor_name: pulumi.Output[str]
@@ -269,14 +269,6 @@ class ResourceFlavor(Component):
         if problems:
             raise ArgsError(where, problems)
         self._register(name, FlavorPlan.from_args(given), opts)
-
-    @classmethod
-    def from_spec(cls, name: str, spec: FlavorPlan, opts: pulumi.ResourceOptions | None = None) -> Self:
-        """The component for a flavor the stack validated and planned already (the stack
-        program's: gke_ai_batch/components/platform.py): registered as planned."""
-        self = cls.__new__(cls)
-        self._register(name, spec, opts)
-        return self
 
     def _register(self, name: str, spec: FlavorPlan, opts: pulumi.ResourceOptions | None) -> None:
         super().__init__(type_token(ResourceFlavor), name, None, opts)
@@ -300,7 +292,7 @@ def _check_name_problems(at: str, field: str, value: Any) -> list[Finding]:
     return validated(KueueConfig, {field: value}, place=lambda loc: join_path(at, loc[1:]))[1]
 
 
-class ProvisioningCheck(Component):
+class ProvisioningCheck(Planned[Sequence[dict[str, Any]]]):
     """GKE's ProvisioningRequest admission check (Dynamic Workload Scheduler): a
     ProvisioningRequestConfig and the AdmissionCheck that names it, once per cluster. A
     ClusterQueue with a queued flavor names it in `provisioning_check`."""
@@ -330,14 +322,6 @@ class ProvisioningCheck(Component):
         queued = [FlavorPlan.from_args(f) for f in flavors]
         self._register(name, provisioning_check_manifests(check, config, queued), opts)
 
-    @classmethod
-    def from_spec(cls, name: str, spec: Sequence[dict[str, Any]], opts: pulumi.ResourceOptions | None = None) -> Self:
-        """The component for the check the stack planned already (Plan.provisioning: the
-        ProvisioningRequestConfig, then its AdmissionCheck): registered as planned."""
-        self = cls.__new__(cls)
-        self._register(name, spec, opts)
-        return self
-
     def _register(self, name: str, spec: Sequence[dict[str, Any]], opts: pulumi.ResourceOptions | None) -> None:
         super().__init__(type_token(ProvisioningCheck), name, None, opts)
         check = next(m["metadata"]["name"] for m in spec if m["kind"] == "AdmissionCheck")
@@ -364,7 +348,7 @@ def _queue_arg(loc: tuple) -> str:
     return join_path("args", ("queue_name", *loc[1:]) if loc[:1] == ("name",) else loc)
 
 
-class ClusterQueue(Component):
+class ClusterQueue(Planned[QueuePlan]):
     """One Kueue ClusterQueue over flavors given as data, quotas defaulting to the flavors'
     capacity, as the stack program plans them."""
 
@@ -437,14 +421,6 @@ class ClusterQueue(Component):
         )
         self._register(name, spec, opts)
 
-    @classmethod
-    def from_spec(cls, name: str, spec: QueuePlan, opts: pulumi.ResourceOptions | None = None) -> Self:
-        """The component for a queue the stack validated and planned already (the stack
-        program's, with the quotas and admission checks its plan gave it): registered as planned."""
-        self = cls.__new__(cls)
-        self._register(name, spec, opts)
-        return self
-
     def _register(self, name: str, spec: QueuePlan, opts: pulumi.ResourceOptions | None) -> None:
         super().__init__(type_token(ClusterQueue), name, None, opts)
         self.plan: QueuePlan = spec
@@ -507,7 +483,7 @@ def _team_entries(args: Mapping[str, Any], queues: list[Any], groups: list[Any])
     return (None if found else teams), list(dict.fromkeys(found))
 
 
-class Team(Component):
+class Team(Planned[TeamSpec]):
     """A team's namespace (created, or for one every cluster has, patched with its Pod Security
     labels), its NetworkPolicy, its LocalQueues, and the Role and RoleBinding of its Google
     Groups."""
@@ -548,14 +524,6 @@ class Team(Component):
         if problems or teams is None:
             raise ArgsError(where, problems)
         self._register(name, team_spec(teams, version, groups), opts)
-
-    @classmethod
-    def from_spec(cls, name: str, spec: TeamSpec, opts: pulumi.ResourceOptions | None = None) -> Self:
-        """The component for a team namespace the stack validated and planned already (the
-        stack program's): registered as planned."""
-        self = cls.__new__(cls)
-        self._register(name, spec, opts)
-        return self
 
     def _register(self, name: str, spec: TeamSpec, opts: pulumi.ResourceOptions | None) -> None:
         aliased = pulumi.ResourceOptions(aliases=[pulumi.Alias(type_=OLD_TEAM_TYPE)])
